@@ -1,0 +1,65 @@
+# GShare developer entrypoints. `make up` runs the platform; `make test` runs every check.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FRONTEND := frontend
+NODE_STAMP := $(FRONTEND)/node_modules/.installed
+
+.PHONY: help up install console test lint typecheck pytest frontend-test e2e-deps bench openapi clean
+
+help:
+	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
+	@echo "make test      install what the tests need and run them all"
+	@echo "make lint      ruff, mypy and import contracts"
+	@echo "make bench     run the benchmarks"
+	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+$(NODE_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+	cd $(FRONTEND) && npm ci --no-audit --no-fund
+	touch $@
+
+console: $(NODE_STAMP)
+	cd $(FRONTEND) && npm run build
+
+up: install console
+	$(BIN)/gshare up
+
+openapi: install $(NODE_STAMP)
+	$(BIN)/python -m gshare.api.openapi > $(FRONTEND)/openapi.json
+	cd $(FRONTEND) && npm run gen:api
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+e2e-deps:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+frontend-test: $(NODE_STAMP)
+	cd $(FRONTEND) && npm run typecheck && npm test
+
+pytest: install console e2e-deps
+	$(BIN)/pytest
+
+test: lint frontend-test pytest
+
+bench: install console
+	$(BIN)/python benchmarks/api_read.py
+
+clean:
+	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist .pytest_cache .mypy_cache .ruff_cache

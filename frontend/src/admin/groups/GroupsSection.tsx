@@ -1,0 +1,98 @@
+import { Anchor, Button, Group, Stack, Table, Title } from '@mantine/core';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { useCreateGroup, useDeleteGroup, useGroups, useRenameGroup } from '../../api/hooks/groups';
+import type { GroupOut } from '../../api/types';
+import { useSession } from '../../auth/session';
+import { ConfirmButton } from '../../ui/ConfirmButton';
+import { formatDate } from '../../ui/format';
+import { ListState, LoadMore } from '../../ui/ListState';
+import { NameModal } from '../../ui/NameModal';
+
+/** Groups of one organization: list, create, rename, delete. */
+export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; heading?: string }) {
+  const { can } = useSession();
+  const groups = useGroups(orgId);
+  const createGroup = useCreateGroup(orgId);
+  const renameGroup = useRenameGroup();
+  const deleteGroup = useDeleteGroup();
+  const [creating, setCreating] = useState(false);
+  const [renaming, setRenaming] = useState<GroupOut | null>(null);
+  const manage = can.canManageGroups(orgId);
+
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between">
+        <Title order={3} size="h4">
+          {heading}
+        </Title>
+        {manage && (
+          <Button size="sm" onClick={() => setCreating(true)}>
+            New group
+          </Button>
+        )}
+      </Group>
+      <ListState
+        isPending={groups.isPending}
+        error={groups.error}
+        isEmpty={groups.items.length === 0}
+        empty="This organization has no groups yet."
+        onRetry={groups.refetch}
+      >
+        <Table striped highlightOnHover>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Created</Table.Th>
+              <Table.Th aria-label="Actions" />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {groups.items.map((group) => (
+              <Table.Tr key={group.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/admin/groups/${group.id}`}>
+                    {group.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>{formatDate(group.created_at)}</Table.Td>
+                <Table.Td>
+                  {manage && (
+                    <Group gap="xs" justify="flex-end">
+                      <Button size="xs" variant="default" onClick={() => setRenaming(group)}>
+                        Rename
+                      </Button>
+                      <ConfirmButton
+                        label="Delete"
+                        title="Delete group"
+                        message={`Delete “${group.name}”? Its memberships and admin grants go with it.`}
+                        confirmLabel="Delete group"
+                        onConfirm={() => deleteGroup.mutateAsync(group.id)}
+                      />
+                    </Group>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+        <LoadMore {...groups} />
+      </ListState>
+      <NameModal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        title="New group"
+        submitLabel="Create group"
+        onSubmit={(name) => createGroup.mutateAsync(name)}
+      />
+      <NameModal
+        opened={renaming !== null}
+        onClose={() => setRenaming(null)}
+        title="Rename group"
+        submitLabel="Save"
+        initialName={renaming?.name}
+        onSubmit={(name) => renameGroup.mutateAsync({ groupId: renaming!.id, name })}
+      />
+    </Stack>
+  );
+}

@@ -1,0 +1,93 @@
+import { Anchor, Button, Stack } from '@mantine/core';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { useOrgAdmins } from '../../api/hooks/admins';
+import { useDeleteOrg, useOrg, useRenameOrg } from '../../api/hooks/orgs';
+import { useSession } from '../../auth/session';
+import { ConfirmButton } from '../../ui/ConfirmButton';
+import { ListState } from '../../ui/ListState';
+import { NameModal } from '../../ui/NameModal';
+import { AdminGrantsSection } from '../AdminGrantsSection';
+import { GroupsSection } from '../groups/GroupsSection';
+import { PageHeader } from '../PageHeader';
+
+function OrgAdmins({ orgId, orgName }: { orgId: string; orgName: string }) {
+  const { can } = useSession();
+  const grants = useOrgAdmins(orgId);
+  return (
+    <AdminGrantsSection
+      heading="Organization admins"
+      scopeName={orgName}
+      grants={grants}
+      canEdit={can.canManageOrgAdmins}
+    />
+  );
+}
+
+export function OrgDetailPage() {
+  const { orgId = '' } = useParams();
+  const { can } = useSession();
+  const org = useOrg(orgId);
+  const renameOrg = useRenameOrg();
+  const deleteOrg = useDeleteOrg();
+  const navigate = useNavigate();
+  const [renaming, setRenaming] = useState(false);
+
+  return (
+    <Stack maw={960} gap="xl">
+      <ListState
+        isPending={org.isPending}
+        error={org.error}
+        isEmpty={false}
+        empty={null}
+        onRetry={() => void org.refetch()}
+      >
+        {org.data && (
+          <Stack gap="xl">
+            <div>
+              <Anchor component={Link} to="/admin/orgs" size="sm">
+                ← Organizations
+              </Anchor>
+              <PageHeader
+                title={org.data.name}
+                description="Organization"
+                actions={
+                  <>
+                    {can.canEditOrg(orgId) && (
+                      <Button variant="default" onClick={() => setRenaming(true)}>
+                        Rename
+                      </Button>
+                    )}
+                    {can.canDeleteOrg && (
+                      <ConfirmButton
+                        size="sm"
+                        label="Delete"
+                        title="Delete organization"
+                        message={`Delete “${org.data.name}”? Only an organization without groups can be deleted.`}
+                        confirmLabel="Delete organization"
+                        onConfirm={async () => {
+                          await deleteOrg.mutateAsync(orgId);
+                          navigate('/admin/orgs', { replace: true });
+                        }}
+                      />
+                    )}
+                  </>
+                }
+              />
+            </div>
+            <GroupsSection orgId={orgId} />
+            {can.canEditOrg(orgId) && <OrgAdmins orgId={orgId} orgName={org.data.name} />}
+            <NameModal
+              opened={renaming}
+              onClose={() => setRenaming(false)}
+              title="Rename organization"
+              submitLabel="Save"
+              initialName={org.data.name}
+              onSubmit={(name) => renameOrg.mutateAsync({ orgId, name })}
+            />
+          </Stack>
+        )}
+      </ListState>
+    </Stack>
+  );
+}

@@ -1,0 +1,23 @@
+// Named aliases for the generated component schemas; never edit shapes here.
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
+
+export type UserOut = Schemas['UserOut'];
+export type RoleGrantOut = Schemas['RoleGrantOut'];
+export type MembershipOut = Schemas['MembershipOut'];
+export type MeOut = Schemas['MeOut'];
+export type LoginRequest = Schemas['LoginRequest'];
+export type PasswordChangeRequest = Schemas['PasswordChangeRequest'];
+export type PasswordCheckOut = Schemas['PasswordCheckOut'];
+export type OrgOut = Schemas['OrgOut'];
+export type GroupOut = Schemas['GroupOut'];
+export type UserCreate = Schemas['UserCreate'];
+export type UserUpdate = Schemas['UserUpdate'];
+export type MembershipPut = Schemas['MembershipPut'];
+export type AdminGrantOut = Schemas['AdminGrantOut'];
+export type AuditEntryOut = Schemas['AuditEntryOut'];
+export type ErrorBody = Schemas['ErrorBody'];
+
+export type MembershipRole = MembershipPut['role'];
+export type AuditOutcome = AuditEntryOut['outcome'];

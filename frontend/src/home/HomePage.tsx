@@ -1,0 +1,59 @@
+import { Badge, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Navigate } from 'react-router';
+import type { MembershipOut } from '../api/types';
+import { useSession } from '../auth/session';
+import { ADMIN_BASE, useAdminModePreference } from '../shell/adminMode';
+import { formatDate } from '../ui/format';
+
+function MembershipCard({ membership }: { membership: MembershipOut }) {
+  return (
+    <Card withBorder padding="md" radius="md">
+      <Group justify="space-between" align="flex-start" wrap="nowrap">
+        <div>
+          <Text fw={600}>{membership.group_name}</Text>
+          <Text size="sm" c="dimmed">
+            {membership.org_name}
+          </Text>
+        </div>
+        <Badge variant="light" color={membership.role === 'guest' ? 'grape' : 'blue'}>
+          {membership.role}
+        </Badge>
+      </Group>
+      {membership.expires_at && (
+        <Text size="xs" c={membership.active ? 'dimmed' : 'red'} mt="sm">
+          {membership.active ? 'Guest access until ' : 'Guest access ended '}
+          {formatDate(membership.expires_at)}
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+export function HomePage() {
+  const { me, can } = useSession();
+  const [adminMode] = useAdminModePreference(me.user.id);
+
+  if (can.isAnyAdmin && adminMode) return <Navigate to={ADMIN_BASE} replace />;
+
+  const memberships = me.memberships;
+  return (
+    <Stack maw={960}>
+      <Title order={2}>Welcome, {me.user.name || me.user.email}</Title>
+      <Text c="dimmed">Your groups decide which GPUs you can use.</Text>
+      <Title order={3} size="h4" mt="md">
+        Your groups
+      </Title>
+      {memberships.length === 0 ? (
+        <Text c="dimmed" size="sm">
+          You are not a member of any group yet. Ask an administrator to add you.
+        </Text>
+      ) : (
+        <SimpleGrid cols={{ base: 1, sm: 2, md: 3 }}>
+          {memberships.map((membership) => (
+            <MembershipCard key={membership.group_id} membership={membership} />
+          ))}
+        </SimpleGrid>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,48 @@
+import { AppShell, Burger, Group, Text } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { Link, Outlet, useLocation } from 'react-router';
+import { useSession } from '../auth/session';
+import { isAdminPath } from './adminMode';
+import { AdminModeSwitch } from './AdminModeSwitch';
+import { AdminNav } from './AdminNav';
+import { UserMenu } from './UserMenu';
+
+export function Shell() {
+  const { can } = useSession();
+  const { pathname } = useLocation();
+  const [navOpened, nav] = useDisclosure(false);
+  const showNav = can.isAnyAdmin && isAdminPath(pathname);
+
+  return (
+    <AppShell
+      header={{ height: 56 }}
+      navbar={showNav ? { width: 220, breakpoint: 'sm', collapsed: { mobile: !navOpened } } : undefined}
+      padding="md"
+    >
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            {showNav && (
+              <Burger opened={navOpened} onClick={nav.toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
+            )}
+            <Text component={Link} to="/" fw={700} size="lg" c="blue.7" td="none">
+              GShare
+            </Text>
+          </Group>
+          <Group gap="md" wrap="nowrap">
+            <AdminModeSwitch />
+            <UserMenu />
+          </Group>
+        </Group>
+      </AppShell.Header>
+      {showNav && (
+        <AppShell.Navbar p="xs">
+          <AdminNav onNavigate={nav.close} />
+        </AppShell.Navbar>
+      )}
+      <AppShell.Main>
+        <Outlet />
+      </AppShell.Main>
+    </AppShell>
+  );
+}

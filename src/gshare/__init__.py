@@ -1,0 +1,3 @@
+"""GShare: GPU sharing for interactive work on Kubernetes."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from gshare.cli import main
+
+main()

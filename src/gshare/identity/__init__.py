@@ -1,0 +1,1 @@
+"""Users, sign-in, tenancy (organizations, groups, memberships) and who may do what."""

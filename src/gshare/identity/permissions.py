@@ -1,0 +1,208 @@
+"""Who may do what, as data: every action, and one pure decision `is_allowed(actor, action, scope)`.
+
+Routes declare their action; services call `require` (in `authz.py`), which asks this module.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    PUBLIC = "public"  # no sign-in needed (sign-in itself, health)
+    SELF = "self"  # any signed-in user, about themself
+
+    ORG_LIST = "org.list"
+    ORG_CREATE = "org.create"
+    ORG_READ = "org.read"
+    ORG_UPDATE = "org.update"
+    ORG_DELETE = "org.delete"
+    ORG_ADMINS_READ = "org.admins.read"
+    ORG_ADMINS_MANAGE = "org.admins.manage"
+
+    GROUP_CREATE = "group.create"
+    GROUP_READ = "group.read"
+    GROUP_UPDATE = "group.update"
+    GROUP_DELETE = "group.delete"
+    GROUP_ADMINS_READ = "group.admins.read"
+    GROUP_ADMINS_MANAGE = "group.admins.manage"
+    MEMBERS_READ = "group.members.read"
+    MEMBERS_MANAGE = "group.members.manage"
+
+    USER_LIST = "user.list"
+    USER_CREATE = "user.create"
+    USER_READ = "user.read"
+    USER_RENAME = "user.rename"
+    USER_SET_ACTIVE = "user.set_active"
+
+    AUDIT_READ = "audit.read"
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A signed-in user and every role they hold right now (expired guest memberships left out)."""
+
+    user_id: uuid.UUID
+    email: str
+    is_super_admin: bool = False
+    org_admin_of: frozenset[uuid.UUID] = frozenset()
+    group_admin_of: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)  # group -> org
+    member_of: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)  # group -> org
+    guest_of: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)  # group -> org
+
+    @property
+    def is_admin(self) -> bool:
+        return self.is_super_admin or bool(self.org_admin_of) or bool(self.group_admin_of)
+
+    def administers_group(self, group_id: uuid.UUID, org_id: uuid.UUID) -> bool:
+        return group_id in self.group_admin_of or org_id in self.org_admin_of
+
+    def sees_group(self, group_id: uuid.UUID, org_id: uuid.UUID) -> bool:
+        return self.administers_group(group_id, org_id) or group_id in self.member_of
+
+    def sees_org(self, org_id: uuid.UUID) -> bool:
+        return (
+            org_id in self.org_admin_of
+            or org_id in self.group_admin_of.values()
+            or org_id in self.member_of.values()
+        )
+
+
+@dataclass(frozen=True)
+class UserScope:
+    """Where a target user stands: their groups (group -> org), org admin grants, super admin."""
+
+    user_id: uuid.UUID
+    groups: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    org_admin_of: frozenset[uuid.UUID] = frozenset()
+    group_admin_of: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    is_super_admin: bool = False
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an action is about. Fill in what applies."""
+
+    org_id: uuid.UUID | None = None
+    group_id: uuid.UUID | None = None
+    user: UserScope | None = None
+
+    @classmethod
+    def of_group(cls, group_id: uuid.UUID, org_id: uuid.UUID) -> Scope:
+        return cls(org_id=org_id, group_id=group_id)
+
+
+GLOBAL = Scope()
+Rule = Callable[[Actor, Scope], bool]
+
+
+def _never(actor: Actor, scope: Scope) -> bool:
+    return False
+
+
+def _signed_in(actor: Actor, scope: Scope) -> bool:
+    return True
+
+
+def _any_admin(actor: Actor, scope: Scope) -> bool:
+    return actor.is_admin
+
+
+def _org_admin(actor: Actor, scope: Scope) -> bool:
+    return scope.org_id is not None and scope.org_id in actor.org_admin_of
+
+
+def _sees_org(actor: Actor, scope: Scope) -> bool:
+    return scope.org_id is not None and actor.sees_org(scope.org_id)
+
+
+def _group_admin(actor: Actor, scope: Scope) -> bool:
+    return (
+        scope.group_id is not None
+        and scope.org_id is not None
+        and actor.administers_group(scope.group_id, scope.org_id)
+    )
+
+
+def _sees_group(actor: Actor, scope: Scope) -> bool:
+    return (
+        scope.group_id is not None
+        and scope.org_id is not None
+        and actor.sees_group(scope.group_id, scope.org_id)
+    )
+
+
+def _sees_user(actor: Actor, scope: Scope) -> bool:
+    target = scope.user
+    if target is None:
+        return False
+    if target.user_id == actor.user_id:
+        return True
+    admin_reach = {**target.groups, **target.group_admin_of}
+    if any(actor.administers_group(g, o) for g, o in admin_reach.items()):
+        return True
+    if target.org_admin_of & actor.org_admin_of:
+        return True
+    # A member sees fellow members of their groups; a guest sees only themself.
+    return any(g in actor.member_of for g in target.groups)
+
+
+def _manages_user(actor: Actor, scope: Scope) -> bool:
+    """An admin manages a user only when everything the user belongs to lies in their reach."""
+    target = scope.user
+    if target is None or target.is_super_admin or target.user_id == actor.user_id:
+        return False
+    groups = {**target.groups, **target.group_admin_of}
+    if not groups and not target.org_admin_of:
+        return False
+    in_reach = all(actor.administers_group(g, o) for g, o in groups.items())
+    orgs_in_reach = target.org_admin_of <= actor.org_admin_of
+    return in_reach and orgs_in_reach
+
+
+def _renames_user(actor: Actor, scope: Scope) -> bool:
+    return (scope.user is not None and scope.user.user_id == actor.user_id) or _manages_user(
+        actor, scope
+    )
+
+
+def _creates_user(actor: Actor, scope: Scope) -> bool:
+    # Outside the super admin, a new user must land in a group the creator administers.
+    return _group_admin(actor, scope)
+
+
+RULES: dict[Action, Rule] = {
+    Action.PUBLIC: _signed_in,
+    Action.SELF: _signed_in,
+    Action.ORG_LIST: _signed_in,
+    Action.ORG_CREATE: _never,
+    Action.ORG_READ: _sees_org,
+    Action.ORG_UPDATE: _org_admin,
+    Action.ORG_DELETE: _never,
+    Action.ORG_ADMINS_READ: _org_admin,
+    Action.ORG_ADMINS_MANAGE: _org_admin,
+    Action.GROUP_CREATE: _org_admin,
+    Action.GROUP_READ: _sees_group,
+    Action.GROUP_UPDATE: _group_admin,
+    Action.GROUP_DELETE: _org_admin,
+    Action.GROUP_ADMINS_READ: _group_admin,
+    Action.GROUP_ADMINS_MANAGE: _org_admin,
+    Action.MEMBERS_READ: _sees_group,
+    Action.MEMBERS_MANAGE: _group_admin,
+    Action.USER_LIST: _signed_in,
+    Action.USER_CREATE: _creates_user,
+    Action.USER_READ: _sees_user,
+    Action.USER_RENAME: _renames_user,
+    Action.USER_SET_ACTIVE: _manages_user,
+    Action.AUDIT_READ: _any_admin,
+}
+
+
+def is_allowed(actor: Actor, action: Action, scope: Scope = GLOBAL) -> bool:
+    """The one decision. The super admin may do everything."""
+    if actor.is_super_admin:
+        return True
+    return RULES[action](actor, scope)

@@ -1,0 +1,362 @@
+"""Every identity query lives here."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import (
+    ColumnElement,
+    SQLColumnExpression,
+    and_,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.identity.models import (
+    AdminGrant,
+    Group,
+    LoginSession,
+    Membership,
+    Organization,
+    SignInFailure,
+    User,
+)
+from gshare.identity.permissions import Actor, UserScope
+from gshare.kit.pagination import PageRequest
+
+
+async def user_by_email(session: AsyncSession, email: str) -> User | None:
+    return await session.scalar(select(User).where(User.email == email.lower()))
+
+
+async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
+    return await session.get(User, user_id)
+
+
+async def any_super_admin(session: AsyncSession) -> bool:
+    return bool(await session.scalar(select(exists().where(User.is_super_admin.is_(True)))))
+
+
+async def session_with_user(
+    session: AsyncSession, token_hash: bytes
+) -> tuple[LoginSession, User] | None:
+    row = (
+        await session.execute(
+            select(LoginSession, User)
+            .join(User, User.id == LoginSession.user_id)
+            .where(LoginSession.token_hash == token_hash)
+        )
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+async def touch_login_session(session: AsyncSession, login_id: uuid.UUID, now: datetime) -> None:
+    await session.execute(
+        update(LoginSession).where(LoginSession.id == login_id).values(last_seen_at=now)
+    )
+
+
+async def revoke_login_sessions(
+    session: AsyncSession, user_id: uuid.UUID, now: datetime, *, keep: uuid.UUID | None = None
+) -> None:
+    query = update(LoginSession).where(
+        LoginSession.user_id == user_id, LoginSession.revoked_at.is_(None)
+    )
+    if keep is not None:
+        query = query.where(LoginSession.id != keep)
+    await session.execute(query.values(revoked_at=now))
+
+
+@dataclass(frozen=True)
+class RoleRow:
+    kind: str  # "org_admin" | "group_admin" | "member" | "guest"
+    org_id: uuid.UUID
+    group_id: uuid.UUID | None
+    expires_at: datetime | None
+
+
+async def role_rows(session: AsyncSession, user_id: uuid.UUID) -> list[RoleRow]:
+    """Every admin grant and membership of a user, in one round trip."""
+    grants = (
+        select(
+            AdminGrant.role.label("kind"),
+            func.coalesce(AdminGrant.org_id, Group.org_id).label("org_id"),
+            AdminGrant.group_id.label("group_id"),
+            literal(None).label("expires_at"),
+        )
+        .select_from(AdminGrant)
+        .outerjoin(Group, Group.id == AdminGrant.group_id)
+        .where(AdminGrant.user_id == user_id)
+    )
+    members = (
+        select(
+            Membership.role.label("kind"),
+            Group.org_id.label("org_id"),
+            Membership.group_id.label("group_id"),
+            Membership.expires_at.label("expires_at"),
+        )
+        .join(Group, Group.id == Membership.group_id)
+        .where(Membership.user_id == user_id)
+    )
+    rows = (await session.execute(grants.union_all(members))).all()
+    return [RoleRow(r.kind, r.org_id, r.group_id, r.expires_at) for r in rows]
+
+
+def actor_from_rows(user: User, rows: list[RoleRow], now: datetime) -> Actor:
+    org_admin: set[uuid.UUID] = set()
+    group_admin: dict[uuid.UUID, uuid.UUID] = {}
+    member: dict[uuid.UUID, uuid.UUID] = {}
+    guest: dict[uuid.UUID, uuid.UUID] = {}
+    for row in rows:
+        if row.kind == "org_admin":
+            org_admin.add(row.org_id)
+        elif row.group_id is None:
+            continue
+        elif row.kind == "group_admin":
+            group_admin[row.group_id] = row.org_id
+        elif row.kind == "member":
+            member[row.group_id] = row.org_id
+        elif row.kind == "guest" and (row.expires_at is None or row.expires_at > now):
+            guest[row.group_id] = row.org_id
+    return Actor(
+        user_id=user.id,
+        email=user.email,
+        is_super_admin=user.is_super_admin,
+        org_admin_of=frozenset(org_admin),
+        group_admin_of=group_admin,
+        member_of=member,
+        guest_of=guest,
+    )
+
+
+async def user_scope(session: AsyncSession, user: User) -> UserScope:
+    """Where a target user stands, counting expired guest memberships too."""
+    rows = await role_rows(session, user.id)
+    return UserScope(
+        user_id=user.id,
+        groups={r.group_id: r.org_id for r in rows if r.kind in ("member", "guest") and r.group_id},
+        org_admin_of=frozenset(r.org_id for r in rows if r.kind == "org_admin"),
+        group_admin_of={
+            r.group_id: r.org_id for r in rows if r.kind == "group_admin" and r.group_id
+        },
+        is_super_admin=user.is_super_admin,
+    )
+
+
+async def failure_times(
+    session: AsyncSession,
+    *,
+    email_key: str | None = None,
+    client: str | None = None,
+    since: datetime,
+) -> list[datetime]:
+    """When sign-ins failed since `since`, for one account or one client."""
+    key = SignInFailure.email_key == email_key if email_key else SignInFailure.client == client
+    rows = await session.scalars(
+        select(SignInFailure.at).where(key, SignInFailure.at >= since).order_by(SignInFailure.at)
+    )
+    return list(rows)
+
+
+async def add_failure(session: AsyncSession, email_key: str, client: str, at: datetime) -> None:
+    session.add(SignInFailure(email_key=email_key, client=client, at=at))
+    await session.flush()
+
+
+def _after(
+    page: PageRequest, created: SQLColumnExpression[datetime], ident: SQLColumnExpression[uuid.UUID]
+) -> ColumnElement[bool]:
+    assert page.after is not None
+    at = datetime.fromisoformat(str(page.after[0]))
+    return tuple_(created, ident) > tuple_(literal(at), literal(uuid.UUID(str(page.after[1]))))
+
+
+async def list_orgs(
+    session: AsyncSession, visible: frozenset[uuid.UUID] | None, q: str | None, page: PageRequest
+) -> Sequence[Organization]:
+    query = select(Organization)
+    if visible is not None:
+        query = query.where(Organization.id.in_(visible))
+    if q:
+        query = query.where(Organization.name.ilike(f"%{_escape_like(q)}%", escape="\\"))
+    if page.after is not None:
+        query = query.where(_after(page, Organization.created_at, Organization.id))
+    query = query.order_by(Organization.created_at, Organization.id).limit(page.limit + 1)
+    return (await session.scalars(query)).all()
+
+
+async def org_has_groups(session: AsyncSession, org_id: uuid.UUID) -> bool:
+    return bool(await session.scalar(select(exists().where(Group.org_id == org_id))))
+
+
+async def list_groups(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    visible: frozenset[uuid.UUID] | None,
+    page: PageRequest,
+) -> Sequence[Group]:
+    query = select(Group).where(Group.org_id == org_id)
+    if visible is not None:
+        query = query.where(Group.id.in_(visible))
+    if page.after is not None:
+        query = query.where(_after(page, Group.created_at, Group.id))
+    query = query.order_by(Group.created_at, Group.id).limit(page.limit + 1)
+    return (await session.scalars(query)).all()
+
+
+async def group_has_members(session: AsyncSession, group_id: uuid.UUID) -> bool:
+    return bool(await session.scalar(select(exists().where(Membership.group_id == group_id))))
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def list_users(
+    session: AsyncSession,
+    actor: Actor,
+    *,
+    q: str | None,
+    org_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+    page: PageRequest,
+) -> Sequence[User]:
+    query = select(User)
+    if not actor.is_super_admin:
+        admin_groups = set(actor.group_admin_of)
+        seen_groups = admin_groups | set(actor.member_of)
+        in_groups = exists().where(
+            Membership.user_id == User.id,
+            Membership.group_id == Group.id,
+            or_(Group.org_id.in_(actor.org_admin_of), Group.id.in_(seen_groups)),
+        )
+        granted = exists().where(
+            AdminGrant.user_id == User.id,
+            or_(AdminGrant.org_id.in_(actor.org_admin_of), AdminGrant.group_id.in_(admin_groups)),
+        )
+        query = query.where(or_(User.id == actor.user_id, in_groups, granted))
+    if q:
+        pattern = f"%{_escape_like(q.lower())}%"
+        query = query.where(
+            or_(User.email.like(pattern, escape="\\"), User.name.ilike(pattern, escape="\\"))
+        )
+    if group_id is not None:
+        query = query.where(
+            exists().where(Membership.user_id == User.id, Membership.group_id == group_id)
+        )
+    if org_id is not None:
+        query = query.where(
+            exists().where(
+                Membership.user_id == User.id,
+                Membership.group_id == Group.id,
+                Group.org_id == org_id,
+            )
+        )
+    if page.after is not None:
+        query = query.where(_after(page, User.created_at, User.id))
+    query = query.order_by(User.created_at, User.id).limit(page.limit + 1)
+    return (await session.scalars(query)).all()
+
+
+@dataclass(frozen=True)
+class MembershipView:
+    membership: Membership
+    user: User
+    group: Group
+    org: Organization
+
+
+async def memberships(
+    session: AsyncSession,
+    *,
+    user_id: uuid.UUID | None = None,
+    group_id: uuid.UUID | None = None,
+    page: PageRequest | None = None,
+) -> list[MembershipView]:
+    query = (
+        select(Membership, User, Group, Organization)
+        .join(User, User.id == Membership.user_id)
+        .join(Group, Group.id == Membership.group_id)
+        .join(Organization, Organization.id == Group.org_id)
+    )
+    if user_id is not None:
+        query = query.where(Membership.user_id == user_id)
+    if group_id is not None:
+        query = query.where(Membership.group_id == group_id)
+    if page is not None:
+        if page.after is not None:
+            query = query.where(_after(page, Membership.created_at, Membership.user_id))
+        query = query.order_by(Membership.created_at, Membership.user_id).limit(page.limit + 1)
+    else:
+        query = query.order_by(Organization.name, Group.name)
+    rows = (await session.execute(query)).all()
+    return [MembershipView(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+async def membership(
+    session: AsyncSession, group_id: uuid.UUID, user_id: uuid.UUID
+) -> Membership | None:
+    return await session.get(Membership, (user_id, group_id))
+
+
+@dataclass(frozen=True)
+class GrantView:
+    grant: AdminGrant
+    user: User
+    org_name: str | None
+    group_name: str | None
+    org_id: uuid.UUID
+
+
+async def grants(
+    session: AsyncSession,
+    *,
+    user_id: uuid.UUID | None = None,
+    org_id: uuid.UUID | None = None,
+    group_id: uuid.UUID | None = None,
+    page: PageRequest | None = None,
+) -> list[GrantView]:
+    org_of_grant = func.coalesce(AdminGrant.org_id, Group.org_id)
+    query = (
+        select(AdminGrant, User, Organization.name, Group.name, org_of_grant)
+        .join(User, User.id == AdminGrant.user_id)
+        .outerjoin(Group, Group.id == AdminGrant.group_id)
+        .join(Organization, Organization.id == org_of_grant)
+    )
+    if user_id is not None:
+        query = query.where(AdminGrant.user_id == user_id)
+    if org_id is not None:
+        query = query.where(AdminGrant.org_id == org_id)
+    if group_id is not None:
+        query = query.where(AdminGrant.group_id == group_id)
+    if page is not None and page.after is not None:
+        query = query.where(_after(page, AdminGrant.created_at, AdminGrant.id))
+    query = query.order_by(AdminGrant.created_at, AdminGrant.id)
+    if page is not None:
+        query = query.limit(page.limit + 1)
+    rows = (await session.execute(query)).all()
+    return [GrantView(r[0], r[1], r[2] if r[0].org_id else None, r[3], r[4]) for r in rows]
+
+
+async def grant(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    *,
+    org_id: uuid.UUID | None = None,
+    group_id: uuid.UUID | None = None,
+) -> AdminGrant | None:
+    conditions = [AdminGrant.user_id == user_id]
+    if org_id is not None:
+        conditions.append(AdminGrant.org_id == org_id)
+    if group_id is not None:
+        conditions.append(AdminGrant.group_id == group_id)
+    return await session.scalar(select(AdminGrant).where(and_(*conditions)))

@@ -1,0 +1,508 @@
+"""Organizations, groups, users, memberships and admin grants, each change checked and audited."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from gshare.identity import passwords, repository
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.models import AdminGrant, Group, Membership, Organization, User
+from gshare.identity.permissions import Action, Scope, UserScope
+from gshare.identity.repository import GrantView, MembershipView
+from gshare.identity.signin import check_new_password
+from gshare.kit.errors import BadRequest, Conflict, NotFound
+from gshare.kit.ids import new_id
+from gshare.kit.pagination import PageRequest, page_of
+
+# ---- organizations -------------------------------------------------------------------------
+
+
+async def _org(ctx: Context, org_id: uuid.UUID) -> Organization:
+    org = await ctx.session.get(Organization, org_id)
+    if org is None:
+        raise NotFound("No such organization.", code="org_not_found")
+    return org
+
+
+async def _unique(ctx: Context, what: str) -> None:
+    try:
+        await ctx.session.flush()
+    except IntegrityError as exc:
+        raise Conflict(f"{what} already exists.", code="already_exists") from exc
+
+
+async def list_orgs(
+    ctx: Context, q: str | None, page: PageRequest
+) -> tuple[list[Organization], str | None]:
+    require(ctx, Action.ORG_LIST)
+    actor = ctx.actor
+    visible: frozenset[uuid.UUID] | None = None
+    if not actor.is_super_admin:
+        visible = frozenset(
+            actor.org_admin_of | set(actor.group_admin_of.values()) | set(actor.member_of.values())
+        )
+    return page_of(await repository.list_orgs(ctx.session, visible, q, page), page)
+
+
+async def create_org(ctx: Context, name: str) -> Organization:
+    require(ctx, Action.ORG_CREATE, target_type="org")
+    org = Organization(id=new_id(), name=name, created_at=ctx.now)
+    ctx.session.add(org)
+    await _unique(ctx, f"An organization named {name!r}")
+    await audit(
+        ctx,
+        Action.ORG_CREATE,
+        target_type="org",
+        target_id=org.id,
+        org_id=org.id,
+        detail={"name": name},
+    )
+    return org
+
+
+async def get_org(ctx: Context, org_id: uuid.UUID) -> Organization:
+    org = await _org(ctx, org_id)
+    require(ctx, Action.ORG_READ, Scope(org_id=org.id), target_type="org", target_id=org.id)
+    return org
+
+
+async def update_org(ctx: Context, org_id: uuid.UUID, name: str | None) -> Organization:
+    org = await _org(ctx, org_id)
+    require(ctx, Action.ORG_UPDATE, Scope(org_id=org.id), target_type="org", target_id=org.id)
+    if name is not None and name != org.name:
+        old, org.name = org.name, name
+        await _unique(ctx, f"An organization named {name!r}")
+        await audit(
+            ctx,
+            Action.ORG_UPDATE,
+            target_type="org",
+            target_id=org.id,
+            org_id=org.id,
+            detail={"name": [old, name]},
+        )
+    return org
+
+
+async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
+    org = await _org(ctx, org_id)
+    require(ctx, Action.ORG_DELETE, Scope(org_id=org.id), target_type="org", target_id=org.id)
+    if await repository.org_has_groups(ctx.session, org.id):
+        raise Conflict("Delete the organization's groups first.", code="org_not_empty")
+    await ctx.session.delete(org)
+    await audit(
+        ctx,
+        Action.ORG_DELETE,
+        target_type="org",
+        target_id=org.id,
+        org_id=org.id,
+        detail={"name": org.name},
+    )
+    await ctx.session.flush()
+
+
+# ---- groups --------------------------------------------------------------------------------
+
+
+async def _group(ctx: Context, group_id: uuid.UUID) -> Group:
+    group = await ctx.session.get(Group, group_id)
+    if group is None:
+        raise NotFound("No such group.", code="group_not_found")
+    return group
+
+
+def _group_scope(group: Group) -> Scope:
+    return Scope.of_group(group.id, group.org_id)
+
+
+async def list_groups(
+    ctx: Context, org_id: uuid.UUID, page: PageRequest
+) -> tuple[list[Group], str | None]:
+    await get_org(ctx, org_id)
+    actor = ctx.actor
+    visible: frozenset[uuid.UUID] | None = None
+    if not actor.is_super_admin and org_id not in actor.org_admin_of:
+        visible = frozenset(set(actor.group_admin_of) | set(actor.member_of))
+    return page_of(await repository.list_groups(ctx.session, org_id, visible, page), page)
+
+
+async def create_group(ctx: Context, org_id: uuid.UUID, name: str) -> Group:
+    org = await _org(ctx, org_id)
+    require(ctx, Action.GROUP_CREATE, Scope(org_id=org.id), target_type="org", target_id=org.id)
+    group = Group(id=new_id(), org_id=org.id, name=name, created_at=ctx.now)
+    ctx.session.add(group)
+    await _unique(ctx, f"A group named {name!r} in this organization")
+    await audit(
+        ctx,
+        Action.GROUP_CREATE,
+        target_type="group",
+        target_id=group.id,
+        org_id=org.id,
+        group_id=group.id,
+        detail={"name": name},
+    )
+    return group
+
+
+async def get_group(ctx: Context, group_id: uuid.UUID) -> Group:
+    group = await _group(ctx, group_id)
+    require(ctx, Action.GROUP_READ, _group_scope(group), target_type="group", target_id=group.id)
+    return group
+
+
+async def update_group(ctx: Context, group_id: uuid.UUID, name: str | None) -> Group:
+    group = await _group(ctx, group_id)
+    require(ctx, Action.GROUP_UPDATE, _group_scope(group), target_type="group", target_id=group.id)
+    if name is not None and name != group.name:
+        old, group.name = group.name, name
+        await _unique(ctx, f"A group named {name!r} in this organization")
+        await audit(
+            ctx,
+            Action.GROUP_UPDATE,
+            target_type="group",
+            target_id=group.id,
+            org_id=group.org_id,
+            group_id=group.id,
+            detail={"name": [old, name]},
+        )
+    return group
+
+
+async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
+    group = await _group(ctx, group_id)
+    require(ctx, Action.GROUP_DELETE, _group_scope(group), target_type="group", target_id=group.id)
+    if await repository.group_has_members(ctx.session, group.id):
+        raise Conflict("Remove the group's members first.", code="group_not_empty")
+    await ctx.session.delete(group)
+    await audit(
+        ctx,
+        Action.GROUP_DELETE,
+        target_type="group",
+        target_id=group.id,
+        org_id=group.org_id,
+        group_id=group.id,
+        detail={"name": group.name},
+    )
+    await ctx.session.flush()
+
+
+# ---- users ---------------------------------------------------------------------------------
+
+
+async def _user(ctx: Context, user_id: uuid.UUID) -> tuple[User, UserScope]:
+    user = await repository.user_by_id(ctx.session, user_id)
+    if user is None:
+        raise NotFound("No such user.", code="user_not_found")
+    return user, await repository.user_scope(ctx.session, user)
+
+
+async def list_users(
+    ctx: Context,
+    *,
+    q: str | None,
+    org_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+    page: PageRequest,
+) -> tuple[list[User], str | None]:
+    require(ctx, Action.USER_LIST)
+    rows = await repository.list_users(
+        ctx.session, ctx.actor, q=q, org_id=org_id, group_id=group_id, page=page
+    )
+    return page_of(rows, page)
+
+
+async def get_user(ctx: Context, user_id: uuid.UUID) -> User:
+    user, scope = await _user(ctx, user_id)
+    require(ctx, Action.USER_READ, Scope(user=scope), target_type="user", target_id=user.id)
+    return user
+
+
+async def create_user(
+    ctx: Context,
+    *,
+    email: str,
+    name: str,
+    initial_password: str,
+    group_id: uuid.UUID | None,
+    role: str | None,
+) -> User:
+    group = await _group(ctx, group_id) if group_id is not None else None
+    scope = _group_scope(group) if group else Scope()
+    require(ctx, Action.USER_CREATE, scope, target_type="user", target_id=email)
+    if group is None and role is not None:
+        raise BadRequest("A role needs a group.", code="role_needs_group")
+    if await repository.user_by_email(ctx.session, email) is not None:
+        raise Conflict("A user with this email already exists.", code="email_taken")
+    check_new_password(initial_password, email=email, name=name)
+    user = User(
+        id=new_id(),
+        email=email,
+        name=name,
+        password_hash=await passwords.hash_password(initial_password),
+        must_change_password=True,
+        is_super_admin=False,
+        active=True,
+        created_at=ctx.now,
+        password_changed_at=ctx.now,
+    )
+    ctx.session.add(user)
+    await _unique(ctx, "A user with this email")
+    if group is not None:
+        ctx.session.add(
+            Membership(
+                user_id=user.id,
+                group_id=group.id,
+                role=role or "member",
+                expires_at=None,
+                created_at=ctx.now,
+            )
+        )
+        await ctx.session.flush()
+    await audit(
+        ctx,
+        Action.USER_CREATE,
+        target_type="user",
+        target_id=user.id,
+        org_id=group.org_id if group else None,
+        group_id=group.id if group else None,
+        detail={"email": email, "role": role or ("member" if group else None)},
+    )
+    return user
+
+
+async def update_user(
+    ctx: Context, user_id: uuid.UUID, *, name: str | None, active: bool | None
+) -> User:
+    user, scope = await _user(ctx, user_id)
+    target = Scope(user=scope)
+    if name is not None:
+        require(ctx, Action.USER_RENAME, target, target_type="user", target_id=user.id)
+    if active is not None:
+        require(ctx, Action.USER_SET_ACTIVE, target, target_type="user", target_id=user.id)
+        if user.id == ctx.actor.user_id and not active:
+            raise Conflict("You cannot deactivate yourself.", code="cannot_deactivate_self")
+    changes: dict[str, object] = {}
+    if name is not None and name != user.name:
+        changes["name"] = [user.name, name]
+        user.name = name
+    if active is not None and active != user.active:
+        changes["active"] = [user.active, active]
+        user.active = active
+        if not active:
+            await repository.revoke_login_sessions(ctx.session, user.id, ctx.now)
+    if changes:
+        org_id, group_id = (None, None)
+        if len(scope.groups) == 1:
+            group_id, org_id = next(iter(scope.groups.items()))
+        action = "user.deactivate" if changes.get("active") == [True, False] else "user.update"
+        await audit(
+            ctx,
+            action,
+            target_type="user",
+            target_id=user.id,
+            org_id=org_id,
+            group_id=group_id,
+            detail=changes,
+        )
+    await ctx.session.flush()
+    return user
+
+
+# ---- memberships ---------------------------------------------------------------------------
+
+
+async def list_members(
+    ctx: Context, group_id: uuid.UUID, page: PageRequest
+) -> tuple[list[MembershipView], str | None]:
+    group = await _group(ctx, group_id)
+    require(ctx, Action.MEMBERS_READ, _group_scope(group), target_type="group", target_id=group.id)
+    rows = await repository.memberships(ctx.session, group_id=group.id, page=page)
+    return page_of(rows, page, lambda v: (v.membership.created_at, v.membership.user_id))
+
+
+async def my_memberships(ctx: Context) -> list[MembershipView]:
+    return await repository.memberships(ctx.session, user_id=ctx.actor.user_id)
+
+
+async def put_member(
+    ctx: Context,
+    group_id: uuid.UUID,
+    user_id: uuid.UUID,
+    *,
+    role: str,
+    expires_at: datetime | None,
+) -> MembershipView:
+    group = await _group(ctx, group_id)
+    scope = _group_scope(group)
+    require(ctx, Action.MEMBERS_MANAGE, scope, target_type="user", target_id=user_id)
+    user, user_scope = await _user(ctx, user_id)
+    # An admin may add only people they can already see; the super admin anyone.
+    require(ctx, Action.USER_READ, Scope(user=user_scope), target_type="user", target_id=user.id)
+    if expires_at is not None and role != "guest":
+        raise BadRequest("Only guest memberships expire.", code="only_guests_expire")
+    if expires_at is not None and expires_at.tzinfo is None:
+        raise BadRequest("expires_at needs a time zone.", code="naive_datetime")
+    membership = await repository.membership(ctx.session, group.id, user.id)
+    if membership is None:
+        membership = Membership(
+            user_id=user.id, group_id=group.id, role=role, expires_at=expires_at, created_at=ctx.now
+        )
+        ctx.session.add(membership)
+    else:
+        membership.role, membership.expires_at = role, expires_at
+    await ctx.session.flush()
+    await audit(
+        ctx,
+        "group.members.put",
+        target_type="user",
+        target_id=user.id,
+        org_id=group.org_id,
+        group_id=group.id,
+        detail={"role": role, "expires_at": expires_at.isoformat() if expires_at else None},
+    )
+    org = await _org(ctx, group.org_id)
+    return MembershipView(membership, user, group, org)
+
+
+async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -> None:
+    group = await _group(ctx, group_id)
+    require(ctx, Action.MEMBERS_MANAGE, _group_scope(group), target_type="user", target_id=user_id)
+    membership = await repository.membership(ctx.session, group.id, user_id)
+    if membership is None:
+        raise NotFound("That user is not a member of this group.", code="membership_not_found")
+    await ctx.session.delete(membership)
+    await audit(
+        ctx,
+        "group.members.delete",
+        target_type="user",
+        target_id=user_id,
+        org_id=group.org_id,
+        group_id=group.id,
+    )
+    await ctx.session.flush()
+
+
+# ---- admin grants --------------------------------------------------------------------------
+
+
+async def list_org_admins(
+    ctx: Context, org_id: uuid.UUID, page: PageRequest
+) -> tuple[list[GrantView], str | None]:
+    org = await _org(ctx, org_id)
+    require(ctx, Action.ORG_ADMINS_READ, Scope(org_id=org.id), target_type="org", target_id=org.id)
+    return page_of(await repository.grants(ctx.session, org_id=org.id, page=page), page, _grant_key)
+
+
+async def list_group_admins(
+    ctx: Context, group_id: uuid.UUID, page: PageRequest
+) -> tuple[list[GrantView], str | None]:
+    group = await _group(ctx, group_id)
+    require(
+        ctx, Action.GROUP_ADMINS_READ, _group_scope(group), target_type="group", target_id=group.id
+    )
+    rows = await repository.grants(ctx.session, group_id=group.id, page=page)
+    return page_of(rows, page, _grant_key)
+
+
+def _grant_key(view: GrantView) -> tuple[Any, ...]:
+    return (view.grant.created_at, view.grant.id)
+
+
+async def put_org_admin(ctx: Context, org_id: uuid.UUID, user_id: uuid.UUID) -> GrantView:
+    org = await _org(ctx, org_id)
+    require(
+        ctx, Action.ORG_ADMINS_MANAGE, Scope(org_id=org.id), target_type="user", target_id=user_id
+    )
+    user, user_scope = await _user(ctx, user_id)
+    require(ctx, Action.USER_READ, Scope(user=user_scope), target_type="user", target_id=user.id)
+    return await _put_grant(ctx, user, "org_admin", org_id=org.id, group_id=None, scope_org=org.id)
+
+
+async def put_group_admin(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -> GrantView:
+    group = await _group(ctx, group_id)
+    require(
+        ctx, Action.GROUP_ADMINS_MANAGE, _group_scope(group), target_type="user", target_id=user_id
+    )
+    user, user_scope = await _user(ctx, user_id)
+    require(ctx, Action.USER_READ, Scope(user=user_scope), target_type="user", target_id=user.id)
+    return await _put_grant(
+        ctx, user, "group_admin", org_id=None, group_id=group.id, scope_org=group.org_id
+    )
+
+
+async def _put_grant(
+    ctx: Context,
+    user: User,
+    role: str,
+    *,
+    org_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+    scope_org: uuid.UUID,
+) -> GrantView:
+    grant = await repository.grant(ctx.session, user.id, org_id=org_id, group_id=group_id)
+    if grant is None:
+        grant = AdminGrant(
+            id=new_id(),
+            user_id=user.id,
+            role=role,
+            org_id=org_id,
+            group_id=group_id,
+            created_at=ctx.now,
+        )
+        ctx.session.add(grant)
+        await ctx.session.flush()
+        await audit(
+            ctx,
+            f"{role}.grant",
+            target_type="user",
+            target_id=user.id,
+            org_id=scope_org,
+            group_id=group_id,
+        )
+    views = await repository.grants(ctx.session, user_id=user.id, org_id=org_id, group_id=group_id)
+    return views[0]
+
+
+async def delete_org_admin(ctx: Context, org_id: uuid.UUID, user_id: uuid.UUID) -> None:
+    org = await _org(ctx, org_id)
+    require(
+        ctx, Action.ORG_ADMINS_MANAGE, Scope(org_id=org.id), target_type="user", target_id=user_id
+    )
+    await _delete_grant(ctx, user_id, "org_admin", org_id=org.id, group_id=None, scope_org=org.id)
+
+
+async def delete_group_admin(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -> None:
+    group = await _group(ctx, group_id)
+    require(
+        ctx, Action.GROUP_ADMINS_MANAGE, _group_scope(group), target_type="user", target_id=user_id
+    )
+    await _delete_grant(
+        ctx, user_id, "group_admin", org_id=None, group_id=group.id, scope_org=group.org_id
+    )
+
+
+async def _delete_grant(
+    ctx: Context,
+    user_id: uuid.UUID,
+    role: str,
+    *,
+    org_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+    scope_org: uuid.UUID,
+) -> None:
+    grant = await repository.grant(ctx.session, user_id, org_id=org_id, group_id=group_id)
+    if grant is None:
+        raise NotFound("That user holds no such admin role.", code="grant_not_found")
+    await ctx.session.delete(grant)
+    await audit(
+        ctx,
+        f"{role}.revoke",
+        target_type="user",
+        target_id=user_id,
+        org_id=scope_org,
+        group_id=group_id,
+    )
+    await ctx.session.flush()

@@ -1,0 +1,258 @@
+"""Sign-in, server-side login sessions, sign-out, password change and the first super admin."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.audit.service import AuditEvent, record, record_later
+from gshare.identity import passwords, repository
+from gshare.identity.models import LoginSession, User
+from gshare.identity.password_policy import judge_password
+from gshare.identity.permissions import Actor
+from gshare.identity.throttle import ACCOUNT_LIMITS, CLIENT_LIMITS, LONGEST_WINDOW, wait_seconds
+from gshare.kit.errors import (
+    BadRequest,
+    DurableWrite,
+    GShareError,
+    NotAuthenticated,
+    TooManyRequests,
+)
+from gshare.kit.ids import new_id
+
+TOUCH_EVERY = timedelta(minutes=1)  # last_seen_at is written at most this often per session
+
+
+class InvalidCredentials(GShareError):
+    status = 401
+    code = "invalid_credentials"
+    message = "The email or password is not correct."
+
+
+class PasswordRejected(BadRequest):
+    code = "password_rejected"
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    idle_timeout: timedelta
+    absolute_timeout: timedelta
+
+
+@dataclass(frozen=True)
+class Authenticated:
+    login: LoginSession
+    user: User
+    actor: Actor
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def _record_failure(email_key: str, client: str, now: datetime, reason: str) -> list[DurableWrite]:
+    async def add(session: AsyncSession) -> None:
+        await repository.add_failure(session, email_key, client, now)
+
+    event = AuditEvent(
+        action="auth.login",
+        outcome="failed",
+        target_type="user",
+        target_id=email_key,
+        detail={"reason": reason, "client": client},
+    )
+    return [add, record_later(event, now=now)]
+
+
+async def _throttle(session: AsyncSession, email_key: str, client: str, now: datetime) -> None:
+    since = now - LONGEST_WINDOW
+    by_account = await repository.failure_times(session, email_key=email_key, since=since)
+    by_client = await repository.failure_times(session, client=client, since=since)
+    wait = max(
+        wait_seconds(by_account, now, ACCOUNT_LIMITS), wait_seconds(by_client, now, CLIENT_LIMITS)
+    )
+    if wait:
+        raise TooManyRequests(
+            "Too many failed sign-ins. Wait before trying again.",
+            code="too_many_attempts",
+            retry_after=wait,
+        )
+
+
+async def login(
+    session: AsyncSession,
+    *,
+    email: str,
+    password: str,
+    client: str,
+    user_agent: str | None,
+    now: datetime,
+    policy: SessionPolicy,
+) -> tuple[User, str, LoginSession]:
+    """Check the password and open a login session; returns the raw cookie token once."""
+    email_key = email.strip().lower()[:320]
+    await _throttle(session, email_key, client, now)
+    user = await repository.user_by_email(session, email_key)
+    # Unknown accounts verify against a dummy hash so both failures cost the same time.
+    ok = await passwords.verify_password(
+        user.password_hash if user else passwords.DUMMY_HASH, password
+    )
+    if user is None or not ok or not user.active:
+        reason = "unknown_email" if user is None else ("inactive" if ok else "wrong_password")
+        raise InvalidCredentials(durable=_record_failure(email_key, client, now, reason))
+    if passwords.needs_rehash(user.password_hash):
+        user.password_hash = await passwords.hash_password(password)
+    token = secrets.token_urlsafe(32)
+    login_session = LoginSession(
+        id=new_id(),
+        token_hash=token_hash(token),
+        user_id=user.id,
+        csrf_token=secrets.token_urlsafe(32),
+        created_at=now,
+        last_seen_at=now,
+        expires_at=now + policy.absolute_timeout,
+        client=client[:64],
+        user_agent=(user_agent or "")[:300] or None,
+    )
+    session.add(login_session)
+    await record(
+        session,
+        AuditEvent(
+            action="auth.login",
+            actor_id=user.id,
+            actor_email=user.email,
+            target_type="user",
+            target_id=str(user.id),
+            detail={"client": client},
+        ),
+        now=now,
+    )
+    await session.flush()
+    return user, token, login_session
+
+
+async def authenticate(
+    session: AsyncSession, token: str | None, *, now: datetime, policy: SessionPolicy
+) -> Authenticated:
+    """The login session behind a cookie, if it is live; raises NotAuthenticated otherwise."""
+    if not token or len(token) > 128:
+        raise NotAuthenticated()
+    found = await repository.session_with_user(session, token_hash(token))
+    if found is None:
+        raise NotAuthenticated()
+    login_session, user = found
+    if (
+        login_session.revoked_at is not None
+        or not user.active
+        or now >= login_session.expires_at
+        or now - login_session.last_seen_at >= policy.idle_timeout
+    ):
+        raise NotAuthenticated("Your sign-in has ended. Sign in again.", code="session_expired")
+    if now - login_session.last_seen_at >= TOUCH_EVERY:
+        login_session.last_seen_at = now
+        await repository.touch_login_session(session, login_session.id, now)
+    rows = await repository.role_rows(session, user.id)
+    return Authenticated(login_session, user, repository.actor_from_rows(user, rows, now))
+
+
+def csrf_matches(login_session: LoginSession, presented: str | None) -> bool:
+    return presented is not None and hmac.compare_digest(
+        presented.encode(), login_session.csrf_token.encode()
+    )
+
+
+async def logout(session: AsyncSession, auth: Authenticated, *, now: datetime) -> None:
+    auth.login.revoked_at = now
+    await record(
+        session,
+        AuditEvent(
+            action="auth.logout",
+            actor_id=auth.user.id,
+            actor_email=auth.user.email,
+            target_type="user",
+            target_id=str(auth.user.id),
+        ),
+        now=now,
+    )
+    await session.flush()
+
+
+def check_new_password(password: str, *, email: str | None, name: str | None) -> None:
+    verdict = judge_password(password, email=email, name=name)
+    if not verdict.acceptable:
+        raise PasswordRejected(verdict.warning or "This password is not strong enough.")
+
+
+async def change_password(
+    session: AsyncSession, auth: Authenticated, *, current: str, new: str, now: datetime
+) -> None:
+    user = auth.user
+    if not await passwords.verify_password(user.password_hash, current):
+        event = AuditEvent(
+            action="auth.password_change",
+            outcome="failed",
+            actor_id=user.id,
+            actor_email=user.email,
+            target_type="user",
+            target_id=str(user.id),
+            detail={"reason": "wrong_current_password"},
+        )
+        raise InvalidCredentials(
+            "The current password is not correct.", durable=[record_later(event, now=now)]
+        )
+    if current == new:
+        raise PasswordRejected("Choose a password different from the current one.")
+    check_new_password(new, email=user.email, name=user.name)
+    user.password_hash = await passwords.hash_password(new)
+    user.must_change_password = False
+    user.password_changed_at = now
+    await repository.revoke_login_sessions(session, user.id, now, keep=auth.login.id)
+    await record(
+        session,
+        AuditEvent(
+            action="auth.password_change",
+            actor_id=user.id,
+            actor_email=user.email,
+            target_type="user",
+            target_id=str(user.id),
+        ),
+        now=now,
+    )
+    await session.flush()
+
+
+async def bootstrap_super_admin(
+    session: AsyncSession, *, email: str, password: str, name: str, now: datetime
+) -> bool:
+    """Create the first super admin unless one exists; never touches an existing account."""
+    if await repository.any_super_admin(session):
+        return False
+    email = email.strip().lower()
+    existing = await repository.user_by_email(session, email)
+    if existing is not None:
+        return False
+    session.add(
+        User(
+            id=new_id(),
+            email=email,
+            name=name,
+            password_hash=await passwords.hash_password(password),
+            must_change_password=False,
+            is_super_admin=True,
+            active=True,
+            created_at=now,
+            password_changed_at=now,
+        )
+    )
+    await record(
+        session,
+        AuditEvent(action="user.bootstrap_super_admin", target_type="user", target_id=email),
+        now=now,
+    )
+    await session.flush()
+    return True

@@ -1,0 +1,1 @@
+"""Shared building blocks: settings, database, errors, clock, ids, pagination."""

@@ -1,0 +1,85 @@
+"""The database engine, sessions, model base and the transaction helpers the edges use."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import MetaData
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.orm import DeclarativeBase
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def async_url(url: str) -> str:
+    """Normalise a PostgreSQL URL to the asyncpg dialect."""
+    for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    raise ValueError(f"not a PostgreSQL URL: {url}")
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    return create_async_engine(
+        async_url(url), pool_size=pool_size, max_overflow=10, pool_pre_ping=False
+    )
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+RETRYABLE_SQLSTATES = {"40001", "40P01"}  # serialization failure, deadlock detected
+T = TypeVar("T")
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    orig: Any = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+
+
+async def run_in_transaction(
+    sessions: async_sessionmaker[AsyncSession],
+    work: Callable[[AsyncSession], Awaitable[T]],
+    *,
+    attempts: int = 5,
+) -> T:
+    """Run `work` in one transaction, retrying serialization failures and deadlocks."""
+    for attempt in range(1, attempts + 1):
+        async with sessions() as session:
+            try:
+                result = await work(session)
+                await session.commit()
+                return result
+            except DBAPIError as exc:
+                await session.rollback()
+                if sqlstate(exc) in RETRYABLE_SQLSTATES and attempt < attempts:
+                    await asyncio.sleep(0.01 * 2**attempt)
+                    continue
+                raise
+    raise AssertionError("unreachable")
+
+
+@asynccontextmanager
+async def transaction(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    async with sessions() as session, session.begin():
+        yield session

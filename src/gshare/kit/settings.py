@@ -1,0 +1,75 @@
+"""Configuration: GSHARE_* environment variables and .env, validated once at start."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_REPO_CONSOLE = Path(__file__).resolve().parents[3] / "frontend" / "dist"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GSHARE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    database_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL (postgresql://…). Unset: GShare runs its own embedded server.",
+    )
+    data_dir: Path = Field(default=Path(".gshare"), description="Where local state lives.")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    console_dir: Path = Field(default=_REPO_CONSOLE, description="The built console to serve.")
+
+    bootstrap_admin_email: str | None = None
+    bootstrap_admin_password: str | None = None
+    bootstrap_admin_name: str = "Administrator"
+
+    session_idle_timeout: timedelta = timedelta(hours=8)
+    session_absolute_timeout: timedelta = timedelta(days=7)
+    cookie_secure: Literal["auto", "always", "never"] = "auto"
+
+    password_hash_concurrency: int = Field(default=2, ge=1, le=64)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @field_validator("session_idle_timeout", "session_absolute_timeout")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value.total_seconds() <= 0:
+            raise ValueError("must be positive")
+        return value
+
+
+class ConfigurationError(SystemExit):
+    """Stops the process with one line naming the offending variable."""
+
+
+def describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else "?"
+    return f"invalid configuration: GSHARE_{field.upper()}: {first['msg']}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        print(f"gshare: {describe(exc)}", file=sys.stderr)
+        raise ConfigurationError(2) from None

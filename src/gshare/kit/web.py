@@ -1,0 +1,79 @@
+"""HTTP building blocks for every domain's endpoints: transaction, clock, route declarations."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from enum import StrEnum
+from http import HTTPStatus
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.kit.clock import Clock
+from gshare.kit.errors import GShareError
+from gshare.kit.schemas import ErrorBody
+from gshare.kit.settings import Settings
+
+PERMISSION_KEY = "x-gshare-permission"
+
+
+async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """The request's one transaction: committed when the endpoint succeeds, else rolled back.
+
+    A GShareError may carry durable writes (a denial to audit, a failed sign-in to count);
+    they are committed in a fresh transaction after the rollback.
+    """
+    sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
+    async with sessions() as session:
+        try:
+            yield session
+            await session.commit()
+        except GShareError as exc:
+            await session.rollback()
+            if exc.durable:
+                async with sessions() as side, side.begin():
+                    for write in exc.durable:
+                        await write(side)
+            raise
+        except BaseException:
+            await session.rollback()
+            raise
+
+
+def request_now(request: Request) -> datetime:
+    clock: Clock = request.app.state.clock
+    return clock.now()
+
+
+def settings_of(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+DbSession = Annotated[AsyncSession, Depends(db_session)]
+Now = Annotated[datetime, Depends(request_now)]
+AppSettings = Annotated[Settings, Depends(settings_of)]
+
+
+def declare(action: StrEnum, *errors: int) -> dict[str, Any]:
+    """Route keyword arguments that declare the route's permission and its error responses.
+
+    Signed-in routes always list 401 and 403; every route lists 422; the app adds 413 to
+    routes with a body and 429 where declared.
+    """
+    statuses = set(errors) | {422}
+    if action.value != "public":
+        statuses |= {401, 403}
+    return {
+        "openapi_extra": {PERMISSION_KEY: action.value},
+        "responses": {
+            status: {"model": ErrorBody, "description": HTTPStatus(status).phrase}
+            for status in sorted(statuses)
+        },
+    }

@@ -1,0 +1,9 @@
+"""Alembic migrations of the GShare schema, and the one list of every domain's tables."""
+
+from __future__ import annotations
+
+
+def load_all_models() -> None:
+    """Import every domain's tables so Base.metadata is complete."""
+    import gshare.audit.models
+    import gshare.identity.models  # noqa: F401

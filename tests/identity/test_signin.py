@@ -1,0 +1,268 @@
+"""Sign-in hardening, through the real API on a real database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import func, select
+
+from gshare.audit.models import AuditEntry
+from gshare.kit.clock import FrozenClock
+from tests.builders import PASSWORD, Builder
+
+LOGIN = "/api/v1/auth/login"
+NEW_PASSWORD = "orbit-lantern-quiet-river-88"
+
+
+async def test_sign_in_sets_a_hardened_cookie_and_returns_the_csrf_token(build: Builder) -> None:
+    user = await build.user("Ada Lovelace")
+    client = build.anonymous()
+    response = await client.post(LOGIN, json={"email": user.email.upper(), "password": PASSWORD})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["user"]["email"] == user.email
+    assert body["must_change_password"] is False
+    assert len(body["csrf_token"]) >= 32
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith("gshare_session=")
+    assert "HttpOnly" in cookie
+    assert "SameSite=lax" in cookie or "samesite=lax" in cookie.lower()
+    assert "Secure" not in cookie  # plain HTTP in tests
+
+
+async def test_cookie_is_secure_over_https(build: Builder) -> None:
+    user = await build.user()
+    transport = httpx.ASGITransport(app=build.app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://testserver") as client:
+        response = await client.post(LOGIN, json={"email": user.email, "password": PASSWORD})
+    assert response.status_code == 200
+    assert "Secure" in response.headers["set-cookie"]
+
+
+async def test_unknown_email_and_wrong_password_get_the_same_answer(build: Builder) -> None:
+    user = await build.user()
+    client = build.anonymous()
+    wrong = await client.post(LOGIN, json={"email": user.email, "password": "not-the-password1"})
+    unknown = await client.post(
+        LOGIN, json={"email": "nobody@example.org", "password": "not-the-password1"}
+    )
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json() == unknown.json()
+    assert wrong.json()["error"]["code"] == "invalid_credentials"
+
+
+async def test_failed_sign_ins_are_throttled_per_account(build: Builder, clock: FrozenClock) -> None:
+    user = await build.user()
+    for i in range(10):
+        client = build.anonymous(client_ip=f"198.51.100.{i + 20}")
+        response = await client.post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
+        assert response.status_code == 401
+    # The right password is refused too while the account is throttled.
+    client = build.anonymous(client_ip="198.51.100.99")
+    response = await client.post(LOGIN, json={"email": user.email, "password": PASSWORD})
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "too_many_attempts"
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    clock.advance(timedelta(seconds=61))
+    response = await client.post(LOGIN, json={"email": user.email, "password": PASSWORD})
+    assert response.status_code == 200
+
+
+async def test_hourly_account_limit(build: Builder, clock: FrozenClock) -> None:
+    user = await build.user()
+    for i in range(100):
+        client = build.anonymous(client_ip=f"10.0.{i // 200}.{i % 200}")
+        if i % 10 == 0:
+            clock.advance(timedelta(seconds=61))
+        response = await client.post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
+        assert response.status_code == 401, i
+    clock.advance(timedelta(seconds=61))
+    response = await build.anonymous().post(LOGIN, json={"email": user.email, "password": PASSWORD})
+    assert response.status_code == 429
+    assert int(response.headers["Retry-After"]) > 60
+
+
+async def test_failed_sign_ins_are_throttled_per_client(build: Builder) -> None:
+    client = build.anonymous(client_ip="192.0.2.50")
+    for i in range(30):
+        response = await client.post(
+            LOGIN, json={"email": f"guess{i}@example.org", "password": "wrong-pass-123"}
+        )
+        assert response.status_code == 401
+    response = await client.post(
+        LOGIN, json={"email": "guess-more@example.org", "password": "wrong-pass-123"}
+    )
+    assert response.status_code == 429
+    assert "Retry-After" in response.headers
+
+
+async def test_failed_sign_in_is_audited_even_though_the_request_failed(
+    build: Builder, sessions
+) -> None:
+    user = await build.user()
+    await build.anonymous().post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
+    async with sessions() as session:
+        rows = (
+            await session.scalars(select(AuditEntry).where(AuditEntry.action == "auth.login"))
+        ).all()
+    assert [(r.outcome, r.target_id, r.detail["reason"]) for r in rows] == [
+        ("failed", user.email, "wrong_password")
+    ]
+
+
+async def test_state_changes_need_the_csrf_header(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    token = client.headers.pop("X-CSRF-Token")
+    response = await client.post("/api/v1/orgs", json={"name": "Physics"})
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "csrf_failed"
+    response = await client.post(
+        "/api/v1/orgs", json={"name": "Physics"}, headers={"X-CSRF-Token": "x" + token[1:]}
+    )
+    assert response.status_code == 403
+    response = await client.post(
+        "/api/v1/orgs", json={"name": "Physics"}, headers={"X-CSRF-Token": token}
+    )
+    assert response.status_code == 201
+    me = await client.get("/api/v1/me")
+    assert me.json()["csrf_token"] == token
+
+
+async def test_a_new_user_must_change_the_password_first(build: Builder) -> None:
+    user = await build.user("Grace Hopper", must_change=True)
+    client = await build.signed_in(user)
+    me = await client.get("/api/v1/me")
+    assert me.status_code == 200
+    assert me.json()["must_change_password"] is True
+    blocked = await client.get("/api/v1/orgs")
+    assert blocked.status_code == 403
+    assert blocked.json()["error"]["code"] == "password_change_required"
+    weak = await client.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": "password1234"},
+    )
+    assert weak.status_code == 400
+    assert weak.json()["error"]["code"] == "password_rejected"
+    personal = await client.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": "grace-hopper-zebra-77"},
+    )
+    assert personal.status_code == 400
+    changed = await client.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": NEW_PASSWORD},
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["must_change_password"] is False
+    assert (await client.get("/api/v1/orgs")).status_code == 200
+
+
+async def test_password_change_needs_the_current_password(build: Builder) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    response = await client.post(
+        "/api/v1/auth/password",
+        json={"current_password": "not-my-password-1", "new_password": NEW_PASSWORD},
+    )
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_credentials"
+
+
+async def test_password_change_ends_the_other_sessions(build: Builder) -> None:
+    user = await build.user()
+    laptop = await build.signed_in(user)
+    phone = await build.signed_in(user)
+    response = await laptop.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": NEW_PASSWORD},
+    )
+    assert response.status_code == 200
+    assert (await laptop.get("/api/v1/me")).status_code == 200
+    assert (await phone.get("/api/v1/me")).status_code == 401
+    assert (await build.signed_in(user, NEW_PASSWORD)).headers["X-CSRF-Token"]
+
+
+async def test_sign_out_revokes_the_session(build: Builder) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    cookie = client.cookies.get("gshare_session")
+    assert (await client.post("/api/v1/auth/logout")).status_code == 204
+    replay = build.anonymous()
+    replay.cookies.set("gshare_session", cookie)
+    assert (await replay.get("/api/v1/me")).status_code == 401
+
+
+async def test_idle_timeout_ends_the_session(build: Builder, clock: FrozenClock) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    clock.advance(timedelta(hours=7, minutes=59))
+    assert (await client.get("/api/v1/me")).status_code == 200  # activity keeps it alive
+    clock.advance(timedelta(hours=7, minutes=59))
+    assert (await client.get("/api/v1/me")).status_code == 200
+    clock.advance(timedelta(hours=8))
+    response = await client.get("/api/v1/me")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "session_expired"
+
+
+async def test_absolute_timeout_ends_even_an_active_session(
+    build: Builder, clock: FrozenClock
+) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    started = clock.now()
+    while clock.now() - started < timedelta(days=8):
+        clock.advance(timedelta(hours=7))  # active every 7 hours, never idle for 8
+        if (await client.get("/api/v1/me")).status_code != 200:
+            break
+    assert clock.now() - started == timedelta(days=7)
+
+
+async def test_deactivating_a_user_ends_their_sessions_at_once(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    user = await build.user()
+    admin_client = await build.signed_in(admin)
+    user_client = await build.signed_in(user)
+    response = await admin_client.patch(f"/api/v1/users/{user.id}", json={"active": False})
+    assert response.status_code == 200
+    assert response.json()["active"] is False
+    assert (await user_client.get("/api/v1/me")).status_code == 401
+    again = await build.anonymous().post(LOGIN, json={"email": user.email, "password": PASSWORD})
+    assert again.status_code == 401
+
+
+async def test_password_check_reports_the_estimators_verdict(build: Builder) -> None:
+    user = await build.user("Alan Turing", must_change=True)
+    client = await build.signed_in(user)
+    weak = (await client.post("/api/v1/auth/password-check", json={"password": "alanturing123"}))
+    assert weak.status_code == 200
+    assert weak.json()["acceptable"] is False
+    strong = await client.post("/api/v1/auth/password-check", json={"password": NEW_PASSWORD})
+    assert strong.json()["acceptable"] is True
+    assert strong.json()["score"] >= 3
+
+
+async def test_long_passwords_up_to_256_characters_are_accepted(build: Builder) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    long_password = "correct horse battery staple " * 8  # 232 characters
+    response = await client.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": long_password},
+    )
+    assert response.status_code == 200, response.text
+    assert await build.signed_in(user, long_password)
+
+
+async def test_login_records_one_audit_entry(build: Builder, sessions) -> None:
+    user = await build.user()
+    await build.signed_in(user)
+    async with sessions() as session:
+        count = await session.scalar(
+            select(func.count()).where(
+                AuditEntry.action == "auth.login", AuditEntry.outcome == "allowed"
+            )
+        )
+    assert count == 1
