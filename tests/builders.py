@@ -97,7 +97,10 @@ class Builder:
     async def org_admin(self, user: User, org: Organization) -> None:
         await self._add(
             AdminGrant(
-                id=uuid.uuid4(), user_id=user.id, role="org_admin", org_id=org.id,
+                id=uuid.uuid4(),
+                user_id=user.id,
+                role="org_admin",
+                org_id=org.id,
                 created_at=self.clock.now(),
             )
         )
@@ -105,7 +108,10 @@ class Builder:
     async def group_admin(self, user: User, group: Group) -> None:
         await self._add(
             AdminGrant(
-                id=uuid.uuid4(), user_id=user.id, role="group_admin", group_id=group.id,
+                id=uuid.uuid4(),
+                user_id=user.id,
+                role="group_admin",
+                group_id=group.id,
                 created_at=self.clock.now(),
             )
         )

@@ -95,4 +95,3 @@ async def build(
     builder = Builder(sessions, clock, app)
     yield builder
     await builder.close()
-

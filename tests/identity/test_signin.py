@@ -52,11 +52,15 @@ async def test_unknown_email_and_wrong_password_get_the_same_answer(build: Build
     assert wrong.json()["error"]["code"] == "invalid_credentials"
 
 
-async def test_failed_sign_ins_are_throttled_per_account(build: Builder, clock: FrozenClock) -> None:
+async def test_failed_sign_ins_are_throttled_per_account(
+    build: Builder, clock: FrozenClock
+) -> None:
     user = await build.user()
     for i in range(10):
         client = build.anonymous(client_ip=f"198.51.100.{i + 20}")
-        response = await client.post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
+        response = await client.post(
+            LOGIN, json={"email": user.email, "password": "wrong-pass-123"}
+        )
         assert response.status_code == 401
     # The right password is refused too while the account is throttled.
     client = build.anonymous(client_ip="198.51.100.99")
@@ -75,7 +79,9 @@ async def test_hourly_account_limit(build: Builder, clock: FrozenClock) -> None:
         client = build.anonymous(client_ip=f"10.0.{i // 200}.{i % 200}")
         if i % 10 == 0:
             clock.advance(timedelta(seconds=61))
-        response = await client.post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
+        response = await client.post(
+            LOGIN, json={"email": user.email, "password": "wrong-pass-123"}
+        )
         assert response.status_code == 401, i
     clock.advance(timedelta(seconds=61))
     response = await build.anonymous().post(LOGIN, json={"email": user.email, "password": PASSWORD})
@@ -236,7 +242,7 @@ async def test_deactivating_a_user_ends_their_sessions_at_once(build: Builder) -
 async def test_password_check_reports_the_estimators_verdict(build: Builder) -> None:
     user = await build.user("Alan Turing", must_change=True)
     client = await build.signed_in(user)
-    weak = (await client.post("/api/v1/auth/password-check", json={"password": "alanturing123"}))
+    weak = await client.post("/api/v1/auth/password-check", json={"password": "alanturing123"})
     assert weak.status_code == 200
     assert weak.json()["acceptable"] is False
     strong = await client.post("/api/v1/auth/password-check", json={"password": NEW_PASSWORD})

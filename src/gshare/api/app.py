@@ -74,6 +74,7 @@ def create_app(
         docs_url="/api/v1/docs",
         redoc_url=None,
         lifespan=lifespan,
+        generate_unique_id_function=lambda route: route.name,
     )
     app.state.settings = settings
     app.state.clock = clock or SystemClock()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, false, or_, select
+from sqlalchemy import ColumnElement, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.models import AuditEntry
@@ -65,9 +65,6 @@ async def list_entries(
     if page.after is not None:
         conditions.append(AuditEntry.id < int(page.after[0]))
     query = (
-        select(AuditEntry)
-        .where(and_(*conditions))
-        .order_by(AuditEntry.id.desc())
-        .limit(page.limit + 1)
+        select(AuditEntry).where(*conditions).order_by(AuditEntry.id.desc()).limit(page.limit + 1)
     )
     return (await session.scalars(query)).all()

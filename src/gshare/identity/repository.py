@@ -344,7 +344,7 @@ async def grants(
     if page is not None:
         query = query.limit(page.limit + 1)
     rows = (await session.execute(query)).all()
-    return [GrantView(r[0], r[1], r[2] if r[0].org_id else None, r[3], r[4]) for r in rows]
+    return [GrantView(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
 async def grant(

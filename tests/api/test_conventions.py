@@ -1,0 +1,90 @@
+"""API conventions: error shape, unknown fields, body size, pagination, health."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.builders import Builder
+
+
+async def test_health_and_readiness(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready"}
+
+
+async def test_unknown_fields_are_rejected(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    response = await client.post("/api/v1/orgs", json={"name": "Chemistry", "budget": 5})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert "budget" in error["message"]
+    assert (await client.get("/api/v1/orgs")).json()["items"] == []
+
+
+async def test_bodies_over_one_mebibyte_are_refused(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    big = '{"name": "' + "x" * (1024 * 1024) + '"}'
+    response = await client.post(
+        "/api/v1/orgs", content=big, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+
+    async def chunks():
+        yield b'{"name": "'
+        for _ in range(20):
+            yield b"y" * 65536
+        yield b'"}'
+
+    streamed = await client.post(
+        "/api/v1/orgs", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert (await client.get("/api/v1/orgs")).json()["items"] == []
+
+
+async def test_errors_never_leak_a_trace(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/api/v1/auth/login", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert set(response.json()) == {"error"}
+    assert "Traceback" not in response.text
+
+
+async def test_lists_paginate_with_a_cursor(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    for i in range(5):
+        await build.org(f"Org {i}")
+        build.clock.advance(__import__("datetime").timedelta(seconds=1))
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        params = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+        page = (await client.get("/api/v1/orgs", params=params)).json()
+        seen += [o["name"] for o in page["items"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"Org {i}" for i in range(5)]
+    assert pages == 3
+    bad = await client.get("/api/v1/orgs", params={"cursor": "%%%"})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "invalid_cursor"
+    too_many = await client.get("/api/v1/orgs", params={"limit": 500})
+    assert too_many.status_code == 422
+
+
+async def test_responses_carry_security_headers(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/me")
+    assert response.status_code == 401
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cache-control"] == "no-store"
