@@ -69,7 +69,11 @@ def clock() -> FrozenClock:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", console_dir=tmp_path / "no-console")
+    # The caller cache is off here: builders write straight to the database without announcing
+    # it. tests/identity/test_principal_cache.py covers the cache against real notifications.
+    return Settings(
+        data_dir=tmp_path / "data", console_dir=tmp_path / "no-console", auth_cache_seconds=0
+    )
 
 
 @pytest.fixture

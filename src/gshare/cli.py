@@ -122,6 +122,7 @@ def serve(settings: Settings, url: str) -> None:
             log_level=settings.log_level,
             proxy_headers=True,
             server_header=False,
+            access_log=settings.log_level in ("debug", "info"),
         )
         server = uvicorn.Server(config)
         print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)

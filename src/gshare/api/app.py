@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,13 @@ from gshare import __version__
 from gshare.api import errors
 from gshare.api.middleware import BodyLimit, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.events.notify import AUTH_CHANNEL, Listener
 from gshare.identity import passwords
 from gshare.identity.endpoints import router as identity_router
 from gshare.identity.permissions import Action
+from gshare.identity.principals import PrincipalCache
 from gshare.kit.clock import Clock, SystemClock
-from gshare.kit.db import make_engine, make_sessionmaker
+from gshare.kit.db import make_engine, make_sessionmaker, plain_url
 from gshare.kit.errors import ServiceUnavailable
 from gshare.kit.schema_version import current_revision, head_revision
 from gshare.kit.settings import Settings
@@ -59,10 +62,18 @@ def create_app(
         own_engine = engine is None
         app.state.engine = engine or make_engine(database_url)
         app.state.sessions = make_sessionmaker(app.state.engine)
+        cache: PrincipalCache = app.state.principals
+        listener = Listener(
+            plain_url(database_url),
+            {AUTH_CHANNEL: cache.invalidate},
+            on_connected=cache.connection_changed,
+        )
         try:
             await check_schema(app.state.engine)
+            await listener.start()
             yield
         finally:
+            await listener.stop()
             if own_engine:
                 await app.state.engine.dispose()
 
@@ -75,10 +86,14 @@ def create_app(
         redoc_url=None,
         lifespan=lifespan,
         generate_unique_id_function=lambda route: route.name,
+        # GShare exports no OpenTelemetry data; skip the per-request instrumentation checks.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     app.state.clock = clock or SystemClock()
+    app.state.principals = PrincipalCache(ttl=timedelta(seconds=settings.auth_cache_seconds))
     errors.install(app)
+    # Not FastAPI's max_body_size: Starlette's limiter answers in plain text, not GShare's JSON.
     app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders)
     app.include_router(identity_router)

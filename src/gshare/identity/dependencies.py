@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from gshare.identity import repository
 from gshare.identity.authz import Context
-from gshare.identity.signin import Authenticated, SessionPolicy, authenticate, csrf_matches
-from gshare.kit.errors import Forbidden
+from gshare.identity.principals import Principal, PrincipalCache
+from gshare.identity.signin import (
+    SessionPolicy,
+    authenticate,
+    check_live,
+    csrf_matches,
+    needs_touch,
+    token_hash,
+)
+from gshare.kit.errors import Forbidden, NotAuthenticated
 from gshare.kit.settings import Settings
-from gshare.kit.web import DbSession, Now, client_of, settings_of
+from gshare.kit.web import DbSession, Now, client_of, request_now, sessions_of, settings_of
 
 COOKIE = "gshare_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -21,45 +32,74 @@ def session_policy(settings: Settings) -> SessionPolicy:
     return SessionPolicy(settings.session_idle_timeout, settings.session_absolute_timeout)
 
 
-async def _authenticated(
-    request: Request, session: DbSession, now: Now, *, allow_pending_password: bool
-) -> Authenticated:
-    auth = await authenticate(
-        session,
-        request.cookies.get(COOKIE),
-        now=now,
-        policy=session_policy(settings_of(request)),
-    )
+def principal_cache(request: Request) -> PrincipalCache:
+    cache: PrincipalCache = request.app.state.principals
+    return cache
+
+
+async def _load(request: Request, key: bytes, now: datetime, policy: SessionPolicy) -> Principal:
+    """From the cache for reads, else from the database in a short transaction of its own."""
+    cache = principal_cache(request)
+    reading = request.method in SAFE_METHODS
+    if reading:
+        entry = cache.get(key, now)
+        if entry is not None:
+            try:
+                check_live(entry.principal, now=now, policy=policy)
+                return entry.principal
+            except NotAuthenticated:
+                pass  # the database has the last word
+    epoch = cache.epoch
+    async with sessions_of(request)() as session, session.begin():
+        principal = await authenticate(session, key, now=now, policy=policy)
+    if reading:
+        cache.put(key, principal, now, epoch)
+    return principal
+
+
+async def _principal(request: Request, *, allow_pending_password: bool) -> Principal:
+    now = await request_now(request)
+    token = request.cookies.get(COOKIE)
+    if not token or len(token) > 128:
+        raise NotAuthenticated()
+    key = token_hash(token)
+    policy = session_policy(settings_of(request))
+    principal = await _load(request, key, now, policy)
+    if needs_touch(principal, now):
+        async with sessions_of(request)() as session, session.begin():
+            await repository.touch_login_session(session, principal.login_id, now)
+        principal_cache(request).touched(key, now)
+        principal = replace(principal, last_seen_at=now)
     if request.method not in SAFE_METHODS and not csrf_matches(
-        auth.login, request.headers.get(CSRF_HEADER)
+        principal, request.headers.get(CSRF_HEADER)
     ):
         raise Forbidden("Missing or wrong X-CSRF-Token header.", code="csrf_failed")
-    if auth.user.must_change_password and not allow_pending_password:
+    if principal.must_change_password and not allow_pending_password:
         raise Forbidden(
             "Change your password before doing anything else.", code="password_change_required"
         )
-    request.state.actor_id = auth.user.id
-    return auth
+    request.state.principal_key = key
+    return principal
 
 
-async def signed_in(request: Request, session: DbSession, now: Now) -> Authenticated:
-    return await _authenticated(request, session, now, allow_pending_password=False)
+async def signed_in(request: Request) -> Principal:
+    return await _principal(request, allow_pending_password=False)
 
 
-async def signed_in_pending_ok(request: Request, session: DbSession, now: Now) -> Authenticated:
+async def signed_in_pending_ok(request: Request) -> Principal:
     """For the few calls allowed before the first password change."""
-    return await _authenticated(request, session, now, allow_pending_password=True)
+    return await _principal(request, allow_pending_password=True)
 
 
 async def context(
     request: Request,
     session: DbSession,
     now: Now,
-    auth: Annotated[Authenticated, Depends(signed_in)],
+    principal: Annotated[Principal, Depends(signed_in)],
 ) -> Context:
-    return Context(session=session, actor=auth.actor, now=now, client=client_of(request))
+    return Context(session=session, actor=principal.actor, now=now, client=client_of(request))
 
 
-Auth = Annotated[Authenticated, Depends(signed_in)]
-PendingAuth = Annotated[Authenticated, Depends(signed_in_pending_ok)]
+SignedIn = Annotated[Principal, Depends(signed_in)]
+PendingOk = Annotated[Principal, Depends(signed_in_pending_ok)]
 Ctx = Annotated[Context, Depends(context)]

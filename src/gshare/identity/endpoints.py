@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated
 
@@ -13,11 +14,13 @@ from gshare.identity import repository, service, signin
 from gshare.identity.dependencies import (
     COOKIE,
     Ctx,
-    PendingAuth,
+    PendingOk,
+    principal_cache,
     session_policy,
 )
 from gshare.identity.password_policy import MIN_LENGTH, judge_password
 from gshare.identity.permissions import Action
+from gshare.identity.principals import Principal
 from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.schemas import (
     AdminGrantOut,
@@ -46,7 +49,15 @@ from gshare.identity.schemas import (
     UserUpdate,
 )
 from gshare.kit.pagination import page_request
-from gshare.kit.web import AppSettings, DbSession, Now, client_of, declare
+from gshare.kit.web import (
+    AppSettings,
+    DbSession,
+    Now,
+    client_of,
+    declare,
+    request_now,
+    sessions_of,
+)
 
 router = APIRouter(prefix="/api/v1")
 Limit = Annotated[int | None, Query(ge=1, le=200)]
@@ -86,10 +97,9 @@ def grant_out(view: GrantView) -> AdminGrantOut:
     )
 
 
-async def me_out(session: AsyncSession, auth: signin.Authenticated, now: datetime) -> MeOut:
-    user = auth.user
-    roles = [RoleGrantOut(role="super_admin")] if user.is_super_admin else []
-    for view in await repository.grants(session, user_id=user.id):
+async def me_out(session: AsyncSession, principal: Principal, now: datetime) -> MeOut:
+    roles = [RoleGrantOut(role="super_admin")] if principal.is_super_admin else []
+    for view in await repository.grants(session, user_id=principal.user_id):
         roles.append(
             RoleGrantOut(
                 role=view.grant.role,
@@ -99,13 +109,21 @@ async def me_out(session: AsyncSession, auth: signin.Authenticated, now: datetim
                 group_name=view.group_name,
             )
         )
-    memberships = await repository.memberships(session, user_id=user.id)
+    memberships = await repository.memberships(session, user_id=principal.user_id)
     return MeOut(
-        user=UserOut.model_validate(user),
+        user=UserOut(
+            id=principal.user_id,
+            email=principal.email,
+            name=principal.name,
+            active=principal.active,
+            must_change_password=principal.must_change_password,
+            is_super_admin=principal.is_super_admin,
+            created_at=principal.created_at,
+        ),
         roles=roles,
         memberships=[membership_out(v, now) for v in memberships],
-        csrf_token=auth.login.csrf_token,
-        must_change_password=user.must_change_password,
+        csrf_token=principal.csrf_token,
+        must_change_password=principal.must_change_password,
     )
 
 
@@ -151,25 +169,25 @@ async def login(
 
 
 @router.post("/auth/logout", status_code=204, **declare(Action.SELF))
-async def logout(auth: PendingAuth, session: DbSession, now: Now, response: Response) -> None:
-    await signin.logout(session, auth, now=now)
+async def logout(principal: PendingOk, session: DbSession, now: Now, response: Response) -> None:
+    await signin.logout(session, principal, now=now)
     response.delete_cookie(COOKIE, path="/")
 
 
 @router.post("/auth/password", response_model=MeOut, **declare(Action.SELF, 400))
 async def change_password(
-    body: PasswordChangeRequest, auth: PendingAuth, session: DbSession, now: Now
+    body: PasswordChangeRequest, principal: PendingOk, session: DbSession, now: Now
 ) -> MeOut:
     await signin.change_password(
-        session, auth, current=body.current_password, new=body.new_password, now=now
+        session, principal, current=body.current_password, new=body.new_password, now=now
     )
-    return await me_out(session, auth, now)
+    return await me_out(session, replace(principal, must_change_password=False), now)
 
 
 @router.post("/auth/password-check", response_model=PasswordCheckOut, **declare(Action.SELF))
-async def password_check(body: PasswordCheckRequest, auth: PendingAuth) -> PasswordCheckOut:
-    email = body.email if body.email is not None else auth.user.email
-    name = body.name if body.name is not None else auth.user.name
+async def password_check(body: PasswordCheckRequest, principal: PendingOk) -> PasswordCheckOut:
+    email = body.email if body.email is not None else principal.email
+    name = body.name if body.name is not None else principal.name
     verdict = judge_password(body.password, email=email, name=name)
     return PasswordCheckOut(
         acceptable=verdict.acceptable,
@@ -181,8 +199,20 @@ async def password_check(body: PasswordCheckRequest, auth: PendingAuth) -> Passw
 
 
 @router.get("/me", response_model=MeOut, **declare(Action.SELF))
-async def me(auth: PendingAuth, session: DbSession, now: Now) -> MeOut:
-    return await me_out(session, auth, now)
+async def me(request: Request, principal: PendingOk) -> Response:
+    """The caller: account, roles, memberships and the CSRF token. Served from the cache when
+    the caller's view has not changed since it was last built."""
+    cache = principal_cache(request)
+    key: bytes = request.state.principal_key
+    now = await request_now(request)
+    entry = cache.get(key, now)
+    if entry is not None and entry.me_body is not None:
+        return Response(entry.me_body, media_type="application/json")
+    epoch = cache.epoch
+    async with sessions_of(request)() as session:
+        body = (await me_out(session, principal, now)).model_dump_json().encode()
+    cache.remember_body(key, body, epoch)
+    return Response(body, media_type="application/json")
 
 
 # ---- organizations -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from gshare.identity import passwords, repository
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.models import AdminGrant, Group, Membership, Organization, User
 from gshare.identity.permissions import Action, Scope, UserScope
+from gshare.identity.principals import announce_tenancy_changed, announce_user_changed
 from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.signin import check_new_password
 from gshare.kit.errors import BadRequest, Conflict, NotFound
@@ -76,6 +77,7 @@ async def update_org(ctx: Context, org_id: uuid.UUID, name: str | None) -> Organ
     if name is not None and name != org.name:
         old, org.name = org.name, name
         await _unique(ctx, f"An organization named {name!r}")
+        await announce_tenancy_changed(ctx.session)
         await audit(
             ctx,
             Action.ORG_UPDATE,
@@ -93,6 +95,7 @@ async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
     if await repository.org_has_groups(ctx.session, org.id):
         raise Conflict("Delete the organization's groups first.", code="org_not_empty")
     await ctx.session.delete(org)
+    await announce_tenancy_changed(ctx.session)
     await audit(
         ctx,
         Action.ORG_DELETE,
@@ -159,6 +162,7 @@ async def update_group(ctx: Context, group_id: uuid.UUID, name: str | None) -> G
     if name is not None and name != group.name:
         old, group.name = group.name, name
         await _unique(ctx, f"A group named {name!r} in this organization")
+        await announce_tenancy_changed(ctx.session)
         await audit(
             ctx,
             Action.GROUP_UPDATE,
@@ -177,6 +181,7 @@ async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
     if await repository.group_has_members(ctx.session, group.id):
         raise Conflict("Remove the group's members first.", code="group_not_empty")
     await ctx.session.delete(group)
+    await announce_tenancy_changed(ctx.session)
     await audit(
         ctx,
         Action.GROUP_DELETE,
@@ -294,6 +299,7 @@ async def update_user(
         if not active:
             await repository.revoke_login_sessions(ctx.session, user.id, ctx.now)
     if changes:
+        await announce_user_changed(ctx.session, user.id)
         org_id, group_id = (None, None)
         if len(scope.groups) == 1:
             group_id, org_id = next(iter(scope.groups.items()))
@@ -354,6 +360,7 @@ async def put_member(
     else:
         membership.role, membership.expires_at = role, expires_at
     await ctx.session.flush()
+    await announce_user_changed(ctx.session, user.id)
     await audit(
         ctx,
         "group.members.put",
@@ -374,6 +381,7 @@ async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -
     if membership is None:
         raise NotFound("That user is not a member of this group.", code="membership_not_found")
     await ctx.session.delete(membership)
+    await announce_user_changed(ctx.session, user_id)
     await audit(
         ctx,
         "group.members.delete",
@@ -454,6 +462,7 @@ async def _put_grant(
         )
         ctx.session.add(grant)
         await ctx.session.flush()
+        await announce_user_changed(ctx.session, user.id)
         await audit(
             ctx,
             f"{role}.grant",
@@ -497,6 +506,7 @@ async def _delete_grant(
     if grant is None:
         raise NotFound("That user holds no such admin role.", code="grant_not_found")
     await ctx.session.delete(grant)
+    await announce_user_changed(ctx.session, user_id)
     await audit(
         ctx,
         f"{role}.revoke",

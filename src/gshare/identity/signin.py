@@ -14,7 +14,7 @@ from gshare.audit.service import AuditEvent, record, record_later
 from gshare.identity import passwords, repository
 from gshare.identity.models import LoginSession, User
 from gshare.identity.password_policy import judge_password
-from gshare.identity.permissions import Actor
+from gshare.identity.principals import Principal, announce_user_changed
 from gshare.identity.throttle import ACCOUNT_LIMITS, CLIENT_LIMITS, LONGEST_WINDOW, wait_seconds
 from gshare.kit.errors import (
     BadRequest,
@@ -42,13 +42,6 @@ class PasswordRejected(BadRequest):
 class SessionPolicy:
     idle_timeout: timedelta
     absolute_timeout: timedelta
-
-
-@dataclass(frozen=True)
-class Authenticated:
-    login: LoginSession
-    user: User
-    actor: Actor
 
 
 def token_hash(token: str) -> bytes:
@@ -137,45 +130,73 @@ async def login(
 
 
 async def authenticate(
-    session: AsyncSession, token: str | None, *, now: datetime, policy: SessionPolicy
-) -> Authenticated:
-    """The login session behind a cookie, if it is live; raises NotAuthenticated otherwise."""
-    if not token or len(token) > 128:
-        raise NotAuthenticated()
-    found = await repository.session_with_user(session, token_hash(token))
+    session: AsyncSession, key: bytes, *, now: datetime, policy: SessionPolicy
+) -> Principal:
+    """The live login session behind a cookie token's hash; raises NotAuthenticated otherwise."""
+    found = await repository.session_with_user(session, key)
     if found is None:
         raise NotAuthenticated()
     login_session, user = found
-    if (
-        login_session.revoked_at is not None
-        or not user.active
-        or now >= login_session.expires_at
-        or now - login_session.last_seen_at >= policy.idle_timeout
-    ):
+    if login_session.revoked_at is not None or not user.active:
         raise NotAuthenticated("Your sign-in has ended. Sign in again.", code="session_expired")
-    if now - login_session.last_seen_at >= TOUCH_EVERY:
-        login_session.last_seen_at = now
-        await repository.touch_login_session(session, login_session.id, now)
     rows = await repository.role_rows(session, user.id)
-    return Authenticated(login_session, user, repository.actor_from_rows(user, rows, now))
+    principal = Principal(
+        login_id=login_session.id,
+        csrf_token=login_session.csrf_token,
+        login_expires_at=login_session.expires_at,
+        last_seen_at=login_session.last_seen_at,
+        user_id=user.id,
+        email=user.email,
+        name=user.name,
+        is_super_admin=user.is_super_admin,
+        must_change_password=user.must_change_password,
+        active=user.active,
+        created_at=user.created_at,
+        actor=repository.actor_from_rows(user, rows, now),
+        changes_at=min(
+            (r.expires_at for r in rows if r.expires_at is not None and r.expires_at > now),
+            default=None,
+        ),
+    )
+    check_live(principal, now=now, policy=policy)
+    return principal
 
 
-def csrf_matches(login_session: LoginSession, presented: str | None) -> bool:
+def check_live(principal: Principal, *, now: datetime, policy: SessionPolicy) -> None:
+    if now >= principal.login_expires_at or now - principal.last_seen_at >= policy.idle_timeout:
+        raise NotAuthenticated("Your sign-in has ended. Sign in again.", code="session_expired")
+
+
+def needs_touch(principal: Principal, now: datetime) -> bool:
+    return now - principal.last_seen_at >= TOUCH_EVERY
+
+
+def csrf_matches(principal: Principal, presented: str | None) -> bool:
     return presented is not None and hmac.compare_digest(
-        presented.encode(), login_session.csrf_token.encode()
+        presented.encode(), principal.csrf_token.encode()
     )
 
 
-async def logout(session: AsyncSession, auth: Authenticated, *, now: datetime) -> None:
-    auth.login.revoked_at = now
+async def _own_rows(session: AsyncSession, principal: Principal) -> tuple[User, LoginSession]:
+    user = await repository.user_by_id(session, principal.user_id)
+    login_session = await session.get(LoginSession, principal.login_id)
+    if user is None or login_session is None:
+        raise NotAuthenticated()
+    return user, login_session
+
+
+async def logout(session: AsyncSession, principal: Principal, *, now: datetime) -> None:
+    _, login_session = await _own_rows(session, principal)
+    login_session.revoked_at = now
+    await announce_user_changed(session, principal.user_id)
     await record(
         session,
         AuditEvent(
             action="auth.logout",
-            actor_id=auth.user.id,
-            actor_email=auth.user.email,
+            actor_id=principal.user_id,
+            actor_email=principal.email,
             target_type="user",
-            target_id=str(auth.user.id),
+            target_id=str(principal.user_id),
         ),
         now=now,
     )
@@ -189,9 +210,9 @@ def check_new_password(password: str, *, email: str | None, name: str | None) ->
 
 
 async def change_password(
-    session: AsyncSession, auth: Authenticated, *, current: str, new: str, now: datetime
+    session: AsyncSession, principal: Principal, *, current: str, new: str, now: datetime
 ) -> None:
-    user = auth.user
+    user, login_session = await _own_rows(session, principal)
     if not await passwords.verify_password(user.password_hash, current):
         event = AuditEvent(
             action="auth.password_change",
@@ -211,7 +232,8 @@ async def change_password(
     user.password_hash = await passwords.hash_password(new)
     user.must_change_password = False
     user.password_changed_at = now
-    await repository.revoke_login_sessions(session, user.id, now, keep=auth.login.id)
+    await repository.revoke_login_sessions(session, user.id, now, keep=login_session.id)
+    await announce_user_changed(session, user.id)
     await record(
         session,
         AuditEvent(

@@ -38,6 +38,11 @@ def async_url(url: str) -> str:
     raise ValueError(f"not a PostgreSQL URL: {url}")
 
 
+def plain_url(url: str) -> str:
+    """The same URL for drivers that take plain postgresql:// (asyncpg itself)."""
+    return "postgresql://" + async_url(url)[len("postgresql+asyncpg://") :]
+
+
 def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     return create_async_engine(
         async_url(url), pool_size=pool_size, max_overflow=10, pool_pre_ping=False

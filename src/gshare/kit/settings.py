@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     session_absolute_timeout: timedelta = timedelta(days=7)
     cookie_secure: Literal["auto", "always", "never"] = "auto"
 
+    auth_cache_seconds: float = Field(
+        default=15, ge=0, le=300, description="How long a read may reuse a caller's view; 0: off."
+    )
     password_hash_concurrency: int = Field(default=2, ge=1, le=64)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

@@ -25,7 +25,7 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     A GShareError may carry durable writes (a denial to audit, a failed sign-in to count);
     they are committed in a fresh transaction after the rollback.
     """
-    sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
+    sessions = sessions_of(request)
     async with sessions() as session:
         try:
             yield session
@@ -42,7 +42,13 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
             raise
 
 
-def request_now(request: Request) -> datetime:
+def sessions_of(request: Request) -> async_sessionmaker[AsyncSession]:
+    sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
+    return sessions
+
+
+# Dependencies are coroutines: FastAPI would run plain functions in a worker thread.
+async def request_now(request: Request) -> datetime:
     clock: Clock = request.app.state.clock
     return clock.now()
 
@@ -52,13 +58,17 @@ def settings_of(request: Request) -> Settings:
     return settings
 
 
+async def app_settings(request: Request) -> Settings:
+    return settings_of(request)
+
+
 def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
 DbSession = Annotated[AsyncSession, Depends(db_session)]
 Now = Annotated[datetime, Depends(request_now)]
-AppSettings = Annotated[Settings, Depends(settings_of)]
+AppSettings = Annotated[Settings, Depends(app_settings)]
 
 
 def declare(action: StrEnum, *errors: int) -> dict[str, Any]:

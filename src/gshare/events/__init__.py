@@ -1,0 +1,1 @@
+"""Events between processes: PostgreSQL NOTIFY inside transactions, LISTEN in each process."""
