@@ -1,23 +1,27 @@
-import type { MeOut } from '../api/types';
+import type { MeOut, UserOut } from '../api/types';
 
-// What the console offers each role. The server enforces the real rules;
-// this only hides controls a user could not use anyway.
+// What the console offers each role, mirroring the server's rules. The server
+// still decides; this only hides controls a user could not use anyway.
 export interface Permissions {
   isSuperAdmin: boolean;
   isAnyAdmin: boolean;
   canCreateOrg: boolean;
   canDeleteOrg: boolean;
-  canManageOrgAdmins: boolean;
-  canManageUsers: boolean;
   canEditOrg: (orgId: string) => boolean;
-  canManageGroups: (orgId: string) => boolean;
+  canManageOrgAdmins: (orgId: string) => boolean;
+  canCreateOrDeleteGroups: (orgId: string) => boolean;
   canManageGroupAdmins: (orgId: string) => boolean;
-  canManageMembers: (orgId: string, groupId: string) => boolean;
+  /** Group admins (and admins of its organization) rename the group and manage members. */
+  canManageGroup: (orgId: string, groupId: string) => boolean;
+  /** Only the super admin may create a user outside any group. */
+  mustPickGroupForNewUser: boolean;
+  canSetUserActive: (user: UserOut) => boolean;
 }
 
 export function permissionsFor(me: MeOut): Permissions {
   const roles = me.roles;
   const isSuperAdmin = me.user.is_super_admin || roles.some((r) => r.role === 'super_admin');
+  const isAnyAdmin = isSuperAdmin || roles.length > 0;
   const isOrgAdmin = (orgId: string) =>
     isSuperAdmin || roles.some((r) => r.role === 'org_admin' && r.org_id === orgId);
   const isGroupAdmin = (orgId: string, groupId: string) =>
@@ -25,14 +29,16 @@ export function permissionsFor(me: MeOut): Permissions {
 
   return {
     isSuperAdmin,
-    isAnyAdmin: isSuperAdmin || roles.length > 0,
+    isAnyAdmin,
     canCreateOrg: isSuperAdmin,
     canDeleteOrg: isSuperAdmin,
-    canManageOrgAdmins: isSuperAdmin,
-    canManageUsers: isSuperAdmin || roles.some((r) => r.role === 'org_admin'),
     canEditOrg: isOrgAdmin,
-    canManageGroups: isOrgAdmin,
+    canManageOrgAdmins: isOrgAdmin,
+    canCreateOrDeleteGroups: isOrgAdmin,
     canManageGroupAdmins: isOrgAdmin,
-    canManageMembers: isGroupAdmin,
+    canManageGroup: isGroupAdmin,
+    mustPickGroupForNewUser: !isSuperAdmin,
+    // Whether the target lies fully in this admin's reach is only known to the server.
+    canSetUserActive: (user) => isAnyAdmin && user.id !== me.user.id && (isSuperAdmin || !user.is_super_admin),
   };
 }

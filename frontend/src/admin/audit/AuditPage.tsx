@@ -31,10 +31,18 @@ function Target({ entry }: { entry: AuditEntryOut }) {
 }
 
 function Detail({ detail }: { detail: AuditEntryOut['detail'] }) {
-  if (Object.keys(detail).length === 0) return <>—</>;
+  const entries = Object.entries(detail);
+  if (entries.length === 0) return <>—</>;
   return (
-    <Spoiler maxHeight={40} showLabel="More" hideLabel="Less">
-      <Code block>{JSON.stringify(detail, null, 2)}</Code>
+    <Spoiler maxHeight={54} showLabel="More" hideLabel="Less">
+      {entries.map(([key, value]) => (
+        <Text key={key} size="xs" ff="monospace" style={{ wordBreak: 'break-word' }}>
+          <Text span inherit c="dimmed">
+            {key}:
+          </Text>{' '}
+          {typeof value === 'string' ? value : JSON.stringify(value)}
+        </Text>
+      ))}
     </Spoiler>
   );
 }
@@ -104,12 +112,12 @@ export function AuditPage() {
                   <Table.Td>
                     <Target entry={entry} />
                   </Table.Td>
-                  <Table.Td>
-                    <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]}>
+                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
+                    <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]} style={{ overflow: 'visible' }}>
                       {entry.outcome}
                     </Badge>
                   </Table.Td>
-                  <Table.Td maw={320}>
+                  <Table.Td miw={200} maw={360}>
                     <Detail detail={entry.detail} />
                   </Table.Td>
                 </Table.Tr>

@@ -47,9 +47,10 @@ export function GroupDetailPage() {
             <MembersSection
               groupId={group.data.id}
               groupName={group.data.name}
-              canEdit={can.canManageMembers(group.data.org_id, group.data.id)}
+              canEdit={can.canManageGroup(group.data.org_id, group.data.id)}
             />
-            <GroupAdmins group={group.data} />
+            {/* Only admins of the group may read its admin list. */}
+            {can.canManageGroup(group.data.org_id, group.data.id) && <GroupAdmins group={group.data} />}
           </Stack>
         )}
       </ListState>

@@ -40,6 +40,7 @@ export function GroupsPage() {
   const [params, setParams] = useSearchParams();
   const orgId = params.get('org');
   const firstOrg = orgs.items[0]?.id;
+  const selected = orgs.items.find((org) => org.id === orgId);
 
   useEffect(() => {
     // Default to the first organization so the page is never blank.
@@ -66,7 +67,7 @@ export function GroupsPage() {
           searchable
           maw={360}
         />
-        {orgId && <GroupsSection key={orgId} orgId={orgId} />}
+        {orgId && <GroupsSection key={orgId} orgId={orgId} heading={selected ? `Groups in ${selected.name}` : 'Groups'} />}
       </ListState>
     </Stack>
   );

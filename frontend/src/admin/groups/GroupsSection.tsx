@@ -18,7 +18,7 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
   const deleteGroup = useDeleteGroup();
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<GroupOut | null>(null);
-  const manage = can.canManageGroups(orgId);
+  const manage = can.canCreateOrDeleteGroups(orgId);
 
   return (
     <Stack gap="sm">
@@ -57,11 +57,13 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
                 </Table.Td>
                 <Table.Td>{formatDate(group.created_at)}</Table.Td>
                 <Table.Td>
-                  {manage && (
-                    <Group gap="xs" justify="flex-end">
+                  <Group gap="xs" justify="flex-end">
+                    {can.canManageGroup(orgId, group.id) && (
                       <Button size="xs" variant="default" onClick={() => setRenaming(group)}>
                         Rename
                       </Button>
+                    )}
+                    {manage && (
                       <ConfirmButton
                         label="Delete"
                         title="Delete group"
@@ -69,8 +71,8 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
                         confirmLabel="Delete group"
                         onConfirm={() => deleteGroup.mutateAsync(group.id)}
                       />
-                    </Group>
-                  )}
+                    )}
+                  </Group>
                 </Table.Td>
               </Table.Tr>
             ))}

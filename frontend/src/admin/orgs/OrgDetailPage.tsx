@@ -19,7 +19,7 @@ function OrgAdmins({ orgId, orgName }: { orgId: string; orgName: string }) {
       heading="Organization admins"
       scopeName={orgName}
       grants={grants}
-      canEdit={can.canManageOrgAdmins}
+      canEdit={can.canManageOrgAdmins(orgId)}
     />
   );
 }

@@ -4,6 +4,7 @@ import { errorMessage } from '../../api/errors';
 import { useCreateUser } from '../../api/hooks/users';
 import type { MembershipRole, UserOut } from '../../api/types';
 import { PasswordStrength } from '../../auth/PasswordStrength';
+import { useSession } from '../../auth/session';
 import { SecretInput } from '../../ui/SecretInput';
 import { useAssignableGroups } from './groupOptions';
 
@@ -21,6 +22,7 @@ interface CreateUserModalProps {
 const EMPTY = { email: '', name: '', password: '', groupId: null as string | null, role: 'member' as MembershipRole };
 
 export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalProps) {
+  const { can } = useSession();
   const create = useCreateUser();
   const groups = useAssignableGroups(opened);
   const [form, setForm] = useState(EMPTY);
@@ -42,6 +44,10 @@ export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalP
     const name = form.name.trim();
     if (!email || !name || !form.password) {
       setProblem('Email, name and initial password are required.');
+      return;
+    }
+    if (can.mustPickGroupForNewUser && !form.groupId) {
+      setProblem('Choose a group you administer for the new user.');
       return;
     }
     setProblem(null);
@@ -86,11 +92,11 @@ export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalP
           <PasswordStrength password={form.password} email={form.email.trim()} name={form.name.trim()} />
           <Select
             label="Group"
-            placeholder={groups.isPending ? 'Loading groups…' : 'No group'}
+            placeholder={groups.isPending ? 'Loading groups…' : can.mustPickGroupForNewUser ? 'Choose a group' : 'No group'}
             data={groups.options}
             value={form.groupId}
             onChange={(value) => set('groupId', value)}
-            clearable
+            clearable={!can.mustPickGroupForNewUser}
             searchable
             nothingFoundMessage="No groups available"
           />

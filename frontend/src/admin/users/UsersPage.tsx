@@ -31,7 +31,7 @@ function StatusBadges({ user }: { user: UserOut }) {
 }
 
 export function UsersPage() {
-  const { me, can } = useSession();
+  const { can } = useSession();
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 300);
   const users = useUsers({ q });
@@ -79,7 +79,7 @@ export function UsersPage() {
                 </Table.Td>
                 <Table.Td>{formatDate(user.created_at)}</Table.Td>
                 <Table.Td>
-                  {can.canManageUsers && user.id !== me.user.id && (
+                  {can.canSetUserActive(user) && (
                     <Group justify="flex-end">
                       <ConfirmButton
                         label={user.active ? 'Deactivate' : 'Activate'}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { RoleGrantOut } from '../api/types';
+import { makeMe, SUPER_ADMIN } from '../test/fixtures';
+import { permissionsFor } from './permissions';
+
+const ORG = 'org-1';
+const OTHER_ORG = 'org-2';
+const GROUP = 'group-1';
+
+const grant = (role: RoleGrantOut['role'], org_id: string | null, group_id: string | null): RoleGrantOut => ({
+  role,
+  org_id,
+  group_id,
+  org_name: null,
+  group_name: null,
+});
+
+describe('permissions', () => {
+  it('lets the super admin do everything', () => {
+    const can = permissionsFor(makeMe({}, [SUPER_ADMIN]));
+    expect(can.isAnyAdmin && can.canCreateOrg && can.canDeleteOrg).toBe(true);
+    expect(can.canManageGroup(OTHER_ORG, 'any')).toBe(true);
+    expect(can.mustPickGroupForNewUser).toBe(false);
+  });
+
+  it('limits an org admin to their organization', () => {
+    const can = permissionsFor(makeMe({}, [grant('org_admin', ORG, null)]));
+    expect(can.canCreateOrg).toBe(false);
+    expect(can.canDeleteOrg).toBe(false);
+    expect(can.canEditOrg(ORG)).toBe(true);
+    expect(can.canEditOrg(OTHER_ORG)).toBe(false);
+    expect(can.canManageOrgAdmins(ORG)).toBe(true);
+    expect(can.canCreateOrDeleteGroups(ORG)).toBe(true);
+    expect(can.canManageGroup(ORG, 'any-group-of-org')).toBe(true);
+  });
+
+  it('limits a group admin to their group', () => {
+    const can = permissionsFor(makeMe({}, [grant('group_admin', ORG, GROUP)]));
+    expect(can.isAnyAdmin).toBe(true);
+    expect(can.canEditOrg(ORG)).toBe(false);
+    expect(can.canCreateOrDeleteGroups(ORG)).toBe(false);
+    expect(can.canManageGroupAdmins(ORG)).toBe(false);
+    expect(can.canManageGroup(ORG, GROUP)).toBe(true);
+    expect(can.canManageGroup(ORG, 'group-2')).toBe(false);
+    expect(can.mustPickGroupForNewUser).toBe(true);
+  });
+
+  it('gives plain members no admin controls', () => {
+    const me = makeMe();
+    const can = permissionsFor(me);
+    expect(can.isAnyAdmin).toBe(false);
+    expect(can.canSetUserActive({ ...me.user, id: 'someone-else' })).toBe(false);
+  });
+
+  it('never offers to deactivate yourself', () => {
+    const me = makeMe({}, [SUPER_ADMIN]);
+    expect(permissionsFor(me).canSetUserActive(me.user)).toBe(false);
+  });
+});
