@@ -153,3 +153,39 @@ def test_up_runs_everything_and_a_second_up_finds_the_same_data(tmp_path: Path) 
         second_output = _stop(proc)
     assert password not in second_output
     assert not _postgres_running(data)
+
+
+def test_migrate_creates_the_configured_first_admin_once(tmp_path: Path) -> None:
+    env = _env(
+        GSHARE_DATA_DIR=str(tmp_path / "state"),
+        GSHARE_BOOTSTRAP_ADMIN_EMAIL="root@example.org",
+        GSHARE_BOOTSTRAP_ADMIN_PASSWORD="marble-falcon-ridge-27",
+    )
+    first = subprocess.run(
+        [*GSHARE, "migrate"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr
+    assert "created the first super admin root@example.org" in first.stderr
+    assert not (tmp_path / "state" / "bootstrap-admin.txt").exists()
+    again = subprocess.run(
+        [*GSHARE, "migrate"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 0
+    assert "created the first super admin" not in again.stderr
+
+
+def test_a_weak_bootstrap_password_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*GSHARE, "migrate"],
+        env=_env(GSHARE_DATA_DIR=str(tmp_path / "s"), GSHARE_BOOTSTRAP_ADMIN_PASSWORD="admin12345"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("gshare: invalid configuration: GSHARE_BOOTSTRAP_ADMIN_PASSWORD:")
+    )

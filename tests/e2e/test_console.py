@@ -118,7 +118,10 @@ async def test_admin_registers_a_user_who_changes_the_password_and_lands(
 ) -> None:
     async with sessions() as session, session.begin():
         await bootstrap_super_admin(
-            session, email=ADMIN_EMAIL, password=ADMIN_PASSWORD, name="Ada Admin",
+            session,
+            email=ADMIN_EMAIL,
+            password=ADMIN_PASSWORD,
+            name="Ada Admin",
             now=SystemClock().now(),
         )
     # An organization and group to put the new user in, through the API.

@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import (
     ColumnElement,
     SQLColumnExpression,
     and_,
+    delete,
     exists,
     func,
     literal,
@@ -167,7 +168,16 @@ async def failure_times(
     return list(rows)
 
 
-async def add_failure(session: AsyncSession, email_key: str, client: str, at: datetime) -> None:
+async def add_failure(
+    session: AsyncSession, email_key: str, client: str, at: datetime, *, keep: timedelta
+) -> None:
+    """Record a failure, and forget this account's and client's failures older than `keep`."""
+    await session.execute(
+        delete(SignInFailure).where(
+            or_(SignInFailure.email_key == email_key, SignInFailure.client == client),
+            SignInFailure.at < at - keep,
+        )
+    )
     session.add(SignInFailure(email_key=email_key, client=client, at=at))
     await session.flush()
 

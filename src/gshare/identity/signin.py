@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,6 +20,7 @@ from gshare.identity.principals import Principal, announce_user_changed
 from gshare.identity.throttle import ACCOUNT_LIMITS, CLIENT_LIMITS, LONGEST_WINDOW, wait_seconds
 from gshare.kit.errors import (
     BadRequest,
+    Conflict,
     DurableWrite,
     GShareError,
     NotAuthenticated,
@@ -50,7 +53,7 @@ def token_hash(token: str) -> bytes:
 
 def _record_failure(email_key: str, client: str, now: datetime, reason: str) -> list[DurableWrite]:
     async def add(session: AsyncSession) -> None:
-        await repository.add_failure(session, email_key, client, now)
+        await repository.add_failure(session, email_key, client, now, keep=LONGEST_WINDOW)
 
     event = AuditEvent(
         action="auth.login",
@@ -114,16 +117,7 @@ async def login(
     )
     session.add(login_session)
     await record(
-        session,
-        AuditEvent(
-            action="auth.login",
-            actor_id=user.id,
-            actor_email=user.email,
-            target_type="user",
-            target_id=str(user.id),
-            detail={"client": client},
-        ),
-        now=now,
+        session, _about_self(user.id, user.email, "auth.login", detail={"client": client}), now=now
     )
     await session.flush()
     return user, token, login_session
@@ -185,21 +179,23 @@ async def _own_rows(session: AsyncSession, principal: Principal) -> tuple[User, 
     return user, login_session
 
 
+def _about_self(user_id: uuid.UUID, email: str, action: str, **fields: Any) -> AuditEvent:
+    """An audit event of a user acting on their own account."""
+    return AuditEvent(
+        action=action,
+        actor_id=user_id,
+        actor_email=email,
+        target_type="user",
+        target_id=str(user_id),
+        **fields,
+    )
+
+
 async def logout(session: AsyncSession, principal: Principal, *, now: datetime) -> None:
     _, login_session = await _own_rows(session, principal)
     login_session.revoked_at = now
     await announce_user_changed(session, principal.user_id)
-    await record(
-        session,
-        AuditEvent(
-            action="auth.logout",
-            actor_id=principal.user_id,
-            actor_email=principal.email,
-            target_type="user",
-            target_id=str(principal.user_id),
-        ),
-        now=now,
-    )
+    await record(session, _about_self(principal.user_id, principal.email, "auth.logout"), now=now)
     await session.flush()
 
 
@@ -214,13 +210,11 @@ async def change_password(
 ) -> None:
     user, login_session = await _own_rows(session, principal)
     if not await passwords.verify_password(user.password_hash, current):
-        event = AuditEvent(
-            action="auth.password_change",
+        event = _about_self(
+            user.id,
+            user.email,
+            "auth.password_change",
             outcome="failed",
-            actor_id=user.id,
-            actor_email=user.email,
-            target_type="user",
-            target_id=str(user.id),
             detail={"reason": "wrong_current_password"},
         )
         raise InvalidCredentials(
@@ -234,17 +228,7 @@ async def change_password(
     user.password_changed_at = now
     await repository.revoke_login_sessions(session, user.id, now, keep=login_session.id)
     await announce_user_changed(session, user.id)
-    await record(
-        session,
-        AuditEvent(
-            action="auth.password_change",
-            actor_id=user.id,
-            actor_email=user.email,
-            target_type="user",
-            target_id=str(user.id),
-        ),
-        now=now,
-    )
+    await record(session, _about_self(user.id, user.email, "auth.password_change"), now=now)
     await session.flush()
 
 
@@ -257,7 +241,11 @@ async def bootstrap_super_admin(
     email = email.strip().lower()
     existing = await repository.user_by_email(session, email)
     if existing is not None:
-        return False
+        raise Conflict(
+            f"{email} already belongs to an account that is not a super admin; "
+            "choose another GSHARE_BOOTSTRAP_ADMIN_EMAIL",
+            code="email_taken",
+        )
     session.add(
         User(
             id=new_id(),

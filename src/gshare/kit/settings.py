@@ -51,6 +51,14 @@ class Settings(BaseSettings):
             raise ValueError("must be a postgresql:// URL")
         return value
 
+    @field_validator("session_idle_timeout", "session_absolute_timeout", mode="before")
+    @classmethod
+    def _plain_seconds(cls, value: object) -> object:
+        """Accept a plain number of seconds as well as ISO 8601 durations (PT8H)."""
+        if isinstance(value, str) and value.strip().replace(".", "", 1).isdigit():
+            return float(value)
+        return value
+
     @field_validator("session_idle_timeout", "session_absolute_timeout")
     @classmethod
     def _positive(cls, value: timedelta) -> timedelta:

@@ -67,7 +67,7 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
                       <ConfirmButton
                         label="Delete"
                         title="Delete group"
-                        message={`Delete “${group.name}”? Its memberships and admin grants go with it.`}
+                        message={`Delete “${group.name}”? Only a group without members can be deleted.`}
                         confirmLabel="Delete group"
                         onConfirm={() => deleteGroup.mutateAsync(group.id)}
                       />
