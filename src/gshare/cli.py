@@ -1,4 +1,5 @@
-"""Process entrypoints: `gshare up` (local, everything), `gshare api`, `gshare migrate`.
+"""Process entrypoints: `gshare up` (local, everything), `gshare api`, `gshare worker`,
+`gshare migrate`.
 
 These start services; GShare has no end-user command line.
 """
@@ -133,10 +134,8 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
         )
 
 
-def serve(settings: Settings, url: str) -> None:
-    import uvicorn
-
-    from gshare.api.app import UnmigratedDatabase, check_schema, create_app
+def _refuse_unmigrated(url: str) -> None:
+    from gshare.api.app import UnmigratedDatabase, check_schema
     from gshare.kit.db import make_engine
 
     async def check() -> None:
@@ -151,8 +150,16 @@ def serve(settings: Settings, url: str) -> None:
     except UnmigratedDatabase as exc:
         print(f"gshare: {exc}", file=sys.stderr)
         raise SystemExit(3) from None
+
+
+def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
+    import uvicorn
+
+    from gshare.api.app import create_app
+
+    _refuse_unmigrated(url)
     # The app owns its engine, so it is closed during shutdown, before Ctrl-C reaches us.
-    app = create_app(settings, database_url=url)
+    app = create_app(settings, database_url=url, run_worker=run_worker)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -173,18 +180,48 @@ def cmd_up(settings: Settings) -> None:
     with database(settings) as url:
         migrate(url)
         bootstrap_admin(settings, url)
-        serve(settings, url)
+        serve(settings, url, run_worker=True)
 
 
-def cmd_api(settings: Settings) -> None:
+def _external_url(settings: Settings, command: str) -> str:
     if not settings.database_url:
         print(
-            "gshare: invalid configuration: GSHARE_DATABASE_URL: required for `gshare api` "
+            f"gshare: invalid configuration: GSHARE_DATABASE_URL: required for `gshare {command}` "
             "(use `gshare up` to run locally on an embedded database)",
             file=sys.stderr,
         )
         raise SystemExit(2)
-    serve(settings, settings.database_url)
+    return settings.database_url
+
+
+def cmd_api(settings: Settings) -> None:
+    serve(settings, _external_url(settings, "api"))
+
+
+def cmd_worker(settings: Settings) -> None:
+    import signal
+
+    from gshare.kit.clock import SystemClock
+    from gshare.kit.db import make_engine, make_sessionmaker
+    from gshare.worker.loops import Worker, worker_loops
+
+    url = _external_url(settings, "worker")
+    _refuse_unmigrated(url)
+
+    async def run() -> None:
+        engine = make_engine(url, pool_size=2)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        worker = Worker(worker_loops(settings, make_sessionmaker(engine), SystemClock()))
+        log.info("worker running: %s", ", ".join(loop.name for loop in worker.loops))
+        try:
+            await worker.run_until(stop)
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
 
 
 def cmd_migrate(settings: Settings) -> None:
@@ -199,6 +236,7 @@ def cmd_migrate(settings: Settings) -> None:
 COMMANDS = {
     "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
     "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
+    "worker": (cmd_worker, "run the periodic loops (monthly refills) against GSHARE_DATABASE_URL"),
     "migrate": (
         cmd_migrate,
         "bring the schema up to date (safe to repeat); creates the first super admin when "

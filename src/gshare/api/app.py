@@ -19,6 +19,7 @@ from gshare import __version__
 from gshare.api import errors
 from gshare.api.middleware import BodyLimit, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.credits.endpoints import router as credits_router
 from gshare.events.notify import AUTH_CHANNEL, Listener
 from gshare.identity import passwords
 from gshare.identity.endpoints import router as identity_router
@@ -30,6 +31,7 @@ from gshare.kit.errors import ServiceUnavailable
 from gshare.kit.schema_version import current_revision, head_revision
 from gshare.kit.settings import Settings
 from gshare.kit.web import declare
+from gshare.worker.loops import Worker, worker_loops
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ def create_app(
     database_url: str,
     clock: Clock | None = None,
     engine: AsyncEngine | None = None,
+    run_worker: bool = False,
 ) -> FastAPI:
     passwords.configure(settings.password_hash_concurrency)
 
@@ -68,11 +71,15 @@ def create_app(
             {AUTH_CHANNEL: cache.invalidate},
             on_connected=cache.connection_changed,
         )
+        worker = Worker(worker_loops(settings, app.state.sessions, app.state.clock))
         try:
             await check_schema(app.state.engine)
             await listener.start()
+            if run_worker:  # `gshare up` runs the worker's loops beside the API
+                worker.start()
             yield
         finally:
+            await worker.stop()
             await listener.stop()
             if own_engine:
                 await app.state.engine.dispose()
@@ -98,6 +105,7 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     app.include_router(identity_router)
     app.include_router(audit_router)
+    app.include_router(credits_router)
     _health_routes(app)
     _serve_console(app, settings.console_dir)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

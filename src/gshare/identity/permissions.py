@@ -40,6 +40,19 @@ class Action(StrEnum):
 
     AUDIT_READ = "audit.read"
 
+    WALLET_READ_OWN = "wallet.read_own"
+    WALLET_READ_ORG = "wallet.read_org"
+    WALLET_READ_GROUP = "wallet.read_group"
+    WALLET_READ_USER = "wallet.read_user"
+    WALLET_TREE = "wallet.tree"
+    CREDITS_MINT = "credits.mint"
+    CREDITS_MOVE_ORG_GROUP = "credits.move_org_group"
+    CREDITS_MOVE_GROUP_USER = "credits.move_group_user"
+    GRANT_SET_ORG = "credits.grant_org"
+    GRANT_SET_GROUP = "credits.grant_group"
+    GRANT_SET_USER = "credits.grant_user"
+    CREDITS_CHECK = "credits.check"
+
 
 @dataclass(frozen=True)
 class Actor:
@@ -169,6 +182,22 @@ def _renames_user(actor: Actor, scope: Scope) -> bool:
     )
 
 
+def _self_or_user_admin(actor: Actor, scope: Scope) -> bool:
+    """A personal wallet: its owner and the admins of the groups or organizations they are in."""
+    target = scope.user
+    if target is None:
+        return False
+    if target.user_id == actor.user_id:
+        return True
+    return any(actor.administers_group(g, o) for g, o in target.groups.items())
+
+
+def _admin_in_org(actor: Actor, scope: Scope) -> bool:
+    return scope.org_id is not None and (
+        scope.org_id in actor.org_admin_of or scope.org_id in actor.group_admin_of.values()
+    )
+
+
 def _creates_user(actor: Actor, scope: Scope) -> bool:
     # Outside the super admin, a new user must land in a group the creator administers.
     return _group_admin(actor, scope)
@@ -198,6 +227,18 @@ RULES: dict[Action, Rule] = {
     Action.USER_RENAME: _renames_user,
     Action.USER_SET_ACTIVE: _manages_user,
     Action.AUDIT_READ: _any_admin,
+    Action.WALLET_READ_OWN: _signed_in,
+    Action.WALLET_READ_ORG: _org_admin,
+    Action.WALLET_READ_GROUP: _group_admin,
+    Action.WALLET_READ_USER: _self_or_user_admin,
+    Action.WALLET_TREE: _admin_in_org,
+    Action.CREDITS_MINT: _never,
+    Action.CREDITS_MOVE_ORG_GROUP: _org_admin,
+    Action.CREDITS_MOVE_GROUP_USER: _group_admin,
+    Action.GRANT_SET_ORG: _never,
+    Action.GRANT_SET_GROUP: _org_admin,
+    Action.GRANT_SET_USER: _group_admin,
+    Action.CREDITS_CHECK: _never,
 }
 
 

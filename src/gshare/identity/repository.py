@@ -370,3 +370,34 @@ async def grant(
     if group_id is not None:
         conditions.append(AdminGrant.group_id == group_id)
     return await session.scalar(select(AdminGrant).where(and_(*conditions)))
+
+
+async def names(session: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    columns = {
+        "org": (Organization.id, Organization.name),
+        "group": (Group.id, Group.name),
+        "user": (User.id, User.name),
+    }[kind]
+    rows = await session.execute(select(*columns).where(columns[0].in_(list(ids))))
+    return {r[0]: r[1] for r in rows}
+
+
+async def groups_in_org(session: AsyncSession, org_id: uuid.UUID) -> Sequence[Group]:
+    return (
+        await session.scalars(select(Group).where(Group.org_id == org_id).order_by(Group.name))
+    ).all()
+
+
+async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    rows = await session.scalars(
+        select(Membership.user_id)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.group_id == group_id)
+        .order_by(User.name)
+    )
+    return list(rows)
+
+
+async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    rows = await session.execute(select(User.id, User.email).where(User.id.in_(list(ids))))
+    return {r[0]: r[1] for r in rows}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.identity import passwords, repository
 from gshare.identity.authz import Context, audit, require
@@ -516,3 +518,34 @@ async def _delete_grant(
         group_id=group_id,
     )
     await ctx.session.flush()
+
+
+# ---- for other domains ---------------------------------------------------------------------
+
+
+async def group_org(session: AsyncSession, group_id: uuid.UUID) -> uuid.UUID | None:
+    """The organization a group belongs to, or None when there is no such group."""
+    group = await session.get(Group, group_id)
+    return None if group is None else group.org_id
+
+
+async def user_scope_of(session: AsyncSession, user_id: uuid.UUID) -> UserScope | None:
+    user = await repository.user_by_id(session, user_id)
+    return None if user is None else await repository.user_scope(session, user)
+
+
+async def names(session: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """Display names of organizations, groups or users by id."""
+    return await repository.names(session, kind, ids)
+
+
+async def groups_of_org(session: AsyncSession, org_id: uuid.UUID) -> list[Group]:
+    return list(await repository.groups_in_org(session, org_id))
+
+
+async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    return await repository.member_ids(session, group_id)
+
+
+async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    return await repository.emails(session, ids)

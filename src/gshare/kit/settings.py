@@ -7,6 +7,7 @@ from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,6 +40,15 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = Field(
         default=15, ge=0, le=300, description="How long a read may reuse a caller's view; 0: off."
     )
+    credits_timezone: str = Field(
+        default="UTC", description="The time zone whose month boundaries start refills."
+    )
+    hold_window_seconds: int = Field(
+        default=3600, ge=60, le=7 * 24 * 3600, description="How long one hold window lasts."
+    )
+    refill_interval_seconds: float = Field(
+        default=60, gt=0, le=3600, description="How often the worker looks for due refills."
+    )
     password_hash_concurrency: int = Field(default=2, ge=1, le=64)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -49,6 +59,15 @@ class Settings(BaseSettings):
             return None
         if not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @field_validator("credits_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError("must be a time zone name such as UTC or Europe/Berlin") from exc
         return value
 
     @field_validator("session_idle_timeout", "session_absolute_timeout", mode="before")

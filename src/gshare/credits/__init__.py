@@ -1,0 +1,1 @@
+"""Credits: wallets, a double-entry ledger, holds, monthly grants and refills."""

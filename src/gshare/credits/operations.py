@@ -1,0 +1,305 @@
+"""The ledger's operations: each locks what it touches, checks with the pure arithmetic, posts.
+
+They run inside the caller's transaction and never commit. Locks are always taken in the same
+order (a hold first, then wallets by id), so concurrent operations cannot deadlock.
+Permission checks belong to the callers (service.py for the API, the worker, sessions).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.credits import ledger, repository
+from gshare.credits.amounts import hold_amount
+from gshare.credits.ledger import Settlement, Wallet
+from gshare.credits.models import CreditAccount, CreditHold, CreditHoldResolution
+from gshare.credits.repository import LockedWallet
+from gshare.kit.errors import Conflict, NotFound
+from gshare.kit.ids import new_id
+
+
+class HoldResolved(Conflict):
+    code = "hold_resolved"
+    message = "This hold is already settled or released."
+
+
+async def _locked(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LockedWallet]:
+    wallets = await repository.lock_wallets(session, ids)
+    if len(wallets) != len(set(ids)):
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    return wallets
+
+
+async def _apply(session: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
+    locked.balance, locked.held = after.balance, after.held
+    await repository.store_wallet(session, locked)
+
+
+async def mint(
+    session: AsyncSession,
+    *,
+    wallet_id: uuid.UUID,
+    amount: int,
+    now: datetime,
+    actor_id: uuid.UUID | None = None,
+    memo: str | None = None,
+    kind: str = "mint",
+) -> uuid.UUID:
+    """New credits into an organization's wallet, out of the mint account."""
+    mint_account = await repository.account_id(session, "mint", None, now)
+    target = (await _locked(session, [wallet_id]))[wallet_id]
+    if target.kind != "org":
+        raise Conflict("Credits are minted into organization wallets only.", code="not_an_org")
+    after = ledger.receive(Wallet(target.balance, target.held), amount)
+    await _apply(session, target, after)
+    return await repository.insert_transfer(
+        session,
+        kind=kind,
+        debit=mint_account,
+        credit=wallet_id,
+        amount=amount,
+        now=now,
+        debit_after=None,
+        credit_after=after.balance,
+        memo=memo,
+        actor_id=actor_id,
+    )
+
+
+async def move(
+    session: AsyncSession,
+    *,
+    from_id: uuid.UUID,
+    to_id: uuid.UUID,
+    amount: int,
+    kind: str,
+    now: datetime,
+    actor_id: uuid.UUID | None = None,
+    memo: str | None = None,
+) -> uuid.UUID:
+    """Credits from one wallet to another; only what the source has available."""
+    if from_id == to_id:
+        raise Conflict("A transfer needs two different wallets.", code="same_wallet")
+    wallets = await _locked(session, [from_id, to_id])
+    source, target = wallets[from_id], wallets[to_id]
+    source_after = ledger.pay(Wallet(source.balance, source.held), amount)
+    target_after = ledger.receive(Wallet(target.balance, target.held), amount)
+    await _apply(session, source, source_after)
+    await _apply(session, target, target_after)
+    return await repository.insert_transfer(
+        session,
+        kind=kind,
+        debit=from_id,
+        credit=to_id,
+        amount=amount,
+        now=now,
+        debit_after=source_after.balance,
+        credit_after=target_after.balance,
+        memo=memo,
+        actor_id=actor_id,
+    )
+
+
+async def place_hold(
+    session: AsyncSession,
+    *,
+    wallet_id: uuid.UUID,
+    session_id: uuid.UUID,
+    rate_per_hour: int,
+    window_seconds: int,
+    now: datetime,
+) -> CreditHold:
+    """Reserve the rate over one window from the wallet's available credits."""
+    amount = hold_amount(rate_per_hour, window_seconds)
+    wallet = (await _locked(session, [wallet_id]))[wallet_id]
+    if wallet.kind != "user":
+        raise Conflict("Sessions are billed to personal wallets only.", code="not_a_user_wallet")
+    await _apply(session, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), amount))
+    hold = CreditHold(
+        id=new_id(),
+        account_id=wallet_id,
+        session_id=session_id,
+        rate_per_hour=rate_per_hour,
+        window_seconds=window_seconds,
+        reserved=amount,
+        captured=0,
+        status="open",
+        created_at=now,
+    )
+    session.add(hold)
+    await session.flush()
+    return hold
+
+
+async def _open_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold:
+    hold = await repository.lock_hold(session, hold_id)
+    if hold is None:
+        raise NotFound("No such hold.", code="hold_not_found")
+    if hold.status != "open":
+        raise HoldResolved()
+    return hold
+
+
+async def _capture_locked(
+    session: AsyncSession, hold: CreditHold, wallet: LockedWallet, amount: int, now: datetime
+) -> uuid.UUID:
+    consumption = await repository.account_id(session, "consumption", None, now)
+    after, remaining = ledger.capture(Wallet(wallet.balance, wallet.held), hold.reserved, amount)
+    await _apply(session, wallet, after)
+    hold.reserved = remaining
+    hold.captured += amount
+    return await repository.insert_transfer(
+        session,
+        kind="capture",
+        debit=wallet.id,
+        credit=consumption,
+        amount=amount,
+        now=now,
+        debit_after=after.balance,
+        credit_after=None,
+        hold_id=hold.id,
+    )
+
+
+async def capture(
+    session: AsyncSession, *, hold_id: uuid.UUID, amount: int, now: datetime
+) -> uuid.UUID:
+    """Charge metered use out of an open hold."""
+    hold = await _open_hold(session, hold_id)
+    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    transfer_id = await _capture_locked(session, hold, wallet, amount, now)
+    await session.flush()
+    return transfer_id
+
+
+async def extend_hold(
+    session: AsyncSession, *, hold_id: uuid.UUID, now: datetime, windows: int = 1
+) -> CreditHold:
+    """Reserve another window at the hold's rate, if the wallet has it available."""
+    hold = await _open_hold(session, hold_id)
+    extra = hold_amount(hold.rate_per_hour, hold.window_seconds * windows)
+    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    await _apply(session, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), extra))
+    hold.reserved += extra
+    await session.flush()
+    return hold
+
+
+async def _resolve(
+    session: AsyncSession, hold: CreditHold, kind: str, captured: int, released: int, now: datetime
+) -> None:
+    session.add(
+        CreditHoldResolution(
+            hold_id=hold.id, kind=kind, captured=captured, released=released, at=now
+        )
+    )
+    hold.status, hold.reserved, hold.resolved_at = kind, 0, now
+    await session.flush()
+
+
+async def settle_hold(
+    session: AsyncSession, *, hold_id: uuid.UUID, used: int, now: datetime
+) -> Settlement:
+    """At stop or pause: capture what was used since the last capture, release the rest."""
+    hold = await _open_hold(session, hold_id)
+    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    outcome = ledger.settle(hold.reserved, used)
+    if outcome.captured:
+        await _capture_locked(session, hold, wallet, outcome.captured, now)
+    if outcome.released:
+        await _apply(
+            session, wallet, ledger.release(Wallet(wallet.balance, wallet.held), outcome.released)
+        )
+    await _resolve(session, hold, "settled", outcome.captured, outcome.released, now)
+    return outcome
+
+
+async def release_hold(session: AsyncSession, *, hold_id: uuid.UUID, now: datetime) -> int:
+    """Give everything still reserved back to the wallet."""
+    hold = await _open_hold(session, hold_id)
+    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    released = hold.reserved
+    if released:
+        await _apply(session, wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
+    await _resolve(session, hold, "released", 0, released, now)
+    return released
+
+
+async def set_monthly_grant(
+    session: AsyncSession,
+    *,
+    wallet_id: uuid.UUID,
+    amount: int,
+    funding_wallet_id: uuid.UUID | None,
+) -> CreditAccount:
+    """Set (amount > 0) or clear (0) a wallet's monthly grant and which wallet pays it."""
+    account = await repository.wallet(session, wallet_id)
+    if account is None:
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    account.monthly_grant = amount or None
+    account.grant_funding_account_id = funding_wallet_id if amount else None
+    await session.flush()
+    return account
+
+
+@dataclass(frozen=True)
+class RefillResult:
+    wallet_id: uuid.UUID
+    amount: int
+    shortfall: int
+
+
+async def refill_wallet(
+    session: AsyncSession, *, wallet_id: uuid.UUID, period: str, now: datetime
+) -> RefillResult | None:
+    """Top one wallet up to its grant for `period`; None when already done or no grant."""
+    account = await repository.wallet(session, wallet_id)
+    if account is None or account.monthly_grant is None:
+        return None
+    grant = account.monthly_grant
+    if not await repository.claim_refill(session, wallet_id, period, grant, now):
+        return None
+    source_id = account.grant_funding_account_id
+    ids = [wallet_id] if source_id is None else [wallet_id, source_id]
+    wallets = await _locked(session, ids)
+    target = wallets[wallet_id]
+    source = wallets.get(source_id) if source_id else None
+    if account.kind != "org" and source is None:
+        result = ledger.TopUp(0, max(0, grant - target.balance))  # nobody funds it
+    else:
+        available = None if source is None else source.balance - source.held
+        result = ledger.top_up(target.balance, grant, available)
+    transfer_id = None
+    if result.amount and account.kind == "org":
+        transfer_id = await mint(
+            session,
+            wallet_id=wallet_id,
+            amount=result.amount,
+            now=now,
+            memo=f"monthly grant {period}",
+            kind="refill",
+        )
+    elif result.amount and source_id is not None:
+        transfer_id = await move(
+            session,
+            from_id=source_id,
+            to_id=wallet_id,
+            amount=result.amount,
+            kind="refill",
+            now=now,
+            memo=f"monthly grant {period}",
+        )
+    await repository.record_refill(
+        session,
+        wallet_id,
+        period,
+        amount=result.amount,
+        shortfall=result.shortfall,
+        transfer_id=transfer_id,
+    )
+    return RefillResult(wallet_id, result.amount, result.shortfall)

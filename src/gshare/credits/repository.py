@@ -1,0 +1,276 @@
+"""Every ledger query. The posting path uses plain SQL statements: it is the hot path."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import distinct_on, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.credits.models import (
+    CreditAccount,
+    CreditEntry,
+    CreditHold,
+    CreditRefill,
+    CreditTransfer,
+)
+from gshare.kit.ids import new_id
+from gshare.kit.pagination import PageRequest
+
+
+@dataclass
+class LockedWallet:
+    id: uuid.UUID
+    kind: str
+    owner_id: uuid.UUID | None
+    balance: int
+    held: int
+
+
+async def account_id(
+    session: AsyncSession, kind: str, owner_id: uuid.UUID | None, now: datetime
+) -> uuid.UUID:
+    """The account of an owner (or a system account), created the first time it is needed."""
+    query = select(CreditAccount.id).where(CreditAccount.kind == kind)
+    query = query.where(
+        CreditAccount.owner_id.is_(None) if owner_id is None else CreditAccount.owner_id == owner_id
+    )
+    found = await session.scalar(query)
+    if found is not None:
+        return found
+    statement = insert(CreditAccount).values(
+        id=new_id(), kind=kind, owner_id=owner_id, balance=0, held=0, created_at=now
+    )
+    if owner_id is None:
+        statement = statement.on_conflict_do_nothing(
+            index_elements=["kind"], index_where=text("owner_id IS NULL")
+        )
+    else:
+        statement = statement.on_conflict_do_nothing(index_elements=["kind", "owner_id"])
+    await session.execute(statement)
+    found = await session.scalar(query)
+    assert found is not None
+    return found
+
+
+_LOCK = text(
+    "SELECT id, kind, owner_id, balance, held FROM credit_accounts "
+    "WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"
+)
+
+
+async def lock_wallets(
+    session: AsyncSession, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, LockedWallet]:
+    """Lock wallets in one fixed order (by id), so concurrent movements never deadlock."""
+    rows = (await session.execute(_LOCK, {"ids": list(ids)})).all()
+    return {r.id: LockedWallet(r.id, r.kind, r.owner_id, r.balance, r.held) for r in rows}
+
+
+_SET = text("UPDATE credit_accounts SET balance = :balance, held = :held WHERE id = :id")
+_TRANSFER = text(
+    "INSERT INTO credit_transfers "
+    "(id, kind, debit_account_id, credit_account_id, amount, memo, actor_id, hold_id, created_at) "
+    "VALUES (:id, :kind, :debit, :credit, :amount, :memo, :actor, :hold, :at)"
+)
+_ENTRIES = text(
+    "INSERT INTO credit_entries (transfer_id, account_id, amount, balance_after, created_at) "
+    "VALUES (:id, :debit, -CAST(:amount AS bigint), :debit_after, :at), "
+    "(:id, :credit, :amount, :credit_after, :at)"
+)
+
+
+async def store_wallet(session: AsyncSession, wallet: LockedWallet) -> None:
+    await session.execute(_SET, {"id": wallet.id, "balance": wallet.balance, "held": wallet.held})
+
+
+async def insert_transfer(
+    session: AsyncSession,
+    *,
+    kind: str,
+    debit: uuid.UUID,
+    credit: uuid.UUID,
+    amount: int,
+    now: datetime,
+    debit_after: int | None,
+    credit_after: int | None,
+    memo: str | None = None,
+    actor_id: uuid.UUID | None = None,
+    hold_id: uuid.UUID | None = None,
+) -> uuid.UUID:
+    transfer_id = new_id()
+    await session.execute(
+        _TRANSFER,
+        {
+            "id": transfer_id,
+            "kind": kind,
+            "debit": debit,
+            "credit": credit,
+            "amount": amount,
+            "memo": memo,
+            "actor": actor_id,
+            "hold": hold_id,
+            "at": now,
+        },
+    )
+    await session.execute(
+        _ENTRIES,
+        {
+            "id": transfer_id,
+            "debit": debit,
+            "credit": credit,
+            "amount": amount,
+            "debit_after": debit_after,
+            "credit_after": credit_after,
+            "at": now,
+        },
+    )
+    return transfer_id
+
+
+async def lock_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold | None:
+    return await session.scalar(
+        select(CreditHold).where(CreditHold.id == hold_id).with_for_update()
+    )
+
+
+async def wallet(session: AsyncSession, wallet_id: uuid.UUID) -> CreditAccount | None:
+    return await session.get(CreditAccount, wallet_id)
+
+
+async def wallet_of(session: AsyncSession, kind: str, owner_id: uuid.UUID) -> CreditAccount | None:
+    return await session.scalar(
+        select(CreditAccount).where(CreditAccount.kind == kind, CreditAccount.owner_id == owner_id)
+    )
+
+
+async def wallets_of(
+    session: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CreditAccount]:
+    rows = await session.scalars(
+        select(CreditAccount).where(
+            CreditAccount.kind == kind, CreditAccount.owner_id.in_(list(owner_ids))
+        )
+    )
+    return {row.owner_id: row for row in rows if row.owner_id is not None}
+
+
+async def last_refills(
+    session: AsyncSession, account_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CreditRefill]:
+    rows = await session.scalars(
+        select(CreditRefill)
+        .where(CreditRefill.account_id.in_(list(account_ids)))
+        .order_by(CreditRefill.account_id, CreditRefill.period.desc())
+        .ext(distinct_on(CreditRefill.account_id))
+    )
+    return {row.account_id: row for row in rows}
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    entry: CreditEntry
+    transfer: CreditTransfer
+    counterparty_id: uuid.UUID
+
+
+async def entries(
+    session: AsyncSession,
+    account_id: uuid.UUID,
+    page: PageRequest,
+    *,
+    kind: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> list[EntryRow]:
+    counter = func.coalesce(
+        func.nullif(CreditTransfer.debit_account_id, account_id), CreditTransfer.credit_account_id
+    )
+    query = (
+        select(CreditEntry, CreditTransfer, counter)
+        .join(CreditTransfer, CreditTransfer.id == CreditEntry.transfer_id)
+        .where(CreditEntry.account_id == account_id)
+    )
+    if kind is not None:
+        query = query.where(CreditTransfer.kind == kind)
+    if since is not None:
+        query = query.where(CreditEntry.created_at >= since)
+    if until is not None:
+        query = query.where(CreditEntry.created_at < until)
+    if page.after is not None:
+        query = query.where(CreditEntry.id < int(page.after[0]))
+    query = query.order_by(CreditEntry.id.desc()).limit(page.limit + 1)
+    rows = (await session.execute(query)).all()
+    return [EntryRow(r[0], r[1], r[2]) for r in rows]
+
+
+async def accounts_by_id(
+    session: AsyncSession, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CreditAccount]:
+    rows = await session.scalars(select(CreditAccount).where(CreditAccount.id.in_(list(ids))))
+    return {row.id: row for row in rows}
+
+
+async def consumption_by_day(
+    session: AsyncSession, account_id: uuid.UUID, since: datetime
+) -> dict[str, int]:
+    day = func.to_char(func.timezone("UTC", CreditEntry.created_at), "YYYY-MM-DD")
+    rows = await session.execute(
+        select(day, func.sum(-CreditEntry.amount))
+        .join(CreditTransfer, CreditTransfer.id == CreditEntry.transfer_id)
+        .where(
+            CreditEntry.account_id == account_id,
+            CreditTransfer.kind == "capture",
+            CreditEntry.created_at >= since,
+        )
+        .group_by(day)
+    )
+    return {r[0]: int(r[1]) for r in rows}
+
+
+async def wallets_with_grants(session: AsyncSession) -> list[CreditAccount]:
+    rows = await session.scalars(
+        select(CreditAccount).where(CreditAccount.monthly_grant.is_not(None))
+    )
+    return list(rows)
+
+
+async def claim_refill(
+    session: AsyncSession, account_id: uuid.UUID, period: str, grant: int, now: datetime
+) -> bool:
+    """Claim this wallet's refill for the period; False when it was already done."""
+    claimed = await session.scalar(
+        insert(CreditRefill)
+        .values(account_id=account_id, period=period, grant=grant, amount=0, shortfall=0, at=now)
+        .on_conflict_do_nothing()
+        .returning(CreditRefill.account_id)
+    )
+    return claimed is not None
+
+
+async def record_refill(
+    session: AsyncSession,
+    account_id: uuid.UUID,
+    period: str,
+    *,
+    amount: int,
+    shortfall: int,
+    transfer_id: uuid.UUID | None,
+) -> None:
+    await session.execute(
+        text(
+            "UPDATE credit_refills SET amount = :amount, shortfall = :shortfall, "
+            "transfer_id = :transfer WHERE account_id = :account AND period = :period"
+        ),
+        {
+            "amount": amount,
+            "shortfall": shortfall,
+            "transfer": transfer_id,
+            "account": account_id,
+            "period": period,
+        },
+    )

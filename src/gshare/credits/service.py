@@ -1,0 +1,467 @@
+"""Credit use cases for the API: each checks who may act, then calls the ledger operations."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.credits import invariants, operations, repository
+from gshare.credits.amounts import AmountError, format_amount, parse_amount
+from gshare.credits.models import CreditAccount, CreditHold, CreditRefill
+from gshare.credits.repository import EntryRow
+from gshare.credits.schemas import (
+    ConsumptionDayOut,
+    ConsumptionOut,
+    EntryOut,
+    GroupWalletsOut,
+    MonthlyGrantOut,
+    RefillOut,
+    TransferOut,
+    WalletOut,
+    WalletTreeOut,
+)
+from gshare.identity import service as identity
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action, Scope
+from gshare.kit.errors import BadRequest, Forbidden, NotFound
+from gshare.kit.pagination import PageRequest, page_of
+
+SYSTEM_NAMES = {"mint": "New credits", "consumption": "GPU usage"}
+
+
+def amount_of(text: str, *, allow_zero: bool = False) -> int:
+    try:
+        return parse_amount(text, allow_zero=allow_zero)
+    except AmountError as exc:
+        raise BadRequest(str(exc), code="invalid_amount") from exc
+
+
+# ---- reading wallets -----------------------------------------------------------------------
+
+
+async def _owner_names(
+    session: AsyncSession, accounts: Sequence[CreditAccount]
+) -> dict[uuid.UUID, str]:
+    found: dict[uuid.UUID, str] = {}
+    for kind in ("org", "group", "user"):
+        ids = [a.owner_id for a in accounts if a.kind == kind and a.owner_id is not None]
+        if ids:
+            found |= await identity.names(session, kind, ids)
+    return found
+
+
+def _grant_out(account: CreditAccount, refill: CreditRefill | None) -> MonthlyGrantOut | None:
+    if account.monthly_grant is None:
+        return None
+    last = None
+    if refill is not None:
+        last = RefillOut(
+            period=refill.period,
+            amount=format_amount(refill.amount),
+            shortfall=format_amount(refill.shortfall),
+            at=refill.at,
+        )
+    return MonthlyGrantOut(
+        amount=format_amount(account.monthly_grant),
+        funding_wallet_id=account.grant_funding_account_id,
+        last_refill=last,
+    )
+
+
+async def views(session: AsyncSession, accounts: Sequence[CreditAccount]) -> list[WalletOut]:
+    names = await _owner_names(session, accounts)
+    refills = await repository.last_refills(session, [a.id for a in accounts])
+    return [
+        WalletOut(
+            id=a.id,
+            owner_kind=a.kind,
+            owner_id=a.owner_id,
+            owner_name=names.get(a.owner_id, "") if a.owner_id else "",
+            balance=format_amount(a.balance),
+            held=format_amount(a.held),
+            available=format_amount(a.balance - a.held),
+            monthly_grant=_grant_out(a, refills.get(a.id)),
+            created_at=a.created_at,
+        )
+        for a in accounts
+    ]
+
+
+async def _view(session: AsyncSession, account: CreditAccount) -> WalletOut:
+    await session.refresh(account)
+    return (await views(session, [account]))[0]
+
+
+async def _read_scope(ctx: Context, account: CreditAccount) -> tuple[Action, Scope]:
+    owner = account.owner_id
+    assert owner is not None
+    if account.kind == "org":
+        return Action.WALLET_READ_ORG, Scope(org_id=owner)
+    if account.kind == "group":
+        org_id = await identity.group_org(ctx.session, owner)
+        return Action.WALLET_READ_GROUP, Scope(org_id=org_id, group_id=owner)
+    user_scope = await identity.user_scope_of(ctx.session, owner)
+    return Action.WALLET_READ_USER, Scope(user=user_scope)
+
+
+async def _readable(ctx: Context, wallet_id: uuid.UUID) -> CreditAccount:
+    account = await repository.wallet(ctx.session, wallet_id)
+    if account is None or account.owner_id is None:
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    action, scope = await _read_scope(ctx, account)
+    require(ctx, action, scope, target_type="wallet", target_id=account.id)
+    return account
+
+
+async def _wallet_of_owner(ctx: Context, kind: str, owner_id: uuid.UUID) -> CreditAccount:
+    """An owner's wallet, created on first use; 404 when the owner does not exist."""
+    if not await identity.names(ctx.session, kind, [owner_id]):
+        raise NotFound(
+            f"No such {'organization' if kind == 'org' else kind}.", code=f"{kind}_not_found"
+        )
+    wallet_id = await repository.account_id(ctx.session, kind, owner_id, ctx.now)
+    account = await repository.wallet(ctx.session, wallet_id)
+    assert account is not None
+    return account
+
+
+async def my_wallet(ctx: Context) -> WalletOut:
+    account = await _wallet_of_owner(ctx, "user", ctx.actor.user_id)
+    return await _view(ctx.session, account)
+
+
+async def get_wallet(ctx: Context, wallet_id: uuid.UUID) -> WalletOut:
+    return await _view(ctx.session, await _readable(ctx, wallet_id))
+
+
+async def owner_wallet(ctx: Context, kind: str, owner_id: uuid.UUID) -> WalletOut:
+    account = await _wallet_of_owner(ctx, kind, owner_id)
+    return await get_wallet(ctx, account.id)
+
+
+async def list_entries(
+    ctx: Context,
+    wallet_id: uuid.UUID,
+    page: PageRequest,
+    *,
+    kind: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> tuple[list[EntryOut], str | None]:
+    account = await _readable(ctx, wallet_id)
+    rows, cursor = page_of(
+        await repository.entries(
+            ctx.session, account.id, page, kind=kind, since=since, until=until
+        ),
+        page,
+        lambda r: (r.entry.id,),
+    )
+    return await _entries_out(ctx.session, rows), cursor
+
+
+async def _entries_out(session: AsyncSession, rows: list[EntryRow]) -> list[EntryOut]:
+    counterparts = await repository.accounts_by_id(session, [r.counterparty_id for r in rows])
+    names = await _owner_names(session, list(counterparts.values()))
+    actors = await identity.emails(
+        session, [r.transfer.actor_id for r in rows if r.transfer.actor_id is not None]
+    )
+    out = []
+    for row in rows:
+        other = counterparts.get(row.counterparty_id)
+        name = None
+        if other is not None:
+            name = SYSTEM_NAMES.get(other.kind) or names.get(other.owner_id)  # type: ignore[arg-type]
+        out.append(
+            EntryOut(
+                id=row.entry.id,
+                transfer_id=row.transfer.id,
+                at=row.entry.created_at,
+                kind=row.transfer.kind,
+                amount=format_amount(row.entry.amount),
+                balance_after=format_amount(row.entry.balance_after or 0),
+                counterparty_wallet_id=other.id if other and other.owner_id else None,
+                counterparty_name=name,
+                memo=row.transfer.memo,
+                actor_email=actors.get(row.transfer.actor_id) if row.transfer.actor_id else None,
+                hold_id=row.transfer.hold_id,
+            )
+        )
+    return out
+
+
+async def consumption(ctx: Context, wallet_id: uuid.UUID, days: int) -> ConsumptionOut:
+    account = await _readable(ctx, wallet_id)
+    today = ctx.now.astimezone().date() if ctx.now.tzinfo is None else ctx.now.date()
+    first = today - timedelta(days=days - 1)
+    since = datetime.combine(first, datetime.min.time(), tzinfo=ctx.now.tzinfo)
+    by_day = await repository.consumption_by_day(ctx.session, account.id, since)
+    series = [
+        ConsumptionDayOut(day=str(d), amount=format_amount(by_day.get(str(d), 0)))
+        for d in (first + timedelta(days=i) for i in range(days))
+    ]
+    return ConsumptionOut(wallet_id=account.id, days=series)
+
+
+async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
+    org_account = await _wallet_of_owner(ctx, "org", org_id)
+    require(ctx, Action.WALLET_TREE, Scope(org_id=org_id), target_type="org", target_id=org_id)
+    actor = ctx.actor
+    sees_org = actor.is_super_admin or org_id in actor.org_admin_of
+    groups = [
+        g
+        for g in await identity.groups_of_org(ctx.session, org_id)
+        if sees_org or g.id in actor.group_admin_of
+    ]
+    tree = []
+    for group in groups:
+        group_account = await _wallet_of_owner(ctx, "group", group.id)
+        members = [
+            await _wallet_of_owner(ctx, "user", user_id)
+            for user_id in await identity.member_ids(ctx.session, group.id)
+        ]
+        group_view, *member_views = await views(ctx.session, [group_account, *members])
+        tree.append(
+            GroupWalletsOut(
+                group_id=group.id, group_name=group.name, wallet=group_view, members=member_views
+            )
+        )
+    org_view = (await views(ctx.session, [org_account]))[0] if sees_org else None
+    return WalletTreeOut(org=org_view, groups=tree)
+
+
+# ---- moving credits ------------------------------------------------------------------------
+
+
+async def _transfer_out(
+    ctx: Context,
+    transfer_id: uuid.UUID,
+    source: CreditAccount,
+    target: CreditAccount,
+    amount: int,
+    memo: str | None,
+) -> TransferOut:
+    source_view = await _view(ctx.session, source)
+    target_view = await _view(ctx.session, target)
+    return TransferOut(
+        transfer_id=transfer_id,
+        from_wallet=source_view,
+        to_wallet=target_view,
+        amount=format_amount(amount),
+        memo=memo,
+        at=ctx.now,
+    )
+
+
+async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | None) -> TransferOut:
+    require(ctx, Action.CREDITS_MINT, Scope(org_id=org_id), target_type="org", target_id=org_id)
+    amount = amount_of(amount_text)
+    account = await _wallet_of_owner(ctx, "org", org_id)
+    transfer_id = await operations.mint(
+        ctx.session,
+        wallet_id=account.id,
+        amount=amount,
+        now=ctx.now,
+        actor_id=ctx.actor.user_id,
+        memo=memo,
+    )
+    await audit(
+        ctx,
+        Action.CREDITS_MINT,
+        target_type="wallet",
+        target_id=account.id,
+        org_id=org_id,
+        detail={"amount": format_amount(amount)},
+    )
+    mint_account = await repository.wallet(
+        ctx.session, await repository.account_id(ctx.session, "mint", None, ctx.now)
+    )
+    assert mint_account is not None
+    target = await _view(ctx.session, account)
+    return TransferOut(
+        transfer_id=transfer_id,
+        from_wallet=WalletOut(
+            id=mint_account.id,
+            owner_kind="org",
+            owner_id=org_id,
+            owner_name="New credits",
+            balance="0",
+            held="0",
+            available="0",
+            monthly_grant=None,
+            created_at=mint_account.created_at,
+        ),
+        to_wallet=target,
+        amount=format_amount(amount),
+        memo=memo,
+        at=ctx.now,
+    )
+
+
+async def _relation(
+    ctx: Context, source: CreditAccount, target: CreditAccount
+) -> tuple[Action, Scope, str]:
+    """How two wallets are related: (the permission, its scope, 'allocation' or 'return')."""
+    pair = {source.kind: source.owner_id, target.kind: target.owner_id}
+    direction = "allocation" if _LEVEL[source.kind] < _LEVEL[target.kind] else "return"
+    if set(pair) == {"org", "group"}:
+        org_id = await identity.group_org(ctx.session, pair["group"])  # type: ignore[arg-type]
+        if org_id == pair["org"]:
+            return Action.CREDITS_MOVE_ORG_GROUP, Scope(org_id=org_id), direction
+    if set(pair) == {"group", "user"}:
+        user_scope = await identity.user_scope_of(ctx.session, pair["user"])  # type: ignore[arg-type]
+        group_id = pair["group"]
+        if user_scope is not None and group_id in user_scope.groups:
+            scope = Scope.of_group(group_id, user_scope.groups[group_id])  # type: ignore[index,arg-type]
+            return Action.CREDITS_MOVE_GROUP_USER, scope, direction
+    raise BadRequest(
+        "Credits move only between a wallet and its direct parent or child "
+        "(organization and its group, group and its member).",
+        code="not_parent_and_child",
+    )
+
+
+_LEVEL = {"org": 0, "group": 1, "user": 2}
+
+
+async def transfer(
+    ctx: Context, from_id: uuid.UUID, to_id: uuid.UUID, amount_text: str, memo: str | None
+) -> TransferOut:
+    amount = amount_of(amount_text)
+    source = await repository.wallet(ctx.session, from_id)
+    target = await repository.wallet(ctx.session, to_id)
+    if source is None or target is None or source.owner_id is None or target.owner_id is None:
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    action, scope, direction = await _relation(ctx, source, target)
+    require(ctx, action, scope, target_type="wallet", target_id=target.id)
+    transfer_id = await operations.move(
+        ctx.session,
+        from_id=source.id,
+        to_id=target.id,
+        amount=amount,
+        kind=direction,
+        now=ctx.now,
+        actor_id=ctx.actor.user_id,
+        memo=memo,
+    )
+    await audit(
+        ctx,
+        f"credits.{direction}",
+        target_type="wallet",
+        target_id=target.id,
+        org_id=scope.org_id,
+        group_id=scope.group_id,
+        detail={"from": str(source.id), "to": str(target.id), "amount": format_amount(amount)},
+    )
+    return await _transfer_out(ctx, transfer_id, source, target, amount, memo)
+
+
+async def set_monthly_grant(
+    ctx: Context, wallet_id: uuid.UUID, amount_text: str, funding_wallet_id: uuid.UUID | None
+) -> WalletOut:
+    amount = amount_of(amount_text, allow_zero=True)
+    account = await repository.wallet(ctx.session, wallet_id)
+    if account is None or account.owner_id is None:
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    funding: uuid.UUID | None = None
+    if account.kind == "org":
+        require(
+            ctx,
+            Action.GRANT_SET_ORG,
+            Scope(org_id=account.owner_id),
+            target_type="wallet",
+            target_id=account.id,
+        )
+    elif account.kind == "group":
+        org_id = await identity.group_org(ctx.session, account.owner_id)
+        require(
+            ctx,
+            Action.GRANT_SET_GROUP,
+            Scope(org_id=org_id),
+            target_type="wallet",
+            target_id=account.id,
+        )
+        funding = await repository.account_id(ctx.session, "org", org_id, ctx.now)
+    else:
+        funding = await _user_grant_source(ctx, account, funding_wallet_id)
+    updated = await operations.set_monthly_grant(
+        ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
+    )
+    await audit(
+        ctx,
+        "credits.monthly_grant",
+        target_type="wallet",
+        target_id=account.id,
+        detail={
+            "amount": format_amount(amount),
+            "funding_wallet_id": str(funding) if funding else None,
+        },
+    )
+    return await _view(ctx.session, updated)
+
+
+async def _user_grant_source(
+    ctx: Context, account: CreditAccount, funding_wallet_id: uuid.UUID | None
+) -> uuid.UUID:
+    """A user's grant is paid by one of their groups, whose admin sets it."""
+    assert account.owner_id is not None
+    user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
+    groups = user_scope.groups if user_scope else {}
+    if funding_wallet_id is None:
+        if len(groups) != 1:
+            raise BadRequest(
+                "Name the group wallet that pays this user's grant (funding_wallet_id).",
+                code="funding_wallet_required",
+            )
+        group_id = next(iter(groups))
+    else:
+        funding = await repository.wallet(ctx.session, funding_wallet_id)
+        if funding is None or funding.owner_id is None or funding.owner_id not in groups:
+            raise BadRequest(
+                "The funding wallet must be one of the user's groups.", code="not_parent_and_child"
+            )
+        if funding.kind != "group":
+            raise BadRequest(
+                "The funding wallet must be one of the user's groups.", code="not_parent_and_child"
+            )
+        group_id = funding.owner_id
+    require(
+        ctx,
+        Action.GRANT_SET_USER,
+        Scope.of_group(group_id, groups[group_id]),
+        target_type="wallet",
+        target_id=account.id,
+    )
+    return await repository.account_id(ctx.session, "group", group_id, ctx.now)
+
+
+async def check(ctx: Context) -> invariants.Report:
+    require(ctx, Action.CREDITS_CHECK, target_type="ledger")
+    return await invariants.check(ctx.session)
+
+
+# ---- billing -------------------------------------------------------------------------------
+
+
+async def hold_for_session(
+    ctx: Context,
+    *,
+    session_id: uuid.UUID,
+    rate_per_hour: int,
+    window_seconds: int,
+    wallet_id: uuid.UUID | None = None,
+) -> CreditHold:
+    """Reserve credits for the caller's own session; billing any other wallet is refused."""
+    own = await repository.account_id(ctx.session, "user", ctx.actor.user_id, ctx.now)
+    if wallet_id is not None and wallet_id != own:
+        raise Forbidden("Sessions are billed to your own wallet only.", code="billing_other_wallet")
+    return await operations.place_hold(
+        ctx.session,
+        wallet_id=own,
+        session_id=session_id,
+        rate_per_hour=rate_per_hour,
+        window_seconds=window_seconds,
+        now=ctx.now,
+    )

@@ -1,0 +1,141 @@
+"""Idempotency keys: a repeated mutating call returns the first result byte for byte.
+
+The stored result is written in the same transaction as the call's effect, so either both
+commit or neither does; a transaction-scoped advisory lock turns a concurrent duplicate into a
+clear 409 instead of a second effect. A call that fails stores nothing and may be retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import DateTime, Integer, LargeBinary, String, select, text
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped, mapped_column
+from starlette.responses import Response
+
+from gshare.kit.db import Base
+from gshare.kit.errors import Conflict, Unprocessable
+
+MAX_KEY_LENGTH = 200
+
+
+class IdempotencyRecord(Base):
+    __tablename__ = "idempotency_records"
+
+    actor_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    key: Mapped[str] = mapped_column(String(MAX_KEY_LENGTH), primary_key=True)
+    fingerprint: Mapped[bytes] = mapped_column(LargeBinary(32), nullable=False)
+    status_code: Mapped[int] = mapped_column(Integer, nullable=False)
+    body: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    status_code: int
+    body: bytes
+
+
+def fingerprint(operation: str, params: Any) -> bytes:
+    """What the call asked for: the same key with other parameters is a client error."""
+    canonical = json.dumps([operation, params], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).digest()
+
+
+def _lock_id(actor_id: uuid.UUID, key: str) -> int:
+    digest = hashlib.sha256(f"{actor_id}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def check_key(key: str) -> str:
+    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise Unprocessable(
+            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters.",
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
+async def run_once(
+    session: AsyncSession,
+    *,
+    actor_id: uuid.UUID,
+    key: str,
+    print_: bytes,
+    now: datetime,
+    work: Callable[[], Awaitable[StoredResult]],
+) -> StoredResult:
+    """Run `work` in the caller's transaction unless this key already has a result."""
+    locked = await session.scalar(
+        text("SELECT pg_try_advisory_xact_lock(:id)"), {"id": _lock_id(actor_id, key)}
+    )
+    if not locked:
+        raise Conflict(
+            "A request with this Idempotency-Key is still being processed.",
+            code="idempotency_in_flight",
+        )
+    stored = await session.scalar(
+        select(IdempotencyRecord).where(
+            IdempotencyRecord.actor_id == actor_id, IdempotencyRecord.key == key
+        )
+    )
+    if stored is not None:
+        if stored.fingerprint != print_:
+            raise Unprocessable(
+                "This Idempotency-Key was used for a different request.",
+                code="idempotency_key_reused",
+            )
+        return StoredResult(stored.status_code, stored.body)
+    result = await work()
+    session.add(
+        IdempotencyRecord(
+            actor_id=actor_id,
+            key=key,
+            fingerprint=print_,
+            status_code=result.status_code,
+            body=result.body,
+            created_at=now,
+        )
+    )
+    await session.flush()
+    return result
+
+
+async def respond_once(
+    session: AsyncSession,
+    *,
+    actor_id: uuid.UUID,
+    key: str | None,
+    operation: str,
+    params: Any,
+    now: datetime,
+    status_code: int,
+    produce: Callable[[], Awaitable[BaseModel]],
+) -> Response:
+    """An endpoint's JSON response, produced once per Idempotency-Key (or every time without)."""
+
+    async def work() -> StoredResult:
+        model = await produce()
+        return StoredResult(status_code, model.model_dump_json().encode())
+
+    if key is None:
+        result = await work()
+    else:
+        result = await run_once(
+            session,
+            actor_id=actor_id,
+            key=check_key(key),
+            print_=fingerprint(operation, params),
+            now=now,
+            work=work,
+        )
+    return Response(result.body, status_code=result.status_code, media_type="application/json")

@@ -1,0 +1,1 @@
+"""The worker: a plain asyncio process of periodic loops, each calling domain tasks."""

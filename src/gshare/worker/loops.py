@@ -1,0 +1,72 @@
+"""Periodic loops. Each tick is safe to run in several workers at once and after any crash:
+the work it calls is exactly-once by construction (see credits/tasks.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.credits.tasks import period_of, refill_month
+from gshare.kit.clock import Clock
+from gshare.kit.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Loop:
+    name: str
+    interval_seconds: float
+    tick: Callable[[], Awaitable[object]]
+
+
+def worker_loops(
+    settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> list[Loop]:
+    zone = ZoneInfo(settings.credits_timezone)
+
+    async def refill() -> object:
+        now = clock.now()
+        return await refill_month(sessions, period_of(now, zone), now)
+
+    return [Loop("monthly refill", settings.refill_interval_seconds, refill)]
+
+
+async def _run(loop: Loop, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            await loop.tick()
+        except Exception:
+            # A failed tick is retried on the next one; the work is idempotent.
+            log.exception("%s failed", loop.name)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=loop.interval_seconds)
+
+
+class Worker:
+    """Runs loops until stopped; used by `gshare worker` and inside `gshare up`."""
+
+    def __init__(self, loops: list[Loop]) -> None:
+        self.loops = loops
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(_run(loop, self._stop), name=loop.name) for loop in self.loops
+        ]
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def run_until(self, stop: asyncio.Event) -> None:
+        self.start()
+        await stop.wait()
+        await self.stop()

@@ -1,0 +1,297 @@
+"""The credits API on the real database: wallets, minting, transfers, grants, idempotency."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import text
+
+from gshare.credits import operations, repository
+from tests.builders import Builder
+
+MINT = "/api/v1/credits/mint"
+TRANSFERS = "/api/v1/credits/transfers"
+
+
+async def _tenant(build: Builder):
+    root = await build.user("Root", super_admin=True)
+    org = await build.org("Physics")
+    group = await build.group(org, "Optics")
+    admin = await build.user("Olga Admin")
+    await build.org_admin(admin, org)
+    lead = await build.user("Gus Lead")
+    await build.group_admin(lead, group)
+    member = await build.user("Mia Member")
+    await build.member(member, group)
+    return root, org, group, admin, lead, member
+
+
+async def _wallet(client: httpx.AsyncClient, path: str) -> dict:
+    response = await client.get(path)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_credits_flow_down_the_hierarchy_and_back(build: Builder) -> None:
+    root, org, group, admin, lead, member = await _tenant(build)
+    root_c = await build.signed_in(root)
+    minted = await root_c.post(MINT, json={"org_id": str(org.id), "amount": "1000"})
+    assert minted.status_code == 201, minted.text
+    org_wallet = minted.json()["to_wallet"]
+    assert org_wallet["balance"] == "1000"
+
+    admin_c = await build.signed_in(admin)
+    group_wallet = await _wallet(admin_c, f"/api/v1/groups/{group.id}/wallet")
+    moved = await admin_c.post(
+        TRANSFERS,
+        json={
+            "from_wallet_id": org_wallet["id"],
+            "to_wallet_id": group_wallet["id"],
+            "amount": "250.5",
+            "memo": "spring term",
+        },
+    )
+    assert moved.status_code == 201, moved.text
+    assert moved.json()["from_wallet"]["available"] == "749.5"
+    assert moved.json()["to_wallet"]["balance"] == "250.5"
+
+    lead_c = await build.signed_in(lead)
+    member_wallet = await _wallet(lead_c, f"/api/v1/users/{member.id}/wallet")
+    give = await lead_c.post(
+        TRANSFERS,
+        json={
+            "from_wallet_id": group_wallet["id"],
+            "to_wallet_id": member_wallet["id"],
+            "amount": "0.000001",
+        },
+    )
+    assert give.status_code == 201
+    back = await lead_c.post(
+        TRANSFERS,
+        json={
+            "from_wallet_id": member_wallet["id"],
+            "to_wallet_id": group_wallet["id"],
+            "amount": "0.000001",
+        },
+    )
+    assert back.status_code == 201
+    assert back.json()["to_wallet"]["balance"] == "250.5"
+
+    member_c = await build.signed_in(member)
+    mine = await _wallet(member_c, "/api/v1/wallets/me")
+    assert mine["id"] == member_wallet["id"]
+    assert (mine["balance"], mine["held"], mine["available"]) == ("0", "0", "0")
+    history = (await member_c.get(f"/api/v1/wallets/{mine['id']}/entries")).json()["items"]
+    assert [
+        (e["kind"], e["amount"], e["balance_after"], e["counterparty_name"]) for e in history
+    ] == [
+        ("return", "-0.000001", "0", "Optics"),
+        ("allocation", "0.000001", "0.000001", "Optics"),
+    ]
+    check = (await root_c.get("/api/v1/credits/check")).json()
+    assert check["ok"] is True, check
+    assert check["minted"] == "1000"
+
+
+async def test_no_level_hands_out_more_than_it_holds(build: Builder) -> None:
+    root, org, group, admin, *_ = await _tenant(build)
+    root_c = await build.signed_in(root)
+    org_wallet = (await root_c.post(MINT, json={"org_id": str(org.id), "amount": "10"})).json()[
+        "to_wallet"
+    ]
+    admin_c = await build.signed_in(admin)
+    group_wallet = await _wallet(admin_c, f"/api/v1/groups/{group.id}/wallet")
+    too_much = await admin_c.post(
+        TRANSFERS,
+        json={
+            "from_wallet_id": org_wallet["id"],
+            "to_wallet_id": group_wallet["id"],
+            "amount": "10.000001",
+        },
+    )
+    assert too_much.status_code == 409
+    assert too_much.json()["error"]["code"] == "insufficient_credits"
+    assert (await _wallet(admin_c, f"/api/v1/orgs/{org.id}/wallet"))["balance"] == "10"
+
+
+async def test_bad_amounts_are_refused_clearly(build: Builder) -> None:
+    root, org, *_ = await _tenant(build)
+    client = await build.signed_in(root)
+    for amount in ("-5", "0", "1.0000001", "abc", "1e3", "NaN", " "):
+        response = await client.post(MINT, json={"org_id": str(org.id), "amount": amount})
+        assert response.status_code in (400, 422), amount
+        assert response.json()["error"]["code"] in ("invalid_amount", "invalid_request"), amount
+    assert (await _wallet(client, f"/api/v1/orgs/{org.id}/wallet"))["balance"] == "0"
+
+
+async def test_transfers_only_between_parent_and_child(build: Builder) -> None:
+    root, org, group, _, _, member = await _tenant(build)
+    client = await build.signed_in(root)
+    await client.post(MINT, json={"org_id": str(org.id), "amount": "5"})
+    org_wallet = await _wallet(client, f"/api/v1/orgs/{org.id}/wallet")
+    member_wallet = await _wallet(client, f"/api/v1/users/{member.id}/wallet")
+    skip = await client.post(
+        TRANSFERS,
+        json={
+            "from_wallet_id": org_wallet["id"],
+            "to_wallet_id": member_wallet["id"],
+            "amount": "1",
+        },
+    )
+    assert skip.status_code == 400
+    assert skip.json()["error"]["code"] == "not_parent_and_child"
+
+
+async def test_idempotency_keys(build: Builder) -> None:
+    root, org, *_ = await _tenant(build)
+    client = await build.signed_in(root)
+    body = {"org_id": str(org.id), "amount": "7"}
+    first = await client.post(MINT, json=body, headers={"Idempotency-Key": "mint-1"})
+    build.clock.advance(timedelta(seconds=5))
+    again = await client.post(MINT, json=body, headers={"Idempotency-Key": "mint-1"})
+    assert first.status_code == again.status_code == 201
+    assert again.content == first.content  # byte for byte
+    assert (await _wallet(client, f"/api/v1/orgs/{org.id}/wallet"))["balance"] == "7"
+    reused = await client.post(
+        MINT, json=body | {"amount": "8"}, headers={"Idempotency-Key": "mint-1"}
+    )
+    assert reused.status_code == 422
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
+
+
+async def test_a_concurrent_duplicate_gets_409(build: Builder, sessions) -> None:
+    root, org, *_ = await _tenant(build)
+    client = await build.signed_in(root)
+    from gshare.kit.idempotency import _lock_id
+
+    async with sessions() as other, other.begin():
+        # Another request with the same key is in flight: it holds the key's lock.
+        await other.execute(
+            text("SELECT pg_advisory_xact_lock(:id)"), {"id": _lock_id(root.id, "dup")}
+        )
+        response = await client.post(
+            MINT, json={"org_id": str(org.id), "amount": "1"}, headers={"Idempotency-Key": "dup"}
+        )
+        assert response.status_code == 409
+        assert response.json()["error"]["code"] == "idempotency_in_flight"
+    retry = await client.post(
+        MINT, json={"org_id": str(org.id), "amount": "1"}, headers={"Idempotency-Key": "dup"}
+    )
+    assert retry.status_code == 201
+
+
+async def test_monthly_grants_are_set_by_the_parent_scope(build: Builder) -> None:
+    root, org, group, admin, lead, member = await _tenant(build)
+    root_c, admin_c, lead_c = [await build.signed_in(u) for u in (root, admin, lead)]
+    org_wallet = await _wallet(root_c, f"/api/v1/orgs/{org.id}/wallet")
+    group_wallet = await _wallet(admin_c, f"/api/v1/groups/{group.id}/wallet")
+    member_wallet = await _wallet(lead_c, f"/api/v1/users/{member.id}/wallet")
+    grant = "/api/v1/wallets/{}/monthly-grant"
+    assert (
+        await admin_c.put(grant.format(org_wallet["id"]), json={"amount": "5"})
+    ).status_code == 403
+    assert (
+        await root_c.put(grant.format(org_wallet["id"]), json={"amount": "500"})
+    ).status_code == 200
+    assert (
+        await lead_c.put(grant.format(group_wallet["id"]), json={"amount": "5"})
+    ).status_code == 403
+    set_group = await admin_c.put(grant.format(group_wallet["id"]), json={"amount": "100"})
+    assert set_group.json()["monthly_grant"]["funding_wallet_id"] == org_wallet["id"]
+    set_user = await lead_c.put(grant.format(member_wallet["id"]), json={"amount": "20"})
+    assert set_user.status_code == 200
+    assert set_user.json()["monthly_grant"] == {
+        "amount": "20",
+        "funding_wallet_id": group_wallet["id"],
+        "last_refill": None,
+    }
+    cleared = await lead_c.put(grant.format(member_wallet["id"]), json={"amount": "0"})
+    assert cleared.json()["monthly_grant"] is None
+
+
+async def test_rbac_for_moving_credits(build: Builder) -> None:
+    root, org, group, admin, lead, member = await _tenant(build)
+    other_group = await build.group(org, "Acoustics")
+    other_member = await build.user("Otto")
+    await build.member(other_member, other_group)
+    root_c = await build.signed_in(root)
+    await root_c.post(MINT, json={"org_id": str(org.id), "amount": "100"})
+    org_wallet = await _wallet(root_c, f"/api/v1/orgs/{org.id}/wallet")
+    optics = await _wallet(root_c, f"/api/v1/groups/{group.id}/wallet")
+    acoustics = await _wallet(root_c, f"/api/v1/groups/{other_group.id}/wallet")
+    for target in (optics, acoustics):
+        await root_c.post(
+            TRANSFERS,
+            json={"from_wallet_id": org_wallet["id"], "to_wallet_id": target["id"], "amount": "10"},
+        )
+    otto = await _wallet(root_c, f"/api/v1/users/{other_member.id}/wallet")
+    mia = await _wallet(root_c, f"/api/v1/users/{member.id}/wallet")
+
+    lead_c = await build.signed_in(lead)  # group admin of Optics only
+    other_group_move = await lead_c.post(
+        TRANSFERS,
+        json={"from_wallet_id": acoustics["id"], "to_wallet_id": otto["id"], "amount": "1"},
+    )
+    assert other_group_move.status_code == 403
+    assert (await lead_c.get(f"/api/v1/wallets/{otto['id']}")).status_code == 403
+
+    member_c = await build.signed_in(member)
+    for source, target in ((optics, mia), (mia, optics), (org_wallet, optics)):
+        response = await member_c.post(
+            TRANSFERS,
+            json={"from_wallet_id": source["id"], "to_wallet_id": target["id"], "amount": "1"},
+        )
+        assert response.status_code == 403
+    assert (
+        await member_c.post(MINT, json={"org_id": str(org.id), "amount": "1"})
+    ).status_code == 403
+    assert (await member_c.get(f"/api/v1/wallets/{otto['id']}")).status_code == 403
+    assert (await member_c.get("/api/v1/credits/check")).status_code == 403
+
+
+async def test_wallet_tree_shows_what_the_caller_administers(build: Builder) -> None:
+    root, org, group, admin, lead, member = await _tenant(build)
+    await build.group(org, "Acoustics")
+    admin_c = await build.signed_in(admin)
+    tree = (await admin_c.get(f"/api/v1/orgs/{org.id}/wallet-tree")).json()
+    assert tree["org"]["owner_name"] == "Physics"
+    assert [g["group_name"] for g in tree["groups"]] == ["Acoustics", "Optics"]
+    lead_c = await build.signed_in(lead)
+    tree = (await lead_c.get(f"/api/v1/orgs/{org.id}/wallet-tree")).json()
+    assert tree["org"] is None
+    assert [g["group_name"] for g in tree["groups"]] == ["Optics"]
+    assert [m["owner_name"] for m in tree["groups"][0]["members"]] == ["Mia Member"]
+    member_c = await build.signed_in(member)
+    assert (await member_c.get(f"/api/v1/orgs/{org.id}/wallet-tree")).status_code == 403
+
+
+async def test_consumption_per_day(build: Builder, sessions) -> None:
+    root, org, group, admin, lead, member = await _tenant(build)
+    now = build.clock.now()
+    async with sessions() as session, session.begin():
+        org_w = await repository.account_id(session, "org", org.id, now)
+        group_w = await repository.account_id(session, "group", group.id, now)
+        user_w = await repository.account_id(session, "user", member.id, now)
+        await operations.mint(session, wallet_id=org_w, amount=100_000_000, now=now)
+        await operations.move(
+            session, from_id=org_w, to_id=group_w, amount=50_000_000, kind="allocation", now=now
+        )
+        await operations.move(
+            session, from_id=group_w, to_id=user_w, amount=20_000_000, kind="allocation", now=now
+        )
+        hold = await operations.place_hold(
+            session,
+            wallet_id=user_w,
+            session_id=group.id,
+            rate_per_hour=2_000_000,
+            window_seconds=3600,
+            now=now,
+        )
+        await operations.capture(session, hold_id=hold.id, amount=1_500_000, now=now)
+    member_c = await build.signed_in(member)
+    wallet = await _wallet(member_c, "/api/v1/wallets/me")
+    assert (wallet["balance"], wallet["held"], wallet["available"]) == ("18.5", "0.5", "18")
+    usage = (await member_c.get(f"/api/v1/wallets/{wallet['id']}/consumption?days=3")).json()
+    assert [d["amount"] for d in usage["days"]] == ["0", "0", "1.5"]
+    assert usage["days"][-1]["day"] == now.date().isoformat()
