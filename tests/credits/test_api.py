@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 import httpx
 from sqlalchemy import text
 
 from gshare.credits import operations, repository
+from gshare.identity.models import Group, Organization, User
 from tests.builders import Builder
 
 MINT = "/api/v1/credits/mint"
 TRANSFERS = "/api/v1/credits/transfers"
 
 
-async def _tenant(build: Builder):
+@dataclass
+class Tenant:
+    """Physics (org) > Optics (group), with a super admin, an org admin, a group admin, a member."""
+
+    root: User
+    org: Organization
+    group: Group
+    admin: User
+    lead: User
+    member: User
+
+
+async def _tenant(build: Builder) -> Tenant:
     root = await build.user("Root", super_admin=True)
     org = await build.org("Physics")
     group = await build.group(org, "Optics")
@@ -24,7 +38,7 @@ async def _tenant(build: Builder):
     await build.group_admin(lead, group)
     member = await build.user("Mia Member")
     await build.member(member, group)
-    return root, org, group, admin, lead, member
+    return Tenant(root, org, group, admin, lead, member)
 
 
 async def _wallet(client: httpx.AsyncClient, path: str) -> dict:
@@ -34,7 +48,13 @@ async def _wallet(client: httpx.AsyncClient, path: str) -> dict:
 
 
 async def test_credits_flow_down_the_hierarchy_and_back(build: Builder) -> None:
-    root, org, group, admin, lead, member = await _tenant(build)
+    t = await _tenant(build)
+    root = t.root
+    org = t.org
+    group = t.group
+    admin = t.admin
+    lead = t.lead
+    member = t.member
     root_c = await build.signed_in(root)
     minted = await root_c.post(MINT, json={"org_id": str(org.id), "amount": "1000"})
     assert minted.status_code == 201, minted.text
@@ -95,7 +115,8 @@ async def test_credits_flow_down_the_hierarchy_and_back(build: Builder) -> None:
 
 
 async def test_no_level_hands_out_more_than_it_holds(build: Builder) -> None:
-    root, org, group, admin, *_ = await _tenant(build)
+    t = await _tenant(build)
+    root, org, group, admin = t.root, t.org, t.group, t.admin
     root_c = await build.signed_in(root)
     org_wallet = (await root_c.post(MINT, json={"org_id": str(org.id), "amount": "10"})).json()[
         "to_wallet"
@@ -116,7 +137,8 @@ async def test_no_level_hands_out_more_than_it_holds(build: Builder) -> None:
 
 
 async def test_bad_amounts_are_refused_clearly(build: Builder) -> None:
-    root, org, *_ = await _tenant(build)
+    t = await _tenant(build)
+    root, org = t.root, t.org
     client = await build.signed_in(root)
     for amount in ("-5", "0", "1.0000001", "abc", "1e3", "NaN", " "):
         response = await client.post(MINT, json={"org_id": str(org.id), "amount": amount})
@@ -126,7 +148,10 @@ async def test_bad_amounts_are_refused_clearly(build: Builder) -> None:
 
 
 async def test_transfers_only_between_parent_and_child(build: Builder) -> None:
-    root, org, group, _, _, member = await _tenant(build)
+    t = await _tenant(build)
+    root = t.root
+    org = t.org
+    member = t.member
     client = await build.signed_in(root)
     await client.post(MINT, json={"org_id": str(org.id), "amount": "5"})
     org_wallet = await _wallet(client, f"/api/v1/orgs/{org.id}/wallet")
@@ -144,7 +169,8 @@ async def test_transfers_only_between_parent_and_child(build: Builder) -> None:
 
 
 async def test_idempotency_keys(build: Builder) -> None:
-    root, org, *_ = await _tenant(build)
+    t = await _tenant(build)
+    root, org = t.root, t.org
     client = await build.signed_in(root)
     body = {"org_id": str(org.id), "amount": "7"}
     first = await client.post(MINT, json=body, headers={"Idempotency-Key": "mint-1"})
@@ -161,7 +187,8 @@ async def test_idempotency_keys(build: Builder) -> None:
 
 
 async def test_a_concurrent_duplicate_gets_409(build: Builder, sessions) -> None:
-    root, org, *_ = await _tenant(build)
+    t = await _tenant(build)
+    root, org = t.root, t.org
     client = await build.signed_in(root)
     from gshare.kit.idempotency import _lock_id
 
@@ -182,7 +209,13 @@ async def test_a_concurrent_duplicate_gets_409(build: Builder, sessions) -> None
 
 
 async def test_monthly_grants_are_set_by_the_parent_scope(build: Builder) -> None:
-    root, org, group, admin, lead, member = await _tenant(build)
+    t = await _tenant(build)
+    root = t.root
+    org = t.org
+    group = t.group
+    admin = t.admin
+    lead = t.lead
+    member = t.member
     root_c, admin_c, lead_c = [await build.signed_in(u) for u in (root, admin, lead)]
     org_wallet = await _wallet(root_c, f"/api/v1/orgs/{org.id}/wallet")
     group_wallet = await _wallet(admin_c, f"/api/v1/groups/{group.id}/wallet")
@@ -211,7 +244,12 @@ async def test_monthly_grants_are_set_by_the_parent_scope(build: Builder) -> Non
 
 
 async def test_rbac_for_moving_credits(build: Builder) -> None:
-    root, org, group, admin, lead, member = await _tenant(build)
+    t = await _tenant(build)
+    root = t.root
+    org = t.org
+    group = t.group
+    lead = t.lead
+    member = t.member
     other_group = await build.group(org, "Acoustics")
     other_member = await build.user("Otto")
     await build.member(other_member, other_group)
@@ -251,7 +289,11 @@ async def test_rbac_for_moving_credits(build: Builder) -> None:
 
 
 async def test_wallet_tree_shows_what_the_caller_administers(build: Builder) -> None:
-    root, org, group, admin, lead, member = await _tenant(build)
+    t = await _tenant(build)
+    org = t.org
+    admin = t.admin
+    lead = t.lead
+    member = t.member
     await build.group(org, "Acoustics")
     admin_c = await build.signed_in(admin)
     tree = (await admin_c.get(f"/api/v1/orgs/{org.id}/wallet-tree")).json()
@@ -267,7 +309,10 @@ async def test_wallet_tree_shows_what_the_caller_administers(build: Builder) -> 
 
 
 async def test_consumption_per_day(build: Builder, sessions) -> None:
-    root, org, group, admin, lead, member = await _tenant(build)
+    t = await _tenant(build)
+    org = t.org
+    group = t.group
+    member = t.member
     now = build.clock.now()
     async with sessions() as session, session.begin():
         org_w = await repository.account_id(session, "org", org.id, now)
