@@ -3,6 +3,8 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { AuditPage } from './admin/audit/AuditPage';
+import { CreditsPage } from './admin/credits/CreditsPage';
+import { WalletDetailPage } from './admin/credits/WalletDetailPage';
 import { GroupDetailPage } from './admin/groups/GroupDetailPage';
 import { GroupsPage } from './admin/groups/GroupsPage';
 import { OrgDetailPage } from './admin/orgs/OrgDetailPage';
@@ -16,6 +18,7 @@ import { SignInPage } from './auth/SignInPage';
 import { HomePage } from './home/HomePage';
 import { Shell } from './shell/Shell';
 import { theme } from './theme';
+import { WalletPage } from './wallet/WalletPage';
 
 export function AppProviders({ client, children }: { client: QueryClient; children: ReactNode }) {
   return (
@@ -33,6 +36,7 @@ export function AppRoutes() {
         <Route path={CHANGE_PASSWORD_PATH} element={<PasswordChangePage />} />
         <Route element={<Shell />}>
           <Route index element={<HomePage />} />
+          <Route path="wallet" element={<WalletPage />} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
             <Route path="orgs" element={<OrgsPage />} />
@@ -40,6 +44,8 @@ export function AppRoutes() {
             <Route path="groups" element={<GroupsPage />} />
             <Route path="groups/:groupId" element={<GroupDetailPage />} />
             <Route path="users" element={<UsersPage />} />
+            <Route path="credits" element={<CreditsPage />} />
+            <Route path="credits/wallets/:walletId" element={<WalletDetailPage />} />
             <Route path="audit" element={<AuditPage />} />
           </Route>
         </Route>

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from gshare.api.openapi import spec
+from gshare.credits.repository import account_id
 from gshare.identity.permissions import Action
 from gshare.kit.web import PERMISSION_KEY
 from tests.builders import PASSWORD, Builder
@@ -37,6 +38,7 @@ EVERYONE = frozenset(ROLES)
 SEES_ORG_A = frozenset({"super_admin", "org_admin_a", "group_admin_a1", "member_a1"})
 ADMINS_A = frozenset({"super_admin", "org_admin_a"})
 ADMINS_A1 = ADMINS_A | {"group_admin_a1"}
+SUPER = frozenset({"super_admin"})
 _emails = itertools.count(1)
 
 
@@ -105,6 +107,29 @@ CASES = [
         "/api/v1/audit",
         frozenset({"super_admin", "org_admin_a", "org_admin_b", "group_admin_a1"}),
     ),
+    Case("GET", "/api/v1/wallets/me", EVERYONE),
+    Case("GET", "/api/v1/wallets/{target_wallet}", ADMINS_A1),
+    Case("GET", "/api/v1/wallets/{target_wallet}/entries", ADMINS_A1),
+    Case("GET", "/api/v1/wallets/{target_wallet}/consumption", ADMINS_A1),
+    Case("GET", "/api/v1/orgs/{A}/wallet", ADMINS_A),
+    Case("GET", "/api/v1/groups/{A1}/wallet", ADMINS_A1),
+    Case("GET", "/api/v1/users/{target}/wallet", ADMINS_A1),
+    Case("GET", "/api/v1/orgs/{A}/wallet-tree", ADMINS_A1),
+    Case("POST", "/api/v1/credits/mint", SUPER, lambda r: {"org_id": "{A}", "amount": "1"}),
+    Case(
+        "POST",
+        "/api/v1/credits/transfers",
+        ADMINS_A1,
+        lambda r: {
+            "from_wallet_id": "{A1_wallet}",
+            "to_wallet_id": "{target_wallet}",
+            "amount": "1",
+        },
+    ),
+    Case(
+        "PUT", "/api/v1/wallets/{target_wallet}/monthly-grant", ADMINS_A1, lambda r: {"amount": "5"}
+    ),
+    Case("GET", "/api/v1/credits/check", SUPER),
 ]
 
 
@@ -159,6 +184,13 @@ async def _world(build: Builder) -> World:
         "second_org_admin": str(second_org_admin.id),
         "second_group_admin": str(second_group_admin.id),
     }
+    async with build.sessions() as session, session.begin():
+        for key, kind, owner in (
+            ("A_wallet", "org", org_a.id),
+            ("A1_wallet", "group", a1.id),
+            ("target_wallet", "user", target.id),
+        ):
+            ids[key] = str(await account_id(session, kind, owner, build.clock.now()))
     clients = {role: await build.signed_in(user) for role, user in users.items()}
     return World(ids, clients, build.anonymous())
 

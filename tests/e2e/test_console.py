@@ -168,3 +168,78 @@ async def test_admin_registers_a_user_who_changes_the_password_and_lands(
     await expect(page.get_by_text("Segmentation")).to_be_visible()
     await expect(page.get_by_label("Admin mode")).to_have_count(0)
     await _shot(page, "05-new-user-home")
+
+
+async def _credit_action(page: Page, row_name: str, action: str, amount: str) -> None:
+    row = page.get_by_role("row").filter(has=page.get_by_text(row_name, exact=True))
+    await row.get_by_role("button", name=action).click()
+    dialog = page.get_by_role("dialog")
+    await dialog.get_by_label("Amount").fill(amount)
+    await dialog.get_by_role("button", name="Review").click()
+    await expect(dialog.get_by_text(amount, exact=False).first).to_be_visible()
+    await dialog.get_by_role("button", name="Confirm").click()
+    await expect(dialog).to_be_hidden()
+
+
+async def test_credits_flow_from_the_admin_console_to_a_members_wallet(
+    server: str, page: Page, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessions() as session, session.begin():
+        await bootstrap_super_admin(
+            session,
+            email=ADMIN_EMAIL,
+            password=ADMIN_PASSWORD,
+            name="Ada Admin",
+            now=SystemClock().now(),
+        )
+    async with httpx.AsyncClient(base_url=server) as api:
+        login = await api.post(
+            "/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
+        )
+        api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+        org = (await api.post("/api/v1/orgs", json={"name": "Vision Lab"})).json()
+        group = (
+            await api.post(f"/api/v1/orgs/{org['id']}/groups", json={"name": "Segmentation"})
+        ).json()
+        created = await api.post(
+            "/api/v1/users",
+            json={
+                "email": NEW_EMAIL,
+                "name": "Lin Wei",
+                "initial_password": INITIAL_PASSWORD,
+                "group_id": group["id"],
+                "role": "member",
+            },
+        )
+        assert created.status_code == 201
+    async with httpx.AsyncClient(base_url=server) as lin:
+        login = await lin.post(
+            "/api/v1/auth/login", json={"email": NEW_EMAIL, "password": INITIAL_PASSWORD}
+        )
+        changed = await lin.post(
+            "/api/v1/auth/password",
+            json={"current_password": INITIAL_PASSWORD, "new_password": CHOSEN_PASSWORD},
+            headers={"X-CSRF-Token": login.json()["csrf_token"]},
+        )
+        assert changed.status_code == 200
+
+    await _sign_in(page, server, ADMIN_EMAIL, ADMIN_PASSWORD)
+    await page.get_by_label("Admin mode").click()
+    await page.get_by_role("link", name="Credits").click()
+    await page.get_by_label("Organization").click()
+    await page.get_by_role("option", name="Vision Lab").click()
+    await _credit_action(page, "Vision Lab", "Mint", "500")
+    await _credit_action(page, "Segmentation", "Allocate", "120")
+    await _credit_action(page, "Lin Wei", "Allocate", "20.5")
+    lin_row = page.get_by_role("row").filter(has=page.get_by_text("Lin Wei", exact=True))
+    await expect(lin_row.get_by_text("20.5").first).to_be_visible()
+    await _shot(page, "06-credits-tree")
+
+    await page.get_by_role("button", name="Ada Admin").click()
+    await page.get_by_role("menuitem", name="Sign out").click()
+    await _sign_in(page, server, NEW_EMAIL, CHOSEN_PASSWORD)
+    await page.get_by_role("link", name="Wallet").click()
+    await expect(page.get_by_role("heading", name="Your wallet")).to_be_visible()
+    await expect(page.get_by_text("20.5").first).to_be_visible()
+    await expect(page.get_by_role("cell", name="Segmentation").first).to_be_visible()
+    await _shot(page, "07-member-wallet")

@@ -12,5 +12,13 @@ export const keys = {
   orgAdmins: (orgId: string) => ['admins', 'org', orgId] as const,
   groupAdmins: (groupId: string) => ['admins', 'group', groupId] as const,
   audit: ['audit'] as const,
+  // Every credit movement changes balances, entries and trees: invalidate `wallets` as a whole.
+  wallets: ['wallets'] as const,
+  myWallet: ['wallets', 'me'] as const,
+  wallet: (walletId: string) => ['wallets', 'detail', walletId] as const,
+  walletEntries: (walletId: string) => ['wallets', 'entries', walletId] as const,
+  walletConsumption: (walletId: string, days: number) => ['wallets', 'consumption', walletId, days] as const,
+  walletTree: (orgId: string) => ['wallets', 'tree', orgId] as const,
+  ledgerCheck: ['credits', 'check'] as const,
   passwordCheck: ['password-check'] as const,
 };

@@ -52,6 +52,34 @@ describe('permissions', () => {
     expect(can.canSetUserActive({ ...me.user, id: 'someone-else' })).toBe(false);
   });
 
+  it('leaves minting and the ledger check to the super admin', () => {
+    const superAdmin = permissionsFor(makeMe({}, [SUPER_ADMIN]));
+    expect(superAdmin.canMintCredits && superAdmin.canCheckLedger && superAdmin.canSetOrgGrant).toBe(true);
+    expect(superAdmin.canMoveGroupCredits(ORG) && superAdmin.canMoveMemberCredits(OTHER_ORG, 'any')).toBe(true);
+
+    const orgAdmin = permissionsFor(makeMe({}, [grant('org_admin', ORG, null)]));
+    expect(orgAdmin.canMintCredits || orgAdmin.canCheckLedger || orgAdmin.canSetOrgGrant).toBe(false);
+  });
+
+  it('lets an org admin move credits to groups and members of their organization only', () => {
+    const can = permissionsFor(makeMe({}, [grant('org_admin', ORG, null)]));
+    expect(can.canMoveGroupCredits(ORG)).toBe(true);
+    expect(can.canSetGroupGrant(ORG)).toBe(true);
+    expect(can.canMoveMemberCredits(ORG, GROUP)).toBe(true);
+    expect(can.canSetMemberGrant(ORG, GROUP)).toBe(true);
+    expect(can.canMoveGroupCredits(OTHER_ORG)).toBe(false);
+    expect(can.canMoveMemberCredits(OTHER_ORG, 'group-9')).toBe(false);
+  });
+
+  it('lets a group admin move credits only between their group and its members', () => {
+    const can = permissionsFor(makeMe({}, [grant('group_admin', ORG, GROUP)]));
+    expect(can.canMoveGroupCredits(ORG)).toBe(false);
+    expect(can.canSetGroupGrant(ORG)).toBe(false);
+    expect(can.canMoveMemberCredits(ORG, GROUP)).toBe(true);
+    expect(can.canSetMemberGrant(ORG, GROUP)).toBe(true);
+    expect(can.canMoveMemberCredits(ORG, 'group-2')).toBe(false);
+  });
+
   it('never offers to deactivate yourself', () => {
     const me = makeMe({}, [SUPER_ADMIN]);
     expect(permissionsFor(me).canSetUserActive(me.user)).toBe(false);

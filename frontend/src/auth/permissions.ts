@@ -16,6 +16,17 @@ export interface Permissions {
   /** Only the super admin may create a user outside any group. */
   mustPickGroupForNewUser: boolean;
   canSetUserActive: (user: UserOut) => boolean;
+  /** New credits enter only through the super admin. */
+  canMintCredits: boolean;
+  canCheckLedger: boolean;
+  /** Allocate to or take back from a group of this organization. */
+  canMoveGroupCredits: (orgId: string) => boolean;
+  /** Allocate to or take back from a member of this group. */
+  canMoveMemberCredits: (orgId: string, groupId: string) => boolean;
+  canSetOrgGrant: boolean;
+  canSetGroupGrant: (orgId: string) => boolean;
+  /** For a member's grant paid from this group's wallet. */
+  canSetMemberGrant: (orgId: string, groupId: string) => boolean;
 }
 
 export function permissionsFor(me: MeOut): Permissions {
@@ -40,5 +51,12 @@ export function permissionsFor(me: MeOut): Permissions {
     mustPickGroupForNewUser: !isSuperAdmin,
     // Whether the target lies fully in this admin's reach is only known to the server.
     canSetUserActive: (user) => isAnyAdmin && user.id !== me.user.id && (isSuperAdmin || !user.is_super_admin),
+    canMintCredits: isSuperAdmin,
+    canCheckLedger: isSuperAdmin,
+    canMoveGroupCredits: isOrgAdmin,
+    canMoveMemberCredits: isGroupAdmin,
+    canSetOrgGrant: isSuperAdmin,
+    canSetGroupGrant: isOrgAdmin,
+    canSetMemberGrant: isGroupAdmin,
   };
 }

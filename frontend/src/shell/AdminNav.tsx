@@ -5,6 +5,7 @@ const LINKS = [
   { to: '/admin/orgs', label: 'Organizations' },
   { to: '/admin/groups', label: 'Groups' },
   { to: '/admin/users', label: 'Users' },
+  { to: '/admin/credits', label: 'Credits' },
   { to: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -1,4 +1,4 @@
-import { AppShell, Burger, Group, Text } from '@mantine/core';
+import { AppShell, Burger, Button, Group, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Link, Outlet, useLocation } from 'react-router';
 import { useSession } from '../auth/session';
@@ -29,7 +29,18 @@ export function Shell() {
               GShare
             </Text>
           </Group>
-          <Group gap="md" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Button
+              component={Link}
+              to="/wallet"
+              variant={pathname === '/wallet' ? 'light' : 'subtle'}
+              aria-current={pathname === '/wallet' ? 'page' : undefined}
+              size="sm"
+              px="xs"
+              style={{ flexShrink: 0 }}
+            >
+              Wallet
+            </Button>
             <AdminModeSwitch />
             <UserMenu />
           </Group>

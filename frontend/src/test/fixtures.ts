@@ -1,4 +1,4 @@
-import type { MeOut, RoleGrantOut } from '../api/types';
+import type { EntryOut, MeOut, RoleGrantOut, WalletOut } from '../api/types';
 
 export function makeMe(overrides: Partial<MeOut> = {}, roles: RoleGrantOut[] = []): MeOut {
   return {
@@ -28,3 +28,45 @@ export const SUPER_ADMIN: RoleGrantOut = {
 };
 
 export const emptyPage = { items: [], next_cursor: null };
+
+export function makeWallet(overrides: Partial<WalletOut> = {}): WalletOut {
+  return {
+    id: '00000000-0000-4000-8000-0000000000f1',
+    owner_kind: 'user',
+    owner_id: '00000000-0000-4000-8000-000000000001',
+    owner_name: 'Ada Lovelace',
+    balance: '0',
+    held: '0',
+    available: '0',
+    monthly_grant: null,
+    created_at: '2026-01-01T00:00:00Z',
+    ...overrides,
+  };
+}
+
+export function makeEntry(overrides: Partial<EntryOut> = {}): EntryOut {
+  return {
+    id: 1,
+    transfer_id: '00000000-0000-4000-8000-0000000000e1',
+    at: '2026-11-20T10:00:00Z',
+    kind: 'allocation',
+    amount: '10',
+    balance_after: '10',
+    counterparty_wallet_id: null,
+    counterparty_name: null,
+    memo: null,
+    actor_email: null,
+    hold_id: null,
+    ...overrides,
+  };
+}
+
+/** `count` days of consumption ending 2026-11-30, all zero unless given. */
+export function makeConsumption(walletId: string, amounts: Record<string, string> = {}, count = 30) {
+  const days = Array.from({ length: count }, (_, index) => {
+    const date = new Date(Date.UTC(2026, 10, 30 - (count - 1) + index));
+    const day = date.toISOString().slice(0, 10);
+    return { day, amount: amounts[day] ?? '0' };
+  });
+  return { wallet_id: walletId, days };
+}

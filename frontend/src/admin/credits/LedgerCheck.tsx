@@ -1,0 +1,71 @@
+import { Alert, List, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
+import type { useLedgerCheck } from '../../api/hooks/credits';
+import { formatAmount } from '../../ui/amount';
+import { formatDateTime } from '../../ui/format';
+import { ListState } from '../../ui/ListState';
+
+function Total({ label, value }: { label: string; value: string }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text fw={600} style={{ fontVariantNumeric: 'tabular-nums' }}>
+        {formatAmount(value)}
+      </Text>
+    </div>
+  );
+}
+
+/** The answer of the last ledger check, once one was asked for. */
+export function LedgerCheckResult({ check }: { check: ReturnType<typeof useLedgerCheck> }) {
+  const asked = check.fetchStatus === 'fetching' || check.data !== undefined || check.error !== null;
+  if (!asked) return null;
+  const report = check.data;
+  return (
+    <Paper withBorder p="md" radius="md" role="region" aria-label="Ledger check">
+      <ListState
+        isPending={check.isFetching}
+        error={check.error}
+        isEmpty={false}
+        empty={null}
+        onRetry={() => void check.refetch()}
+      >
+        {report && (
+          <Stack gap="sm">
+            {report.ok ? (
+              <Alert color="green" title="The ledger is consistent" role="status">
+                Every check passed.
+              </Alert>
+            ) : (
+              <Alert
+                color="red"
+                title={`The ledger check found ${report.violations.length} ${report.violations.length === 1 ? 'problem' : 'problems'}`}
+              >
+                <List size="sm">
+                  {report.violations.map((violation, index) => (
+                    <List.Item key={`${violation.invariant}-${index}`}>
+                      <Text span fw={600} size="sm">
+                        {violation.invariant}
+                      </Text>
+                      : {violation.detail}
+                    </List.Item>
+                  ))}
+                </List>
+              </Alert>
+            )}
+            <SimpleGrid cols={{ base: 2, sm: 4 }}>
+              <Total label="Minted" value={report.minted} />
+              <Total label="In wallets" value={report.in_wallets} />
+              <Total label="Held" value={report.held} />
+              <Total label="Consumed" value={report.consumed} />
+            </SimpleGrid>
+            <Text size="xs" c="dimmed">
+              Checked {formatDateTime(report.checked_at)}
+            </Text>
+          </Stack>
+        )}
+      </ListState>
+    </Paper>
+  );
+}

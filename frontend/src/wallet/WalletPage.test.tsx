@@ -1,0 +1,127 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { emptyPage, makeConsumption, makeEntry, makeMe, makeWallet } from '../test/fixtures';
+import { apiError, json, stubFetch } from '../test/fetchStub';
+import { renderApp } from '../test/render';
+
+const wallet = makeWallet({
+  balance: '1234.5',
+  held: '4.25',
+  available: '1230.25',
+  monthly_grant: {
+    amount: '100',
+    funding_wallet_id: '00000000-0000-4000-8000-0000000000f2',
+    last_refill: { period: '2026-11', amount: '80', shortfall: '20', at: '2026-11-01T00:00:05Z' },
+  },
+});
+const base = `/api/v1/wallets/${wallet.id}`;
+
+const history = [
+  makeEntry({ id: 3, kind: 'capture', amount: '-3.5', balance_after: '1234.5', at: '2026-11-28T09:00:00Z' }),
+  makeEntry({
+    id: 2,
+    kind: 'allocation',
+    amount: '1000',
+    balance_after: '1238',
+    counterparty_name: 'Optics',
+    memo: 'Autumn term',
+    actor_email: 'marie@example.org',
+    at: '2026-11-10T09:00:00Z',
+  }),
+  makeEntry({ id: 1, kind: 'refill', amount: '238', balance_after: '238', counterparty_name: 'Optics', at: '2026-11-01T00:00:05Z' }),
+];
+
+describe('wallet page', () => {
+  it('is linked from the top bar and shows the figures, usage chart and history with running balance', async () => {
+    const api = stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': json(200, wallet),
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id, { '2026-11-28': '3.5', '2026-11-27': '0.004167' })),
+      [`GET ${base}/entries`]: json(200, { items: history, next_cursor: null }),
+    });
+    renderApp('/');
+    const user = userEvent.setup();
+
+    await user.click(await screen.findByRole('link', { name: 'Wallet' }));
+    expect(await screen.findByRole('heading', { name: 'Your wallet' })).toBeInTheDocument();
+
+    expect(await screen.findByRole('group', { name: 'Available' })).toHaveTextContent('1,230.25');
+    expect(screen.getByRole('group', { name: 'Held' })).toHaveTextContent('4.25');
+    expect(screen.getByRole('group', { name: 'Balance' })).toHaveTextContent('1,234.5');
+    const grant = screen.getByRole('group', { name: 'Monthly grant' });
+    expect(grant).toHaveTextContent('100 credits at the start of each month.');
+    expect(grant).toHaveTextContent('20 credits short');
+
+    // The chart is one labelled image; the numbers are in a table for screen readers.
+    expect(await screen.findByRole('img', { name: /Credits used per day/ })).toBeInTheDocument();
+    const perDay = screen.getByRole('table', { name: 'Credits used per day' });
+    expect(within(perDay).getAllByRole('row')).toHaveLength(31);
+    expect(within(perDay).getByRole('cell', { name: '0.004167' })).toBeInTheDocument();
+    expect(screen.getByText('3.504167 credits in the last 30 days')).toBeInTheDocument();
+    expect(api.callsTo('GET', `${base}/consumption`)[0].query.get('days')).toBe('30');
+
+    const table = await screen.findByRole('table', { name: 'History' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toHaveTextContent('Usage');
+    expect(within(rows[0]).getByRole('cell', { name: '-3.5' })).toBeInTheDocument();
+    expect(within(rows[0]).getByRole('cell', { name: '1,234.5' })).toBeInTheDocument();
+    expect(within(rows[1]).getByRole('cell', { name: '+1,000' })).toBeInTheDocument();
+    expect(within(rows[1]).getByRole('cell', { name: '1,238' })).toBeInTheDocument();
+    expect(rows[1]).toHaveTextContent('Optics');
+    expect(rows[1]).toHaveTextContent('Autumn term');
+    expect(rows[2]).toHaveTextContent('Monthly refill');
+  });
+
+  it('shows empty states for a new wallet', async () => {
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': json(200, makeWallet()),
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
+      [`GET ${base}/entries`]: json(200, emptyPage),
+    });
+    renderApp('/wallet');
+
+    expect(await screen.findByText(/No credits yet/)).toBeInTheDocument();
+    expect(screen.getByRole('group', { name: 'Available' })).toHaveTextContent('0');
+    expect(screen.getByText('No monthly grant.')).toBeInTheDocument();
+    expect(await screen.findByText('No credits used in the last 30 days.')).toBeInTheDocument();
+    expect(screen.queryByRole('img', { name: /Credits used per day/ })).not.toBeInTheDocument();
+  });
+
+  it('filters by kind and loads older entries with the cursor', async () => {
+    const api = stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': json(200, wallet),
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
+      [`GET ${base}/entries`]: ({ query }) => {
+        if (query.get('kind') === 'mint') return json(200, emptyPage);
+        return query.get('cursor') === 'older'
+          ? json(200, { items: [history[2]], next_cursor: null })
+          : json(200, { items: history.slice(0, 2), next_cursor: 'older' });
+      },
+    });
+    renderApp('/wallet');
+    const user = userEvent.setup();
+
+    await user.click(await screen.findByRole('button', { name: 'Load more' }));
+    expect(await screen.findByText('Monthly refill')).toBeInTheDocument();
+    expect(api.callsTo('GET', `${base}/entries`)[0].query.get('limit')).toBe('50');
+
+    await user.click(screen.getByLabelText('Kind'));
+    // jsdom never finishes the dropdown's opening transition, so it stays display: none.
+    await user.click(await screen.findByRole('option', { name: 'Minted', hidden: true }));
+    expect(await screen.findByText('No minted entries.')).toBeInTheDocument();
+  });
+
+  it('shows why the wallet could not load', async () => {
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': apiError(404, 'not_found', 'You have no wallet yet.'),
+    });
+    renderApp('/wallet');
+
+    expect(await screen.findByRole('alert')).toHaveTextContent('You have no wallet yet.');
+  });
+});

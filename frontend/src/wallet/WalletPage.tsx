@@ -1,0 +1,27 @@
+import { Stack, Text, Title } from '@mantine/core';
+import { useMyWallet } from '../api/hooks/wallets';
+import { ListState } from '../ui/ListState';
+import { WalletView } from './WalletView';
+
+export function WalletPage() {
+  const wallet = useMyWallet();
+  return (
+    <Stack maw={1100} gap="lg">
+      <div>
+        <Title order={2}>Your wallet</Title>
+        <Text size="sm" c="dimmed">
+          Credits pay for the GPU time you use. Your group admins allocate them to you.
+        </Text>
+      </div>
+      <ListState
+        isPending={wallet.isPending}
+        error={wallet.error}
+        isEmpty={false}
+        empty={null}
+        onRetry={() => void wallet.refetch()}
+      >
+        {wallet.data && <WalletView wallet={wallet.data} />}
+      </ListState>
+    </Stack>
+  );
+}

@@ -1,0 +1,232 @@
+"""Ledger operations on the real database: holds, settlement, refills, and the invariant check."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.credits import operations, repository
+from gshare.credits.amounts import MICRO
+from gshare.credits.ledger import HoldExhausted, InsufficientCredits
+from gshare.credits.models import CreditAccount, CreditRefill
+from gshare.credits.operations import HoldResolved
+from gshare.credits.tasks import refill_month
+from gshare.kit.clock import FrozenClock
+from gshare.kit.db import run_in_transaction
+from gshare.kit.errors import Conflict
+from tests.credits.builders import assert_ledger_clean, funded_wallets
+
+RATE = 2 * MICRO  # 2 credits an hour
+
+
+async def _wallet(
+    sessions: async_sessionmaker[AsyncSession], wallet_id: uuid.UUID
+) -> CreditAccount:
+    async with sessions() as session:
+        account = await session.get(CreditAccount, wallet_id)
+        assert account is not None
+        return account
+
+
+async def test_a_hold_reserves_captures_extends_and_settles(sessions, clock: FrozenClock) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, user_credits=5)
+    user = w.users[0]
+    async with sessions() as session, session.begin():
+        hold = await operations.place_hold(
+            session,
+            wallet_id=user,
+            session_id=uuid.uuid4(),
+            rate_per_hour=RATE,
+            window_seconds=3600,
+            now=now,
+        )
+    account = await _wallet(sessions, user)
+    assert (account.balance, account.held) == (5 * MICRO, 2 * MICRO)
+    async with sessions() as session, session.begin():
+        await operations.capture(session, hold_id=hold.id, amount=MICRO + 500_000, now=now)
+        with pytest.raises(HoldExhausted):
+            await operations.capture(session, hold_id=hold.id, amount=MICRO, now=now)
+    async with sessions() as session, session.begin():
+        await operations.extend_hold(session, hold_id=hold.id, now=now)
+        outcome = await operations.settle_hold(session, hold_id=hold.id, used=MICRO, now=now)
+    assert (outcome.captured, outcome.released, outcome.uncollected) == (MICRO, 1_500_000, 0)
+    account = await _wallet(sessions, user)
+    assert (account.balance, account.held) == (2_500_000, 0)
+    async with sessions() as session, session.begin():
+        with pytest.raises(HoldResolved):
+            await operations.release_hold(session, hold_id=hold.id, now=now)
+    report = await assert_ledger_clean(sessions)
+    assert report.consumed == 2_500_000
+
+
+async def test_a_hold_needs_available_credits(sessions, clock: FrozenClock) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, user_credits=1)
+    async with sessions() as session, session.begin():
+        with pytest.raises(InsufficientCredits):
+            await operations.place_hold(
+                session,
+                wallet_id=w.users[0],
+                session_id=uuid.uuid4(),
+                rate_per_hour=RATE,
+                window_seconds=3600,
+                now=now,
+            )
+    async with sessions() as session, session.begin():
+        with pytest.raises(Conflict, match="personal wallets"):
+            await operations.place_hold(
+                session,
+                wallet_id=w.group,
+                session_id=uuid.uuid4(),
+                rate_per_hour=1,
+                window_seconds=60,
+                now=now,
+            )
+    await assert_ledger_clean(sessions)
+
+
+async def test_a_hold_is_resolved_exactly_once_under_racing_settlements(
+    sessions, clock: FrozenClock
+) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, user_credits=10)
+    async with sessions() as session, session.begin():
+        hold = await operations.place_hold(
+            session,
+            wallet_id=w.users[0],
+            session_id=uuid.uuid4(),
+            rate_per_hour=RATE,
+            window_seconds=3600,
+            now=now,
+        )
+
+    async def settle(used: int) -> str:
+        try:
+            await run_in_transaction(
+                sessions,
+                lambda s: operations.settle_hold(s, hold_id=hold.id, used=used, now=now),
+            )
+            return "settled"
+        except HoldResolved:
+            return "refused"
+
+    async def release() -> str:
+        try:
+            await run_in_transaction(
+                sessions, lambda s: operations.release_hold(s, hold_id=hold.id, now=now)
+            )
+            return "released"
+        except HoldResolved:
+            return "refused"
+
+    outcomes = await asyncio.gather(settle(MICRO), settle(MICRO), release(), settle(MICRO))
+    assert sorted(outcomes).count("refused") == 3
+    report = await assert_ledger_clean(sessions)
+    assert report.held == 0
+    assert report.consumed in (0, MICRO)
+
+
+async def test_refill_tops_up_to_the_grant_and_records_shortfall(
+    sessions, clock: FrozenClock
+) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, users=2, org_credits=0, group_credits=0, user_credits=0)
+    rich, poor = w.users
+    async with sessions() as session, session.begin():
+        await operations.set_monthly_grant(
+            session, wallet_id=w.org, amount=100 * MICRO, funding_wallet_id=None
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=w.group, amount=30 * MICRO, funding_wallet_id=w.org
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=rich, amount=20 * MICRO, funding_wallet_id=w.group
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=poor, amount=20 * MICRO, funding_wallet_id=w.group
+        )
+    summary = await refill_month(sessions, "2026-03", now)
+    assert summary.refilled == 4
+    assert [(await _wallet(sessions, x)).balance // MICRO for x in (w.org, w.group)] == [70, 0]
+    balances = sorted([(await _wallet(sessions, x)).balance // MICRO for x in (rich, poor)])
+    assert balances == [10, 20]  # the group had 30 for two grants of 20
+    assert summary.shortfall == 10 * MICRO
+    async with sessions() as session:
+        refills = (await session.scalars(select(CreditRefill))).all()
+    assert sorted(r.shortfall // MICRO for r in refills) == [0, 0, 0, 10]
+    # Next month: a balance at or above its grant is left alone.
+    clock.advance(timedelta(days=31))
+    again = await refill_month(sessions, "2026-04", clock.now())
+    assert again.refilled == 4
+    # The org went 70 -> 100 and paid the group 0 -> 30, which paid the poorer user 10 -> 20;
+    # the richer user, at its grant already, was left alone.
+    balances = [(await _wallet(sessions, x)).balance // MICRO for x in (w.org, w.group, *w.users)]
+    assert balances == [70, 20, 20, 20]
+    await assert_ledger_clean(sessions)
+
+
+async def test_two_racing_refill_runs_refill_each_wallet_once(sessions, clock: FrozenClock) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, users=3, org_credits=0, group_credits=0, user_credits=0)
+    async with sessions() as session, session.begin():
+        await operations.set_monthly_grant(
+            session, wallet_id=w.org, amount=1000 * MICRO, funding_wallet_id=None
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=w.group, amount=300 * MICRO, funding_wallet_id=w.org
+        )
+        for user in w.users:
+            await operations.set_monthly_grant(
+                session, wallet_id=user, amount=50 * MICRO, funding_wallet_id=w.group
+            )
+    first, second = await asyncio.gather(
+        refill_month(sessions, "2026-03", now), refill_month(sessions, "2026-03", now)
+    )
+    assert first.refilled + second.refilled == 5
+    third = await refill_month(sessions, "2026-03", now)  # a rerun after a restart
+    assert third.refilled == 0
+    assert (await _wallet(sessions, w.org)).balance == 700 * MICRO
+    assert (await _wallet(sessions, w.group)).balance == 150 * MICRO
+    report = await assert_ledger_clean(sessions)
+    assert report.minted == 1000 * MICRO
+
+
+async def test_the_check_finds_a_tampered_ledger(sessions, clock: FrozenClock) -> None:
+    await funded_wallets(sessions, clock.now())
+    await assert_ledger_clean(sessions)
+    async with sessions() as session, session.begin():
+        await session.execute(
+            text("UPDATE credit_accounts SET balance = balance + 1 WHERE kind = 'group'")
+        )
+    async with sessions() as session:
+        from gshare.credits import invariants
+
+        report = await invariants.check(session)
+    names = {v.invariant for v in report.violations}
+    assert "every cached balance equals the sum of its entries" in names
+    assert "everything minted is in a wallet or consumed" in names
+
+
+async def test_ledger_rows_cannot_be_edited(sessions, clock: FrozenClock) -> None:
+    await funded_wallets(sessions, clock.now())
+    async with sessions() as session:
+        with pytest.raises(Exception, match="cannot be changed"):
+            await session.execute(text("UPDATE credit_entries SET amount = amount * 2"))
+
+
+async def test_accounts_are_created_once_under_concurrency(sessions, clock: FrozenClock) -> None:
+    owner = uuid.uuid4()
+
+    async def create() -> uuid.UUID:
+        return await run_in_transaction(
+            sessions, lambda s: repository.account_id(s, "user", owner, clock.now())
+        )
+
+    ids = await asyncio.gather(*(create() for _ in range(6)))
+    assert len(set(ids)) == 1
