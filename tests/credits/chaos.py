@@ -39,7 +39,7 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
     rng = random.Random(seed)
     engine = make_engine(url, pool_size=2)
     sessions = make_sessionmaker(engine)
-    progress = Path(progress_path).open("ab", buffering=0)
+    progress = Path(progress_path)
 
     def now() -> datetime:
         return datetime.now(UTC)
@@ -141,7 +141,8 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
                 await run_in_transaction(sessions, work)
         except EXPECTED:
             pass
-        progress.write(b".")
+        with progress.open("ab") as out:
+            out.write(b".")
     await engine.dispose()
 
 
