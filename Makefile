@@ -15,7 +15,7 @@ help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
 	@echo "make test      install what the tests need and run them all"
 	@echo "make lint      ruff, mypy and import contracts"
-	@echo "make bench     run the benchmarks"
+	@echo "make bench     run the benchmarks (API reads, ledger throughput)"
 	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -60,6 +60,7 @@ test: lint frontend-test pytest
 
 bench: install console
 	$(BIN)/python benchmarks/api_read.py
+	$(BIN)/python benchmarks/ledger.py
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist .pytest_cache .mypy_cache .ruff_cache

@@ -807,6 +807,8 @@ export interface components {
             in_wallets: string;
             /** Minted */
             minted: string;
+            /** Not Checked */
+            not_checked: string[];
             /** Ok */
             ok: boolean;
             /** Violations */

@@ -208,6 +208,7 @@ async def check(ctx: Ctx) -> InvariantReportOut:
         violations=[
             InvariantViolationOut(invariant=v.invariant, detail=v.detail) for v in report.violations
         ],
+        not_checked=report.not_checked,
         minted=format_amount(report.minted),
         in_wallets=format_amount(report.in_wallets),
         held=format_amount(report.held),

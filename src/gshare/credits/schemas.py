@@ -123,6 +123,7 @@ class InvariantReportOut(ResponseModel):
     ok: bool
     checked_at: datetime
     violations: list[InvariantViolationOut]
+    not_checked: list[str]
     minted: str
     in_wallets: str
     held: str

@@ -401,3 +401,7 @@ async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UU
 async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     rows = await session.execute(select(User.id, User.email).where(User.id.in_(list(ids))))
     return {r[0]: r[1] for r in rows}
+
+
+async def forget_failures_before(session: AsyncSession, cutoff: datetime) -> None:
+    await session.execute(delete(SignInFailure).where(SignInFailure.at < cutoff))

@@ -17,6 +17,7 @@ from gshare.identity.permissions import Action, Scope, UserScope
 from gshare.identity.principals import announce_tenancy_changed, announce_user_changed
 from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.signin import check_new_password
+from gshare.identity.throttle import LONGEST_WINDOW
 from gshare.kit.errors import BadRequest, Conflict, NotFound
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest, page_of
@@ -549,3 +550,8 @@ async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UU
 
 async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     return await repository.emails(session, ids)
+
+
+async def forget_sign_in_failures(session: AsyncSession, now: datetime) -> None:
+    """Failed sign-ins older than the longest throttling window no longer matter."""
+    await repository.forget_failures_before(session, now - LONGEST_WINDOW)

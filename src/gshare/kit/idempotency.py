@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import DateTime, Integer, LargeBinary, String, select, text
+from sqlalchemy import DateTime, Integer, LargeBinary, String, delete, select, text
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
@@ -108,6 +108,14 @@ async def run_once(
     )
     await session.flush()
     return result
+
+
+async def forget_before(session: AsyncSession, cutoff: datetime) -> int:
+    """Drop stored results older than `cutoff`; a key is honoured for that long."""
+    result = await session.execute(
+        delete(IdempotencyRecord).where(IdempotencyRecord.created_at < cutoff)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def respond_once(

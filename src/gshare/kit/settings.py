@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     refill_interval_seconds: float = Field(
         default=60, gt=0, le=3600, description="How often the worker looks for due refills."
     )
+    idempotency_key_days: int = Field(
+        default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
+    )
     password_hash_concurrency: int = Field(default=2, ge=1, le=64)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

@@ -8,12 +8,16 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.credits.tasks import period_of, refill_month
+from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock
+from gshare.kit.db import run_in_transaction
+from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -35,7 +39,19 @@ def worker_loops(
         now = clock.now()
         return await refill_month(sessions, period_of(now, zone), now)
 
-    return [Loop("monthly refill", settings.refill_interval_seconds, refill)]
+    async def housekeeping() -> object:
+        now = clock.now()
+
+        async def forget(session: AsyncSession) -> None:
+            await forget_before(session, now - timedelta(days=settings.idempotency_key_days))
+            await forget_sign_in_failures(session, now)
+
+        return await run_in_transaction(sessions, forget)
+
+    return [
+        Loop("monthly refill", settings.refill_interval_seconds, refill),
+        Loop("housekeeping", 3600, housekeeping),
+    ]
 
 
 async def _run(loop: Loop, stop: asyncio.Event) -> None:

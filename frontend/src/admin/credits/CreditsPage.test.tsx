@@ -235,6 +235,7 @@ describe('credits admin', () => {
         ok: false,
         checked_at: '2026-11-29T10:00:00Z',
         violations: [{ invariant: 'conservation', detail: 'Minted exceeds wallets, holds and usage by 0.5.' }],
+        not_checked: ['no hold is left open for a session that has ended'],
         minted: '10000',
         in_wallets: '9000',
         held: '499.5',

@@ -60,6 +60,11 @@ export function LedgerCheckResult({ check }: { check: ReturnType<typeof useLedge
               <Total label="Held" value={report.held} />
               <Total label="Consumed" value={report.consumed} />
             </SimpleGrid>
+            {report.not_checked.length > 0 && (
+              <Text size="xs" c="dimmed">
+                Not checked yet: {report.not_checked.join('; ')}.
+              </Text>
+            )}
             <Text size="xs" c="dimmed">
               Checked {formatDateTime(report.checked_at)}
             </Text>

@@ -1,0 +1,87 @@
+"""The worker's loops: several workers at once refill each wallet exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sqlalchemy import func, select
+
+from gshare.credits import operations
+from gshare.credits.amounts import MICRO
+from gshare.credits.models import CreditRefill
+from gshare.kit.clock import FrozenClock
+from gshare.kit.settings import Settings
+from gshare.worker.loops import Worker, worker_loops
+from tests.credits.builders import assert_ledger_clean, funded_wallets
+
+
+async def _with_grants(sessions, clock: FrozenClock):
+    w = await funded_wallets(
+        sessions, clock.now(), users=2, org_credits=0, group_credits=0, user_credits=0
+    )
+    async with sessions() as session, session.begin():
+        await operations.set_monthly_grant(
+            session, wallet_id=w.org, amount=100 * MICRO, funding_wallet_id=None
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=w.group, amount=40 * MICRO, funding_wallet_id=w.org
+        )
+        for user in w.users:
+            await operations.set_monthly_grant(
+                session, wallet_id=user, amount=10 * MICRO, funding_wallet_id=w.group
+            )
+    return w
+
+
+async def _refills(sessions) -> int:
+    async with sessions() as session:
+        return int(await session.scalar(select(func.count()).select_from(CreditRefill)) or 0)
+
+
+async def test_two_workers_refill_each_wallet_once(sessions, clock: FrozenClock) -> None:
+    await _with_grants(sessions, clock)
+    settings = Settings(_env_file=None, refill_interval_seconds=0.01)  # type: ignore[call-arg]
+    workers = [Worker(worker_loops(settings, sessions, clock)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + 20
+    while await _refills(sessions) < 4 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)  # more ticks of both workers in the same month change nothing
+    for worker in workers:
+        await worker.stop()
+    assert await _refills(sessions) == 4
+    report = await assert_ledger_clean(sessions)
+    assert report.minted == 100 * MICRO
+
+
+async def test_the_worker_process_refills_and_stops_on_sigterm(
+    sessions, clock: FrozenClock, database_url: str, tmp_path
+) -> None:
+    await _with_grants(sessions, clock)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env |= {"GSHARE_DATABASE_URL": database_url, "GSHARE_REFILL_INTERVAL_SECONDS": "0.2"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gshare", "worker"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while await _refills(sessions) < 4 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            await asyncio.sleep(0.1)
+        assert await _refills(sessions) == 4
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, output
+    assert "worker running: monthly refill, housekeeping" in output
