@@ -7,8 +7,10 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from gshare.kit.db import RETRYABLE_SQLSTATES, Busy, sqlstate
 from gshare.kit.errors import GShareError
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,14 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else "Request failed."
         return error_response(exc.status_code, code, message, getattr(exc, "headers", None))
+
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        if sqlstate(exc) in RETRYABLE_SQLSTATES:
+            busy = Busy()
+            return error_response(busy.status, busy.code, busy.message, {"Retry-After": "1"})
+        log.exception("database error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", "Something went wrong on our side.")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -17,6 +17,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 
+from gshare.kit.errors import GShareError
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -62,6 +64,12 @@ def sqlstate(exc: BaseException) -> str | None:
     return getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
 
 
+class Busy(GShareError):
+    status = 503
+    code = "busy"
+    message = "The database was too busy to complete this change; try again."
+
+
 async def run_in_transaction(
     sessions: async_sessionmaker[AsyncSession],
     work: Callable[[AsyncSession], Awaitable[T]],
@@ -77,10 +85,11 @@ async def run_in_transaction(
                 return result
             except DBAPIError as exc:
                 await session.rollback()
-                if sqlstate(exc) in RETRYABLE_SQLSTATES and attempt < attempts:
-                    await asyncio.sleep(0.01 * 2**attempt)
-                    continue
-                raise
+                if sqlstate(exc) not in RETRYABLE_SQLSTATES:
+                    raise
+                if attempt == attempts:
+                    raise Busy() from exc
+                await asyncio.sleep(0.01 * 2**attempt)
     raise AssertionError("unreachable")
 
 
