@@ -60,6 +60,7 @@ async def test_credits_flow_down_the_hierarchy_and_back(build: Builder) -> None:
     assert minted.status_code == 201, minted.text
     org_wallet = minted.json()["to_wallet"]
     assert org_wallet["balance"] == "1000"
+    assert minted.json()["from_wallet"] is None
 
     admin_c = await build.signed_in(admin)
     group_wallet = await _wallet(admin_c, f"/api/v1/groups/{group.id}/wallet")
@@ -241,6 +242,10 @@ async def test_monthly_grants_are_set_by_the_parent_scope(build: Builder) -> Non
     }
     cleared = await lead_c.put(grant.format(member_wallet["id"]), json={"amount": "0"})
     assert cleared.json()["monthly_grant"] is None
+    # Grant changes are audited in the paying scope, so the org admin sees them.
+    seen = (await admin_c.get("/api/v1/audit", params={"action": "credits.monthly_grant"})).json()
+    assert len(seen["items"]) == 4  # org, group, member set, member cleared
+    assert {e["group_id"] for e in seen["items"]} == {None, str(group.id)}
 
 
 async def test_rbac_for_moving_credits(build: Builder) -> None:

@@ -38,7 +38,13 @@ def test_nothing_in_organization_b_without_a_role_there(who: Actor, action: Acti
     if ORG_B in who.org_admin_of or B1 in {**who.group_admin_of, **who.member_of}:
         return
     scope = Scope.of_group(B1, ORG_B)
-    if action in (Action.PUBLIC, Action.SELF, Action.ORG_LIST, Action.USER_LIST):
+    if action in (
+        Action.PUBLIC,
+        Action.SELF,
+        Action.ORG_LIST,
+        Action.USER_LIST,
+        Action.WALLET_READ_OWN,
+    ):
         return
     if action is Action.AUDIT_READ:
         return  # scope is applied by the query

@@ -1032,7 +1032,7 @@ export interface components {
              * Format: date-time
              */
             at: string;
-            from_wallet: components["schemas"]["WalletOut"];
+            from_wallet: components["schemas"]["WalletOut"] | null;
             /** Memo */
             memo: string | null;
             to_wallet: components["schemas"]["WalletOut"];

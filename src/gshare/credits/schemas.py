@@ -90,7 +90,7 @@ class TransferRequest(RequestModel):
 
 class TransferOut(ResponseModel):
     transfer_id: uuid.UUID
-    from_wallet: WalletOut
+    from_wallet: WalletOut | None  # None when credits were minted
     to_wallet: WalletOut
     amount: str
     memo: str | None

@@ -275,24 +275,10 @@ async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | No
         org_id=org_id,
         detail={"amount": format_amount(amount)},
     )
-    mint_account = await repository.wallet(
-        ctx.session, await repository.account_id(ctx.session, "mint", None, ctx.now)
-    )
-    assert mint_account is not None
     target = await _view(ctx.session, account)
     return TransferOut(
         transfer_id=transfer_id,
-        from_wallet=WalletOut(
-            id=mint_account.id,
-            owner_kind="org",
-            owner_id=org_id,
-            owner_name="New credits",
-            balance="0",
-            held="0",
-            available="0",
-            monthly_grant=None,
-            created_at=mint_account.created_at,
-        ),
+        from_wallet=None,
         to_wallet=target,
         amount=format_amount(amount),
         memo=memo,
@@ -386,6 +372,7 @@ async def set_monthly_grant(
         funding = await repository.account_id(ctx.session, "org", org_id, ctx.now)
     else:
         funding = await _user_grant_source(ctx, account, funding_wallet_id)
+    org_id, group_id = await _audit_scope(ctx, account, funding)
     updated = await operations.set_monthly_grant(
         ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
     )
@@ -394,12 +381,29 @@ async def set_monthly_grant(
         "credits.monthly_grant",
         target_type="wallet",
         target_id=account.id,
+        org_id=org_id,
+        group_id=group_id,
         detail={
             "amount": format_amount(amount),
             "funding_wallet_id": str(funding) if funding else None,
         },
     )
     return await _view(ctx.session, updated)
+
+
+async def _audit_scope(
+    ctx: Context, account: CreditAccount, funding: uuid.UUID | None
+) -> tuple[uuid.UUID | None, uuid.UUID | None]:
+    """The organization and group an audit entry about a grant belongs to: the wallet's own
+    for organizations and groups, the paying group's for a member."""
+    if account.kind == "org":
+        return account.owner_id, None
+    group = account if account.kind == "group" else None
+    if group is None and funding is not None:
+        group = await repository.wallet(ctx.session, funding)
+    if group is None or group.owner_id is None:
+        return None, None
+    return await identity.group_org(ctx.session, group.owner_id), group.owner_id
 
 
 async def _user_grant_source(
