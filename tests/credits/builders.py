@@ -65,3 +65,21 @@ async def assert_ledger_clean(sessions: async_sessionmaker[AsyncSession]) -> inv
         report = await invariants.check(session)
     assert report.violations == [], report.violations
     return report
+
+
+async def grants(
+    sessions: async_sessionmaker[AsyncSession], w: Wallets, *, org: int, group: int, user: int
+) -> None:
+    """Monthly grants down the tree: the org minted, the group paid by the org, users by the
+    group (amounts in whole credits)."""
+    async with sessions() as session, session.begin():
+        await operations.set_monthly_grant(
+            session, wallet_id=w.org, amount=org * MICRO, funding_wallet_id=None
+        )
+        await operations.set_monthly_grant(
+            session, wallet_id=w.group, amount=group * MICRO, funding_wallet_id=w.org
+        )
+        for person in w.users:
+            await operations.set_monthly_grant(
+                session, wallet_id=person, amount=user * MICRO, funding_wallet_id=w.group
+            )

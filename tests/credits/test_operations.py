@@ -19,7 +19,7 @@ from gshare.credits.tasks import refill_month
 from gshare.kit.clock import FrozenClock
 from gshare.kit.db import run_in_transaction
 from gshare.kit.errors import Conflict
-from tests.credits.builders import assert_ledger_clean, funded_wallets
+from tests.credits.builders import assert_ledger_clean, funded_wallets, grants
 
 RATE = 2 * MICRO  # 2 credits an hour
 
@@ -174,17 +174,7 @@ async def test_refill_tops_up_to_the_grant_and_records_shortfall(
 async def test_two_racing_refill_runs_refill_each_wallet_once(sessions, clock: FrozenClock) -> None:
     now = clock.now()
     w = await funded_wallets(sessions, now, users=3, org_credits=0, group_credits=0, user_credits=0)
-    async with sessions() as session, session.begin():
-        await operations.set_monthly_grant(
-            session, wallet_id=w.org, amount=1000 * MICRO, funding_wallet_id=None
-        )
-        await operations.set_monthly_grant(
-            session, wallet_id=w.group, amount=300 * MICRO, funding_wallet_id=w.org
-        )
-        for user in w.users:
-            await operations.set_monthly_grant(
-                session, wallet_id=user, amount=50 * MICRO, funding_wallet_id=w.group
-            )
+    await grants(sessions, w, org=1000, group=300, user=50)
     first, second = await asyncio.gather(
         refill_month(sessions, "2026-03", now), refill_month(sessions, "2026-03", now)
     )

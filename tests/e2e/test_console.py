@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -52,7 +53,19 @@ def console_built() -> None:
 
 
 @pytest.fixture
-def server(database_url: str, console_built: None, tmp_path: Path) -> Iterator[str]:
+async def admin(sessions: async_sessionmaker[AsyncSession]) -> None:
+    async with sessions() as session, session.begin():
+        await bootstrap_super_admin(
+            session,
+            email=ADMIN_EMAIL,
+            password=ADMIN_PASSWORD,
+            name="Ada Admin",
+            now=SystemClock().now(),
+        )
+
+
+@pytest.fixture
+def server(database_url: str, console_built: None, admin: None, tmp_path: Path) -> Iterator[str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
     env |= {
@@ -106,6 +119,18 @@ async def _shot(page: Page, name: str) -> None:
     await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
+@asynccontextmanager
+async def admin_api(server: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The bootstrap admin's API client, for setting up what a test does not click through."""
+    async with httpx.AsyncClient(base_url=server) as api:
+        login = await api.post(
+            "/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
+        )
+        assert login.status_code == 200, login.text
+        api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+        yield api
+
+
 async def _sign_in(page: Page, base: str, email: str, password: str) -> None:
     await page.goto(f"{base}/")
     await page.get_by_label("Email").fill(email)
@@ -114,22 +139,10 @@ async def _sign_in(page: Page, base: str, email: str, password: str) -> None:
 
 
 async def test_admin_registers_a_user_who_changes_the_password_and_lands(
-    server: str, page: Page, sessions: async_sessionmaker[AsyncSession]
+    server: str, page: Page
 ) -> None:
-    async with sessions() as session, session.begin():
-        await bootstrap_super_admin(
-            session,
-            email=ADMIN_EMAIL,
-            password=ADMIN_PASSWORD,
-            name="Ada Admin",
-            now=SystemClock().now(),
-        )
     # An organization and group to put the new user in, through the API.
-    async with httpx.AsyncClient(base_url=server) as api:
-        login = await api.post(
-            "/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
-        )
-        api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+    async with admin_api(server) as api:
         org = (await api.post("/api/v1/orgs", json={"name": "Vision Lab"})).json()
         await api.post(f"/api/v1/orgs/{org['id']}/groups", json={"name": "Segmentation"})
 
@@ -182,21 +195,9 @@ async def _credit_action(page: Page, row_name: str, action: str, amount: str) ->
 
 
 async def test_credits_flow_from_the_admin_console_to_a_members_wallet(
-    server: str, page: Page, sessions: async_sessionmaker[AsyncSession]
+    server: str, page: Page
 ) -> None:
-    async with sessions() as session, session.begin():
-        await bootstrap_super_admin(
-            session,
-            email=ADMIN_EMAIL,
-            password=ADMIN_PASSWORD,
-            name="Ada Admin",
-            now=SystemClock().now(),
-        )
-    async with httpx.AsyncClient(base_url=server) as api:
-        login = await api.post(
-            "/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
-        )
-        api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+    async with admin_api(server) as api:
         org = (await api.post("/api/v1/orgs", json={"name": "Vision Lab"})).json()
         group = (
             await api.post(f"/api/v1/orgs/{org['id']}/groups", json={"name": "Segmentation"})

@@ -11,30 +11,19 @@ import time
 
 from sqlalchemy import func, select
 
-from gshare.credits import operations
 from gshare.credits.amounts import MICRO
 from gshare.credits.models import CreditRefill
 from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
 from gshare.worker.loops import Worker, worker_loops
-from tests.credits.builders import assert_ledger_clean, funded_wallets
+from tests.credits.builders import assert_ledger_clean, funded_wallets, grants
 
 
 async def _with_grants(sessions, clock: FrozenClock):
     w = await funded_wallets(
         sessions, clock.now(), users=2, org_credits=0, group_credits=0, user_credits=0
     )
-    async with sessions() as session, session.begin():
-        await operations.set_monthly_grant(
-            session, wallet_id=w.org, amount=100 * MICRO, funding_wallet_id=None
-        )
-        await operations.set_monthly_grant(
-            session, wallet_id=w.group, amount=40 * MICRO, funding_wallet_id=w.org
-        )
-        for user in w.users:
-            await operations.set_monthly_grant(
-                session, wallet_id=user, amount=10 * MICRO, funding_wallet_id=w.group
-            )
+    await grants(sessions, w, org=100, group=40, user=10)
     return w
 
 
