@@ -345,3 +345,20 @@ async def test_consumption_per_day(build: Builder, sessions) -> None:
     usage = (await member_c.get(f"/api/v1/wallets/{wallet['id']}/consumption?days=3")).json()
     assert [d["amount"] for d in usage["days"]] == ["0", "0", "1.5"]
     assert usage["days"][-1]["day"] == now.date().isoformat()
+
+
+async def test_a_group_holding_credits_cannot_be_deleted(build: Builder) -> None:
+    t = await _tenant(build)
+    empty = await build.group(t.org, "Empty")
+    client = await build.signed_in(t.root)
+    await client.post(MINT, json={"org_id": str(t.org.id), "amount": "10"})
+    org_wallet = await _wallet(client, f"/api/v1/orgs/{t.org.id}/wallet")
+    empty_wallet = await _wallet(client, f"/api/v1/groups/{empty.id}/wallet")
+    move = {"from_wallet_id": org_wallet["id"], "to_wallet_id": empty_wallet["id"], "amount": "3"}
+    assert (await client.post(TRANSFERS, json=move)).status_code == 201
+    refused = await client.delete(f"/api/v1/groups/{empty.id}")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "wallet_not_empty"
+    back = {"from_wallet_id": empty_wallet["id"], "to_wallet_id": org_wallet["id"], "amount": "3"}
+    assert (await client.post(TRANSFERS, json=back)).status_code == 201
+    assert (await client.delete(f"/api/v1/groups/{empty.id}")).status_code == 204

@@ -19,9 +19,11 @@ from gshare import __version__
 from gshare.api import errors
 from gshare.api.middleware import BodyLimit, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.credits import service as credits_service
 from gshare.credits.endpoints import router as credits_router
 from gshare.events.notify import AUTH_CHANNEL, Listener
 from gshare.identity import passwords
+from gshare.identity import service as identity_service
 from gshare.identity.endpoints import router as identity_router
 from gshare.identity.permissions import Action
 from gshare.identity.principals import PrincipalCache
@@ -59,6 +61,7 @@ def create_app(
     run_worker: bool = False,
 ) -> FastAPI:
     passwords.configure(settings.password_hash_concurrency)
+    identity_service.add_deletion_guard(credits_service.refuse_while_wallet_holds_credits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

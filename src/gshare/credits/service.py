@@ -26,7 +26,7 @@ from gshare.credits.schemas import (
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action, Scope
-from gshare.kit.errors import BadRequest, Forbidden, NotFound
+from gshare.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from gshare.kit.pagination import PageRequest, page_of
 
 SYSTEM_NAMES = {"mint": "New credits", "consumption": "GPU usage"}
@@ -444,6 +444,19 @@ async def _user_grant_source(
 async def check(ctx: Context) -> invariants.Report:
     require(ctx, Action.CREDITS_CHECK, target_type="ledger")
     return await invariants.check(ctx.session)
+
+
+async def refuse_while_wallet_holds_credits(
+    session: AsyncSession, kind: str, owner_id: uuid.UUID
+) -> Conflict | None:
+    """Deleting an organization or group must not strand its credits."""
+    wallet = await repository.wallet_of(session, kind, owner_id)
+    if wallet is None or (wallet.balance == 0 and wallet.held == 0):
+        return None
+    return Conflict(
+        f"Its wallet still holds {format_amount(wallet.balance)} credits; take them back first.",
+        code="wallet_not_empty",
+    )
 
 
 # ---- billing -------------------------------------------------------------------------------

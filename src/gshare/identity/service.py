@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,9 +18,30 @@ from gshare.identity.principals import announce_tenancy_changed, announce_user_c
 from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.signin import check_new_password
 from gshare.identity.throttle import LONGEST_WINDOW
-from gshare.kit.errors import BadRequest, Conflict, NotFound
+from gshare.kit.errors import BadRequest, Conflict, GShareError, NotFound
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest, page_of
+
+# ---- deletion guards -----------------------------------------------------------------------
+
+# Other domains refuse the deletion of an organization or group they still hold something of
+# (credits in its wallet, say): a guard returns why, or None. Domains above identity register
+# theirs when the app is built, so identity never imports them.
+DeletionGuard = Callable[[AsyncSession, str, uuid.UUID], Awaitable[GShareError | None]]
+_deletion_guards: list[DeletionGuard] = []
+
+
+def add_deletion_guard(guard: DeletionGuard) -> None:
+    if guard not in _deletion_guards:
+        _deletion_guards.append(guard)
+
+
+async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
+    for guard in _deletion_guards:
+        refusal = await guard(ctx.session, kind, owner_id)
+        if refusal is not None:
+            raise refusal
+
 
 # ---- organizations -------------------------------------------------------------------------
 
@@ -97,6 +118,7 @@ async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
     require(ctx, Action.ORG_DELETE, Scope(org_id=org.id), target_type="org", target_id=org.id)
     if await repository.org_has_groups(ctx.session, org.id):
         raise Conflict("Delete the organization's groups first.", code="org_not_empty")
+    await _check_guards(ctx, "org", org.id)
     await ctx.session.delete(org)
     await announce_tenancy_changed(ctx.session)
     await audit(
@@ -183,6 +205,7 @@ async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
     require(ctx, Action.GROUP_DELETE, _group_scope(group), target_type="group", target_id=group.id)
     if await repository.group_has_members(ctx.session, group.id):
         raise Conflict("Remove the group's members first.", code="group_not_empty")
+    await _check_guards(ctx, "group", group.id)
     await ctx.session.delete(group)
     await announce_tenancy_changed(ctx.session)
     await audit(
