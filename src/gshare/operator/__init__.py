@@ -1,0 +1,1 @@
+"""The per-cluster operator: reconciles GShareSession resources and reports back to the API."""

@@ -1,0 +1,333 @@
+"""Kubernetes objects for one GShareSession, built from its spec. Pure: plain dicts in and out.
+
+Every child carries an owner reference to the GShareSession, so deleting the resource removes
+them; the home volume claim is the one exception when the user keeps their volume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+API_GROUP = "gshare.io"
+API_VERSION = "v1alpha1"
+KIND = "GShareSession"
+PLURAL = "gsharesessions"
+SESSION_LABEL = "gshare.io/session"
+OWNER_LABEL = "gshare.io/owner"
+APP_PORT = 8080
+GPU = "nvidia.com/gpu"
+GPU_MEMORY = "nvidia.com/gpumem"
+GPU_CORES = "nvidia.com/gpucores"
+USE_UUID = "nvidia.com/use-gpuuuid"
+VGPU_MODE = "nvidia.com/vgpu-mode"
+
+Json = dict[str, Any]
+SessionType = Literal["vscode", "jupyterlab", "terminal"]
+
+# What each session type runs, on APP_PORT, as an unprivileged user. Images come from the catalog.
+COMMANDS: dict[str, list[str]] = {
+    "vscode": ["code-server", "--bind-addr", f"0.0.0.0:{APP_PORT}", "--auth", "none"],
+    "jupyterlab": [
+        "jupyter",
+        "lab",
+        "--ip=0.0.0.0",
+        f"--port={APP_PORT}",
+        "--no-browser",
+        "--ServerApp.token=",
+        "--ServerApp.base_url=/",
+    ],
+    "terminal": ["ttyd", "--port", str(APP_PORT), "--writable", "bash"],
+}
+
+
+@dataclass(frozen=True)
+class GpuAssignment:
+    node: str
+    card_uuid: str
+    vram_mib: int | None = None
+    cores_percent: int | None = None
+    mig_profile: str | None = None
+    mig_instance: str | None = None
+
+    @property
+    def is_mig(self) -> bool:
+        return self.mig_profile is not None
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    kind: Literal["home", "shared"]
+    mount_path: str
+    access_mode: Literal["ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany"] = "ReadWriteOnce"
+    size_gib: int = 10
+    claim_name: str | None = None  # a shared volume's existing claim
+    keep: bool = False  # keep the home claim when the session is deleted
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    session_id: str
+    owner_id: str
+    session_type: SessionType
+    image: str
+    cpu_millicores: int
+    memory_mib: int
+    desired_state: Literal["Running", "Paused"] = "Running"
+    gpu: GpuAssignment | None = None
+    volumes: tuple[Volume, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    namespace: str = "gshare-sessions"
+    scheduler_name: str = "hami-scheduler"
+    sessions_domain: str = "sessions.gshare.local"
+    auth_url: str = "http://gshare-api.gshare-system.svc/internal/v1/session-access"
+    ingress_class: str = "nginx"
+    ingress_namespace: str = "ingress-nginx"
+    storage_class: str | None = None
+
+
+def name_of(spec: SessionSpec) -> str:
+    return f"session-{spec.session_id}"
+
+
+def home_claim_name(spec: SessionSpec) -> str:
+    return f"home-{spec.session_id}"
+
+
+def labels(spec: SessionSpec) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "gshare-session",
+        "app.kubernetes.io/managed-by": "gshare-operator",
+        SESSION_LABEL: spec.session_id,
+        OWNER_LABEL: spec.owner_id,
+    }
+
+
+def owner_reference(resource_name: str, resource_uid: str) -> Json:
+    return {
+        "apiVersion": f"{API_GROUP}/{API_VERSION}",
+        "kind": KIND,
+        "name": resource_name,
+        "uid": resource_uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _meta(spec: SessionSpec, config: OperatorConfig, name: str, owner: Json | None) -> Json:
+    meta: Json = {"name": name, "namespace": config.namespace, "labels": labels(spec)}
+    if owner is not None:
+        meta["ownerReferences"] = [owner]
+    return meta
+
+
+def home_claim(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json | None:
+    home = next((v for v in spec.volumes if v.kind == "home"), None)
+    if home is None:
+        return None
+    claim: Json = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _meta(spec, config, home_claim_name(spec), None if home.keep else owner),
+        "spec": {
+            "accessModes": [home.access_mode],
+            "resources": {"requests": {"storage": f"{home.size_gib}Gi"}},
+        },
+    }
+    if config.storage_class:
+        claim["spec"]["storageClassName"] = config.storage_class
+    return claim
+
+
+def _gpu_parts(gpu: GpuAssignment | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(resource limits, pod annotations) that ask HAMi for exactly the card admission chose."""
+    if gpu is None:
+        return {}, {}
+    annotations = {USE_UUID: gpu.card_uuid, VGPU_MODE: "mig" if gpu.is_mig else "hami-core"}
+    limits = {GPU: "1"}
+    if gpu.vram_mib is not None:
+        limits[GPU_MEMORY] = str(gpu.vram_mib)
+    if gpu.cores_percent is not None and not gpu.is_mig:
+        limits[GPU_CORES] = str(gpu.cores_percent)
+    return limits, annotations
+
+
+def pod(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
+    gpu_limits, gpu_annotations = _gpu_parts(spec.gpu)
+    cpu, memory = f"{spec.cpu_millicores}m", f"{spec.memory_mib}Mi"
+    mounts: list[Json] = [
+        {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - a private emptyDir in the pod
+        {"name": "cache", "mountPath": "/home/gshare/.cache"},
+    ]
+    volumes: list[Json] = [
+        {"name": "tmp", "emptyDir": {}},
+        {"name": "cache", "emptyDir": {}},
+    ]
+    for volume in spec.volumes:
+        claim = home_claim_name(spec) if volume.kind == "home" else volume.claim_name
+        read_only = volume.access_mode == "ReadOnlyMany"
+        volumes.append(
+            {
+                "name": volume.name,
+                "persistentVolumeClaim": {"claimName": claim, "readOnly": read_only},
+            }
+        )
+        mounts.append({"name": volume.name, "mountPath": volume.mount_path, "readOnly": read_only})
+    metadata = _meta(spec, config, name_of(spec), owner)
+    if gpu_annotations:
+        metadata["annotations"] = gpu_annotations
+    pod_spec: Json = {
+        "schedulerName": config.scheduler_name,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "restartPolicy": "Always",
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 1000,
+            "runAsGroup": 1000,
+            "fsGroup": 1000,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "name": "session",
+                "image": spec.image,
+                "command": COMMANDS[spec.session_type],
+                "ports": [{"name": "http", "containerPort": APP_PORT}],
+                "env": [{"name": "HOME", "value": "/home/gshare"}],
+                "resources": {
+                    "requests": {"cpu": cpu, "memory": memory},
+                    "limits": {"cpu": cpu, "memory": memory, **gpu_limits},
+                },
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "readOnlyRootFilesystem": True,
+                    "runAsNonRoot": True,
+                    "capabilities": {"drop": ["ALL"]},
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "volumeMounts": mounts,
+                "readinessProbe": {"tcpSocket": {"port": APP_PORT}, "periodSeconds": 5},
+            }
+        ],
+        "volumes": volumes,
+    }
+    if spec.gpu is not None:
+        pod_spec["nodeSelector"] = {"kubernetes.io/hostname": spec.gpu.node}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+
+
+def service(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(spec, config, name_of(spec), owner),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": {SESSION_LABEL: spec.session_id},
+            "ports": [{"name": "http", "port": 80, "targetPort": APP_PORT}],
+        },
+    }
+
+
+def host_of(spec: SessionSpec, config: OperatorConfig) -> str:
+    return f"{spec.session_id}.{config.sessions_domain}"
+
+
+def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
+    metadata = _meta(spec, config, name_of(spec), owner)
+    metadata["annotations"] = {
+        # ingress-nginx asks the API before every request: only the session's owner gets in.
+        "nginx.ingress.kubernetes.io/auth-url": f"{config.auth_url}/{spec.session_id}",
+        "nginx.ingress.kubernetes.io/proxy-body-size": "64m",
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
+    }
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": metadata,
+        "spec": {
+            "ingressClassName": config.ingress_class,
+            "rules": [
+                {
+                    "host": host_of(spec, config),
+                    "http": {
+                        "paths": [
+                            {
+                                "path": "/",
+                                "pathType": "Prefix",
+                                "backend": {
+                                    "service": {"name": name_of(spec), "port": {"number": 80}}
+                                },
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+    }
+
+
+def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
+    """In: only from the ingress controller. Out: anywhere but other session pods."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(spec, config, name_of(spec), owner),
+        "spec": {
+            "podSelector": {"matchLabels": {SESSION_LABEL: spec.session_id}},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [
+                {
+                    "from": [
+                        {
+                            "namespaceSelector": {
+                                "matchLabels": {
+                                    "kubernetes.io/metadata.name": config.ingress_namespace
+                                }
+                            }
+                        }
+                    ],
+                    "ports": [{"protocol": "TCP", "port": APP_PORT}],
+                }
+            ],
+            "egress": [
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": {
+                                "matchExpressions": [
+                                    {
+                                        "key": "kubernetes.io/metadata.name",
+                                        "operator": "NotIn",
+                                        "values": [config.namespace],
+                                    }
+                                ]
+                            }
+                        },
+                        {"ipBlock": {"cidr": "0.0.0.0/0"}},
+                    ]
+                }
+            ],
+        },
+    }
+
+
+def children(spec: SessionSpec, config: OperatorConfig, owner: Json) -> list[Json]:
+    """What should exist for the session now: everything when Running; only the volume when
+    Paused."""
+    claim = home_claim(spec, config, owner)
+    kept = [claim] if claim else []
+    if spec.desired_state == "Paused":
+        return kept
+    return [
+        *kept,
+        pod(spec, config, owner),
+        service(spec, config, owner),
+        ingress(spec, config, owner),
+        network_policy(spec, config, owner),
+    ]
