@@ -1,0 +1,1 @@
+"""Clusters: the registry, the kubeconfig store, the Kubernetes adapter, internal tokens."""

@@ -1,0 +1,194 @@
+"""Internal identity: the API's RS256 key set, its public JWKS, and short-lived operator tokens.
+
+The key set lives outside the database (a 0600 file under the data dir locally). Keys rotate
+with overlap: a new key signs from the moment it is added, older keys keep verifying until every
+token they signed has expired, then they are dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+AUDIENCE = "gshare-internal"
+TOKEN_TYPE = "gshare-operator+jwt"
+MAX_LIFETIME = timedelta(hours=1)
+LEEWAY = timedelta(seconds=30)
+
+
+class InvalidToken(Exception):
+    """Why a presented token is refused (the message is for the audit log, not the caller)."""
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    kid: str
+    private_pem: bytes
+    created_at: datetime
+
+    def private(self) -> rsa.RSAPrivateKey:
+        key = serialization.load_pem_private_key(self.private_pem, password=None)
+        assert isinstance(key, rsa.RSAPrivateKey)
+        return key
+
+    def public_jwk(self) -> dict[str, str]:
+        numbers = self.private().public_key().public_numbers()
+        return {
+            "kty": "RSA",
+            "use": "sig",
+            "alg": "RS256",
+            "kid": self.kid,
+            "n": _b64(numbers.n),
+            "e": _b64(numbers.e),
+        }
+
+
+def _b64(number: int) -> str:
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def new_key(now: datetime) -> SigningKey:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return SigningKey(kid=secrets.token_hex(8), private_pem=pem, created_at=now)
+
+
+@dataclass
+class KeySet:
+    keys: list[SigningKey]
+
+    @property
+    def current(self) -> SigningKey:
+        return max(self.keys, key=lambda k: k.created_at)
+
+    def jwks(self) -> dict[str, Any]:
+        return {"keys": [k.public_jwk() for k in sorted(self.keys, key=lambda k: k.created_at)]}
+
+    def rotate(self, now: datetime) -> SigningKey:
+        """Sign with a new key from now on; older keys keep verifying (see drop_retired)."""
+        fresh = new_key(now)
+        self.keys.append(fresh)
+        self.drop_retired(now)
+        return fresh
+
+    def drop_retired(self, now: datetime) -> None:
+        """Forget keys that stopped signing more than one token lifetime ago."""
+        newest = self.current
+        ordered = sorted(self.keys, key=lambda k: k.created_at)
+        keep = [newest]
+        for key, successor in itertools.pairwise(ordered):
+            if now - successor.created_at < MAX_LIFETIME + LEEWAY:
+                keep.append(key)
+        self.keys = list(dict.fromkeys(keep))
+
+    def mint(self, cluster_id: str, now: datetime, lifetime: timedelta = MAX_LIFETIME) -> str:
+        """A token an operator presents for `cluster_id`."""
+        lifetime = min(lifetime, MAX_LIFETIME)
+        subject = f"cluster:{cluster_id}"
+        claims = {
+            "iss": subject,
+            "sub": subject,
+            "aud": AUDIENCE,
+            "iat": int(now.timestamp()),
+            "nbf": int(now.timestamp()),
+            "exp": int((now + lifetime).timestamp()),
+            "jti": secrets.token_urlsafe(16),
+        }
+        key = self.current
+        return jwt.encode(
+            claims, key.private(), algorithm="RS256", headers={"kid": key.kid, "typ": TOKEN_TYPE}
+        )
+
+    def verify(self, token: str, now: datetime) -> str:
+        """The cluster id a token speaks for; raises InvalidToken for anything else."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(f"malformed token: {exc}") from exc
+        if header.get("alg") != "RS256":
+            raise InvalidToken(f"algorithm {header.get('alg')!r} is not RS256")
+        if header.get("typ") != TOKEN_TYPE:
+            raise InvalidToken(f"type {header.get('typ')!r} is not {TOKEN_TYPE}")
+        key = next((k for k in self.keys if k.kid == header.get("kid")), None)
+        if key is None:
+            raise InvalidToken(f"unknown key id {header.get('kid')!r}")
+        try:
+            claims = jwt.decode(
+                token,
+                key.private().public_key(),
+                algorithms=["RS256"],
+                audience=AUDIENCE,
+                # Times are checked below against the injected clock, not the wall clock.
+                options={
+                    "require": ["exp", "iat", "iss", "sub", "jti", "aud"],
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                },
+                leeway=LEEWAY,
+            )
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(str(exc)) from exc
+        iat, exp = int(claims["iat"]), int(claims["exp"])
+        if iat > now.timestamp() + LEEWAY.total_seconds():
+            raise InvalidToken("issued in the future")
+        if exp < now.timestamp() - LEEWAY.total_seconds():
+            raise InvalidToken("expired")
+        if exp - iat > MAX_LIFETIME.total_seconds():
+            raise InvalidToken("lives longer than an hour")
+        subject = str(claims["sub"])
+        if claims["iss"] != subject or not subject.startswith("cluster:"):
+            raise InvalidToken("issuer and subject must name the same cluster")
+        return subject.removeprefix("cluster:")
+
+
+def load_or_create(path: Path, now: datetime) -> KeySet:
+    """The key set stored at `path` (mode 0600), created with one key the first time."""
+    if path.exists():
+        raw = json.loads(path.read_text())
+        return KeySet(
+            [
+                SigningKey(
+                    k["kid"], k["private_pem"].encode(), datetime.fromisoformat(k["created_at"])
+                )
+                for k in raw["keys"]
+            ]
+        )
+    keys = KeySet([new_key(now)])
+    save(keys, path)
+    return keys
+
+
+def save(keys: KeySet, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "keys": [
+            {
+                "kid": k.kid,
+                "private_pem": k.private_pem.decode(),
+                "created_at": k.created_at.isoformat(),
+            }
+            for k in keys.keys
+        ]
+    }
+    temporary = path.with_suffix(".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(payload, handle)
+    os.replace(temporary, path)

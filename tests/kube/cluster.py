@@ -1,0 +1,390 @@
+"""A real Kubernetes control plane for tests: etcd, kube-apiserver (loopback, generated
+certificates, PodSecurity admission), kube-scheduler with a `hami-scheduler` profile, and kwok
+running simulated GPU nodes that carry HAMi's registration annotation.
+
+The binaries come from hack/testenv.sh (built from their Go modules). Several clusters can run
+at once: each picks its own free ports and folder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from gshare.operator.inventory import REGISTER_ANNOTATION, Card, format_register
+
+ROOT = Path(__file__).resolve().parents[2]
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+def testenv_bin() -> Path:
+    """Build (once, cached) and return the folder with the control-plane binaries."""
+    out = subprocess.run(
+        ["bash", str(ROOT / "hack" / "testenv.sh")], check=True, capture_output=True, text=True
+    )
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _pem_key(key: rsa.RSAPrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+
+
+def _cert(
+    subject: x509.Name,
+    key: rsa.RSAPrivateKey,
+    issuer: x509.Name,
+    issuer_key: rsa.RSAPrivateKey,
+    *,
+    ca: bool = False,
+    sans: list[x509.GeneralName] | None = None,
+    client: bool = False,
+) -> x509.Certificate:
+    now = dt.datetime.now(dt.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    if not ca:
+        usage = (
+            x509.ExtendedKeyUsageOID.CLIENT_AUTH
+            if client
+            else (x509.ExtendedKeyUsageOID.SERVER_AUTH)
+        )
+        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _name(common: str, org: str | None = None) -> x509.Name:
+    parts = [x509.NameAttribute(NameOID.COMMON_NAME, common)]
+    if org:
+        parts.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
+    return x509.Name(parts)
+
+
+@dataclass
+class GpuNode:
+    name: str
+    cards: list[Card]
+
+
+def a100_nodes(count: int = 2, cards: int = 4, prefix: str = "gpu") -> list[GpuNode]:
+    return [
+        GpuNode(
+            f"{prefix}-{n}",
+            [
+                Card(
+                    f"GPU-{prefix}{n}-{c:02d}-a100",
+                    10,
+                    81920,
+                    100,
+                    "NVIDIA-A100-SXM4-80GB",
+                    0,
+                    True,
+                )
+                for c in range(cards)
+            ],
+        )
+        for n in range(count)
+    ]
+
+
+@dataclass
+class Cluster:
+    name: str
+    folder: Path
+    bin: Path
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    api_port: int = 0
+    kubeconfig: Path = Path()
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.api_port}"
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        log = (self.folder / f"{name}.log").open("wb")
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+        self.processes.append(proc)
+        return proc
+
+    def start(self) -> Cluster:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        pki = self.folder / "pki"
+        pki.mkdir(exist_ok=True)
+        ca_key = _key()
+        ca = _cert(_name(f"{self.name}-ca"), ca_key, _name(f"{self.name}-ca"), ca_key, ca=True)
+        server_key = _key()
+        server = _cert(
+            _name("kube-apiserver"),
+            server_key,
+            ca.subject,
+            ca_key,
+            sans=[x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
+        )
+        admin_key = _key()
+        admin = _cert(
+            _name("gshare-admin", "system:masters"), admin_key, ca.subject, ca_key, client=True
+        )
+        sa_key = _key()
+        files = {
+            "ca.crt": ca.public_bytes(serialization.Encoding.PEM),
+            "ca.key": _pem_key(ca_key),
+            "server.crt": server.public_bytes(serialization.Encoding.PEM),
+            "server.key": _pem_key(server_key),
+            "admin.crt": admin.public_bytes(serialization.Encoding.PEM),
+            "admin.key": _pem_key(admin_key),
+            "sa.key": _pem_key(sa_key),
+            "sa.pub": sa_key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            ),
+        }
+        for filename, content in files.items():
+            (pki / filename).write_bytes(content)
+            os.chmod(pki / filename, 0o600)
+
+        etcd_client, etcd_peer = _free_port(), _free_port()
+        self._spawn(
+            "etcd",
+            [
+                str(self.bin / "etcd"),
+                "--name",
+                "default",
+                "--data-dir",
+                str(self.folder / "etcd"),
+                "--listen-client-urls",
+                f"http://127.0.0.1:{etcd_client}",
+                "--advertise-client-urls",
+                f"http://127.0.0.1:{etcd_client}",
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{etcd_peer}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{etcd_peer}",
+                "--initial-cluster",
+                f"default=http://127.0.0.1:{etcd_peer}",
+                "--unsafe-no-fsync",
+                "--log-level",
+                "warn",
+            ],
+        )
+        self.api_port = _free_port()
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(self.bin / "kube-apiserver"),
+                "--etcd-servers",
+                f"http://127.0.0.1:{etcd_client}",
+                "--bind-address",
+                "127.0.0.1",
+                "--advertise-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(self.api_port),
+                "--cert-dir",
+                str(pki),
+                "--tls-cert-file",
+                str(pki / "server.crt"),
+                "--tls-private-key-file",
+                str(pki / "server.key"),
+                "--client-ca-file",
+                str(pki / "ca.crt"),
+                "--service-account-key-file",
+                str(pki / "sa.pub"),
+                "--service-account-signing-key-file",
+                str(pki / "sa.key"),
+                "--service-account-issuer",
+                "https://kubernetes.default.svc",
+                "--service-cluster-ip-range",
+                "10.96.0.0/16",
+                "--authorization-mode",
+                "Node,RBAC",
+                "--enable-admission-plugins",
+                "NamespaceLifecycle,ServiceAccount,PodSecurity",
+                "--allow-privileged=false",
+                "--v=1",
+            ],
+        )
+        self.kubeconfig = self.folder / "kubeconfig"
+        self.kubeconfig.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": self.name,
+                    "clusters": [
+                        {
+                            "name": self.name,
+                            "cluster": {
+                                "server": self.server,
+                                "certificate-authority": str(pki / "ca.crt"),
+                            },
+                        }
+                    ],
+                    "users": [
+                        {
+                            "name": "admin",
+                            "user": {
+                                "client-certificate": str(pki / "admin.crt"),
+                                "client-key": str(pki / "admin.key"),
+                            },
+                        }
+                    ],
+                    "contexts": [
+                        {"name": self.name, "context": {"cluster": self.name, "user": "admin"}}
+                    ],
+                }
+            )
+        )
+        self._wait_ready()
+        scheduler_config = self.folder / "scheduler.yaml"
+        scheduler_config.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                    "leaderElection": {"leaderElect": False},
+                    "profiles": [
+                        {"schedulerName": "default-scheduler"},
+                        {"schedulerName": "hami-scheduler"},
+                    ],
+                }
+            )
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.bin / "kube-scheduler"),
+                "--config",
+                str(scheduler_config),
+                "--bind-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(_free_port()),
+                "--v=1",
+            ],
+        )
+        self._spawn(
+            "kwok",
+            [
+                str(self.bin / "kwok"),
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+                "--cidr=10.244.0.1/16",
+                "--node-ip=127.0.0.2",
+                "--node-port",
+                str(_free_port()),
+                "--server-address",
+                f"127.0.0.1:{_free_port()}",
+            ],
+        )
+        return self
+
+    def client(self) -> httpx.Client:
+        pki = self.folder / "pki"
+        return httpx.Client(
+            base_url=self.server,
+            verify=str(pki / "ca.crt"),
+            cert=(str(pki / "admin.crt"), str(pki / "admin.key")),
+            timeout=30,
+        )
+
+    def _wait_ready(self, deadline_s: float = 90) -> None:
+        deadline = time.monotonic() + deadline_s
+        with self.client() as client:
+            while time.monotonic() < deadline:
+                for proc in self.processes:
+                    if proc.poll() is not None:
+                        raise RuntimeError(f"{proc.args[0]} exited; see {self.folder}")
+                try:
+                    if client.get("/readyz").status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.3)
+        raise RuntimeError(f"kube-apiserver did not become ready; see {self.folder}")
+
+    def add_gpu_nodes(self, nodes: list[GpuNode]) -> None:
+        with self.client() as client:
+            for node in nodes:
+                gpus = sum(c.split_count for c in node.cards)
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {
+                        "name": node.name,
+                        "labels": {
+                            "kubernetes.io/hostname": node.name,
+                            "type": "kwok",
+                            "gpu": "on",
+                            "nvidia.com/gpu.present": "true",
+                        },
+                        "annotations": {
+                            KWOK_ANNOTATION: "fake",
+                            REGISTER_ANNOTATION: format_register(node.cards),
+                        },
+                    },
+                    "spec": {},
+                }
+                response = client.post("/api/v1/nodes", json=body)
+                response.raise_for_status()
+                capacity = {
+                    "cpu": "64",
+                    "memory": "512Gi",
+                    "pods": "110",
+                    "nvidia.com/gpu": str(gpus),
+                    "nvidia.com/gpumem": str(sum(c.memory_mib for c in node.cards)),
+                    "nvidia.com/gpucores": str(100 * len(node.cards)),
+                }
+                status = {"status": {"capacity": capacity, "allocatable": capacity}}
+                client.patch(
+                    f"/api/v1/nodes/{node.name}/status",
+                    json=status,
+                    headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
+
+    def stop(self) -> None:
+        for proc in reversed(self.processes):
+            proc.terminate()
+        for proc in reversed(self.processes):
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.processes.clear()

@@ -1,0 +1,22 @@
+"""A real control plane for the Kubernetes tests, started once per run."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kube.cluster import Cluster, a100_nodes, testenv_bin
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[Cluster]:
+    folder = Path(tempfile.mkdtemp(prefix="gshare-kube-"))
+    cluster = Cluster("test", folder / "a", testenv_bin()).start()
+    try:
+        cluster.add_gpu_nodes(a100_nodes(2, 4))
+        yield cluster
+    finally:
+        cluster.stop()

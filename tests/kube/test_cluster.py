@@ -1,0 +1,148 @@
+"""The test control plane itself, and what GShare asks of it: simulated GPU nodes that HAMi
+registered, pods scheduled by the hami-scheduler profile, and the restricted Pod Security shape."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+
+from gshare.operator.crd import session_crd
+from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
+from gshare.operator.manifests import (
+    GpuAssignment,
+    OperatorConfig,
+    SessionSpec,
+    Volume,
+    children,
+    owner_reference,
+)
+from tests.kube.cluster import Cluster
+
+
+def _namespace(client: httpx.Client, name: str, enforce: str = "restricted") -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "pod-security.kubernetes.io/enforce": enforce,
+                "pod-security.kubernetes.io/warn": "restricted",
+                "pod-security.kubernetes.io/audit": "restricted",
+            },
+        },
+    }
+    response = client.post("/api/v1/namespaces", json=body)
+    assert response.status_code in (201, 409), response.text
+
+
+def _spec(node: str = "gpu-0", card: str = "GPU-gpu0-00-a100") -> SessionSpec:
+    return SessionSpec(
+        session_id=str(uuid.uuid4()),
+        owner_id=str(uuid.uuid4()),
+        session_type="jupyterlab",
+        image="registry.example/gshare/jupyterlab:1",
+        cpu_millicores=1000,
+        memory_mib=2048,
+        gpu=GpuAssignment(node=node, card_uuid=card, vram_mib=20480, cores_percent=25),
+        volumes=(Volume(name="home", kind="home", mount_path="/home/gshare"),),
+    )
+
+
+def test_simulated_gpu_nodes_carry_hamis_registration(kube: Cluster) -> None:
+    with kube.client() as client:
+        nodes = client.get("/api/v1/nodes").json()["items"]
+    assert sorted(n["metadata"]["name"] for n in nodes) == ["gpu-0", "gpu-1"]
+    for node in nodes:
+        inventory = parse_register(
+            node["metadata"]["name"], node["metadata"]["annotations"][REGISTER_ANNOTATION]
+        )
+        assert len(inventory.cards) == 4
+        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "40"
+
+
+def test_generated_pods_pass_restricted_pod_security_with_no_warnings(kube: Cluster) -> None:
+    config = OperatorConfig(namespace="gshare-sessions")
+    spec = _spec()
+    with kube.client() as client:
+        _namespace(client, config.namespace)
+        objects = children(spec, config, owner_reference("s", str(uuid.uuid4())))
+        pod = next(o for o in objects if o["kind"] == "Pod")
+        pod["metadata"].pop("ownerReferences")
+        response = client.post(f"/api/v1/namespaces/{config.namespace}/pods?dryRun=All", json=pod)
+    assert response.status_code == 201, response.text
+    assert "warning" not in {k.lower() for k in response.headers}, response.headers
+
+
+def test_a_hami_scheduled_pod_lands_on_its_node_and_runs(kube: Cluster) -> None:
+    config = OperatorConfig(namespace="gshare-run")
+    spec = _spec(node="gpu-1", card="GPU-gpu1-02-a100")
+    with kube.client() as client:
+        _namespace(client, config.namespace, enforce="restricted")
+        pod = next(
+            o for o in children(spec, config, owner_reference("s", "u")) if o["kind"] == "Pod"
+        )
+        pod["metadata"].pop("ownerReferences")
+        pod["spec"]["volumes"] = [v for v in pod["spec"]["volumes"] if "emptyDir" in v]
+        pod["spec"]["containers"][0]["volumeMounts"] = [
+            m for m in pod["spec"]["containers"][0]["volumeMounts"] if m["name"] in ("tmp", "cache")
+        ]
+        created = client.post(f"/api/v1/namespaces/{config.namespace}/pods", json=pod)
+        assert created.status_code == 201, created.text
+        name = pod["metadata"]["name"]
+        deadline = time.monotonic() + 60
+        status: dict = {}
+        while time.monotonic() < deadline:
+            current = client.get(f"/api/v1/namespaces/{config.namespace}/pods/{name}").json()
+            status = current.get("status", {})
+            if status.get("phase") == "Running":
+                break
+            time.sleep(0.3)
+    assert status.get("phase") == "Running", status
+    assert current["spec"]["nodeName"] == "gpu-1"
+
+
+def test_the_crd_is_accepted_and_validates(kube: Cluster) -> None:
+    with kube.client() as client:
+        response = client.post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=session_crd()
+        )
+        assert response.status_code in (201, 409), response.text
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            crd = client.get(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gsharesessions.gshare.io"
+            ).json()
+            conditions = {
+                c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])
+            }
+            if conditions.get("Established") == "True":
+                break
+            time.sleep(0.2)
+        _namespace(client, "gshare-crd")
+        good = {
+            "apiVersion": "gshare.io/v1alpha1",
+            "kind": "GShareSession",
+            "metadata": {"name": "s1"},
+            "spec": {
+                "sessionId": str(uuid.uuid4()),
+                "ownerId": str(uuid.uuid4()),
+                "sessionType": "terminal",
+                "image": "img:1",
+                "cpuMillicores": 500,
+                "memoryMiB": 1024,
+                "desiredState": "Running",
+            },
+        }
+        path = "/apis/gshare.io/v1alpha1/namespaces/gshare-crd/gsharesessions"
+        assert client.post(path, json=good).status_code == 201
+        bad = {
+            **good,
+            "metadata": {"name": "s2"},
+            "spec": {**good["spec"], "sessionType": "desktop", "cpuMillicores": 1},
+        }
+        refused = client.post(path, json=bad)
+    assert refused.status_code == 422
+    assert "sessionType" in refused.text
