@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 FRONTEND := frontend
 NODE_STAMP := $(FRONTEND)/node_modules/.installed
 
-.PHONY: help up install console test lint typecheck pytest frontend-test e2e-deps bench openapi clean
+.PHONY: help up install console test lint typecheck pytest frontend-test e2e-deps testenv bench openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
@@ -53,7 +53,12 @@ e2e-deps:
 frontend-test: $(NODE_STAMP)
 	cd $(FRONTEND) && npm run typecheck && npm test
 
-pytest: install console e2e-deps
+# etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl and kwok, built from
+# their Go modules once and cached under .cache/testenv (needs Go).
+testenv:
+	bash hack/testenv.sh
+
+pytest: install console e2e-deps testenv
 	$(BIN)/pytest
 
 test: lint frontend-test pytest

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test environment from Go modules, with the Go on this machine:
-#   etcd, kube-apiserver, kube-scheduler, kubectl and kwok, into .cache/testenv/bin.
+#   etcd, kube-apiserver, kube-scheduler, kube-controller-manager (service accounts, garbage
+#   collection), kubectl and kwok, into .cache/testenv/bin.
 # Idempotent: a second run with the same versions does nothing. Prints the binary folder.
 set -euo pipefail
 
@@ -13,7 +14,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${GSHARE_TESTENV_CACHE:-$ROOT/.cache/testenv}"
 BIN="$CACHE/bin"
 STAMP="$BIN/.versions"
-WANT="kubernetes=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION"
+WANT="kubernetes=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION with-controller-manager"
 
 command -v go >/dev/null || { echo "testenv: Go is needed to build the test cluster (https://go.dev/dl)" >&2; exit 2; }
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
@@ -41,7 +42,7 @@ gomod_file=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/
     | awk -v v="$STAGING_VERSION" '{print "\t" $1 " => " $1 " " v}'
   echo ")"
 } > "$k8s/go.mod"
-for cmd in kube-apiserver kube-scheduler kubectl; do
+for cmd in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
   echo "testenv: building $cmd $K8S_VERSION" >&2
   (cd "$k8s" && go build -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 done

@@ -13,6 +13,7 @@ import ipaddress
 import json
 import os
 import socket
+import ssl
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -210,8 +211,12 @@ class Cluster:
                 f"http://127.0.0.1:{etcd_client}",
                 "--bind-address",
                 "127.0.0.1",
+                # Not loopback (refused); an RFC 5737 documentation address that nothing binds
+                # and no client here calls.
                 "--advertise-address",
-                "127.0.0.1",
+                "192.0.2.10",
+                "--endpoint-reconciler-type",
+                "none",
                 "--secure-port",
                 str(self.api_port),
                 "--cert-dir",
@@ -270,6 +275,28 @@ class Cluster:
             )
         )
         self._wait_ready()
+        # Service accounts, garbage collection of owned objects, namespace clean-up.
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.bin / "kube-controller-manager"),
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--bind-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(_free_port()),
+                "--leader-elect=false",
+                "--service-account-private-key-file",
+                str(pki / "sa.key"),
+                "--root-ca-file",
+                str(pki / "ca.crt"),
+                "--use-service-account-credentials=false",
+                "--controllers",
+                "*,-node-ipam-controller,-node-lifecycle-controller",
+                "--v=1",
+            ],
+        )
         scheduler_config = self.folder / "scheduler.yaml"
         scheduler_config.write_text(
             json.dumps(
@@ -305,6 +332,8 @@ class Cluster:
                 "--kubeconfig",
                 str(self.kubeconfig),
                 "--manage-all-nodes=false",
+                "--config",
+                str(ROOT / "hack" / "kwok-stages.yaml"),
                 f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
                 "--cidr=10.244.0.1/16",
                 "--node-ip=127.0.0.2",
@@ -316,14 +345,14 @@ class Cluster:
         )
         return self
 
-    def client(self) -> httpx.Client:
+    def tls(self) -> ssl.SSLContext:
         pki = self.folder / "pki"
-        return httpx.Client(
-            base_url=self.server,
-            verify=str(pki / "ca.crt"),
-            cert=(str(pki / "admin.crt"), str(pki / "admin.key")),
-            timeout=30,
-        )
+        context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+        return context
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.server, verify=self.tls(), timeout=30)
 
     def _wait_ready(self, deadline_s: float = 90) -> None:
         deadline = time.monotonic() + deadline_s
@@ -372,6 +401,13 @@ class Cluster:
                     "nvidia.com/gpumem": str(sum(c.memory_mib for c in node.cards)),
                     "nvidia.com/gpucores": str(100 * len(node.cards)),
                 }
+                # The apiserver taints new nodes not-ready; there is no node lifecycle controller
+                # here to lift it once kwok reports Ready, so lift it now.
+                client.patch(
+                    f"/api/v1/nodes/{node.name}",
+                    json={"spec": {"taints": []}},
+                    headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
                 status = {"status": {"capacity": capacity, "allocatable": capacity}}
                 client.patch(
                     f"/api/v1/nodes/{node.name}/status",

@@ -36,6 +36,10 @@ def _namespace(client: httpx.Client, name: str, enforce: str = "restricted") -> 
     }
     response = client.post("/api/v1/namespaces", json=body)
     assert response.status_code in (201, 409), response.text
+    deadline = time.monotonic() + 30  # the controller manager adds the default account
+    while client.get(f"/api/v1/namespaces/{name}/serviceaccounts/default").status_code != 200:
+        assert time.monotonic() < deadline, "no default service account"
+        time.sleep(0.1)
 
 
 def _spec(node: str = "gpu-0", card: str = "GPU-gpu0-00-a100") -> SessionSpec:
@@ -116,7 +120,7 @@ def test_the_crd_is_accepted_and_validates(kube: Cluster) -> None:
                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gsharesessions.gshare.io"
             ).json()
             conditions = {
-                c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])
+                c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []
             }
             if conditions.get("Established") == "True":
                 break

@@ -1,0 +1,69 @@
+"""Tables of registered clusters and the GPU inventory their operators report."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from gshare.kit.db import Base
+
+
+class Cluster(Base):
+    """A registered cluster. Its kubeconfig is never stored here (see kubeconfigs.py)."""
+
+    __tablename__ = "clusters"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), nullable=False, unique=True)
+    api_server: Mapped[str] = mapped_column(String(500), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    status_message: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    last_contact_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    inventory_sequence: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('connected', 'unreachable', 'missing_crd')", name="status_known"
+        ),
+    )
+
+
+class GpuCard(Base):
+    """A card an operator reported. Cards that stop being reported become 'missing', not gone."""
+
+    __tablename__ = "gpu_cards"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
+    )
+    node: Mapped[str] = mapped_column(String(253), nullable=False)
+    uuid: Mapped[str] = mapped_column(String(128), nullable=False)
+    model: Mapped[str] = mapped_column(String(120), nullable=False)
+    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    cores: Mapped[int] = mapped_column(Integer, nullable=False)
+    split_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    numa: Mapped[int] = mapped_column(Integer, nullable=False)
+    healthy: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    missing: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        Index("uq_gpu_cards_cluster_uuid", "cluster_id", "uuid", unique=True),
+        CheckConstraint("memory_mib > 0 AND split_count > 0", name="sizes_positive"),
+    )
