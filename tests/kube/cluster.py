@@ -8,6 +8,7 @@ at once: each picks its own free ports and folder.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import ipaddress
 import json
@@ -344,6 +345,64 @@ class Cluster:
             ],
         )
         return self
+
+    def embedded_kubeconfig(self) -> str:
+        """A kubeconfig that carries its certificates inline, as an admin would upload it."""
+        pki = self.folder / "pki"
+
+        def data(name: str) -> str:
+            return base64.b64encode((pki / name).read_bytes()).decode()
+
+        return json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": self.name,
+                "clusters": [
+                    {
+                        "name": self.name,
+                        "cluster": {
+                            "server": self.server,
+                            "certificate-authority-data": data("ca.crt"),
+                        },
+                    }
+                ],
+                "users": [
+                    {
+                        "name": "admin",
+                        "user": {
+                            "client-certificate-data": data("admin.crt"),
+                            "client-key-data": data("admin.key"),
+                        },
+                    }
+                ],
+                "contexts": [
+                    {"name": self.name, "context": {"cluster": self.name, "user": "admin"}}
+                ],
+            }
+        )
+
+    def install_crd(self) -> None:
+        from gshare.operator.crd import session_crd
+
+        with self.client() as client:
+            response = client.post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=session_crd()
+            )
+            assert response.status_code in (201, 409), response.text
+            deadline = time.monotonic() + 30
+            path = (
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gsharesessions.gshare.io"
+            )
+            while time.monotonic() < deadline:
+                status = client.get(path).json().get("status") or {}
+                if any(
+                    c["type"] == "Established" and c["status"] == "True"
+                    for c in status.get("conditions") or []
+                ):
+                    return
+                time.sleep(0.2)
+        raise RuntimeError("the CRD was not established")
 
     def tls(self) -> ssl.SSLContext:
         pki = self.folder / "pki"

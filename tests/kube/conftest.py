@@ -20,3 +20,14 @@ def kube() -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def second_kube() -> Iterator[Cluster]:
+    """Another, independent cluster: no nodes and no CRD until a test adds them."""
+    folder = Path(tempfile.mkdtemp(prefix="gshare-kube-"))
+    cluster = Cluster("second", folder / "b", testenv_bin()).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

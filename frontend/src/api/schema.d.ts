@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/.well-known/gshare-internal-jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Jwks
+         * @description The public keys operator tokens are signed with.
+         */
+        get: operations["jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -84,6 +104,47 @@ export interface paths {
         /** Password Check */
         post: operations["password_check"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Clusters */
+        get: operations["list_clusters"];
+        put?: never;
+        /**
+         * Register Cluster
+         * @description Register a cluster from a kubeconfig with embedded credentials. The kubeconfig is kept in
+         *     the secret store, never in the database; registration fails clearly when the API server
+         *     cannot be reached or GShare's CRD is missing.
+         */
+        post: operations["register_cluster"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Cluster */
+        get: operations["get_cluster"];
+        put?: never;
+        post?: never;
+        /** Remove Cluster */
+        delete: operations["remove_cluster"];
         options?: never;
         head?: never;
         patch?: never;
@@ -576,6 +637,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/clusters/{cluster_id}/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report Inventory
+         * @description The operator's whole GPU inventory, parsed from HAMi's node annotations.
+         */
+        put: operations["report_inventory"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -672,6 +753,114 @@ export interface components {
             items: components["schemas"]["AuditEntryOut"][];
             /** Next Cursor */
             next_cursor: string | null;
+        };
+        /** CardOut */
+        CardOut: {
+            /** Cores */
+            cores: number;
+            /** Healthy */
+            healthy: boolean;
+            /**
+             * Last Seen At
+             * Format: date-time
+             */
+            last_seen_at: string;
+            /** Memory Mib */
+            memory_mib: number;
+            /** Missing */
+            missing: boolean;
+            /** Model */
+            model: string;
+            /** Node */
+            node: string;
+            /** Split Count */
+            split_count: number;
+            /** Uuid */
+            uuid: string;
+        };
+        /** ClusterDetailOut */
+        ClusterDetailOut: {
+            /** Api Server */
+            api_server: string;
+            /** Card List */
+            card_list: components["schemas"]["CardOut"][];
+            /** Cards */
+            cards: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Healthy Cards */
+            healthy_cards: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Contact At */
+            last_contact_at: string | null;
+            /** Missing Cards */
+            missing_cards: number;
+            /** Name */
+            name: string;
+            /** Nodes */
+            nodes: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "connected" | "unreachable" | "missing_crd";
+            /** Status Message */
+            status_message: string;
+        };
+        /** ClusterOut */
+        ClusterOut: {
+            /** Api Server */
+            api_server: string;
+            /** Cards */
+            cards: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Healthy Cards */
+            healthy_cards: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Contact At */
+            last_contact_at: string | null;
+            /** Missing Cards */
+            missing_cards: number;
+            /** Name */
+            name: string;
+            /** Nodes */
+            nodes: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "connected" | "unreachable" | "missing_crd";
+            /** Status Message */
+            status_message: string;
+        };
+        /** ClusterPage */
+        ClusterPage: {
+            /** Items */
+            items: components["schemas"]["ClusterOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** ClusterRegister */
+        ClusterRegister: {
+            /** Kubeconfig */
+            kubeconfig: string;
+            /** Name */
+            name: string;
         };
         /** ConsumptionDayOut */
         ConsumptionDayOut: {
@@ -820,6 +1009,23 @@ export interface components {
             detail: string;
             /** Invariant */
             invariant: string;
+        };
+        /** InventoryAck */
+        InventoryAck: {
+            /** Applied */
+            applied: boolean;
+            /** Sequence */
+            sequence: number;
+        };
+        /**
+         * InventoryReport
+         * @description The whole inventory of a cluster; `sequence` grows with every report the operator sends.
+         */
+        InventoryReport: {
+            /** Nodes */
+            nodes: components["schemas"]["ReportedNode"][];
+            /** Sequence */
+            sequence: number;
         };
         /** LoginRequest */
         LoginRequest: {
@@ -1007,6 +1213,30 @@ export interface components {
             /** Shortfall */
             shortfall: string;
         };
+        /** ReportedCard */
+        ReportedCard: {
+            /** Cores */
+            cores: number;
+            /** Healthy */
+            healthy: boolean;
+            /** Memory Mib */
+            memory_mib: number;
+            /** Model */
+            model: string;
+            /** Numa */
+            numa: number;
+            /** Split Count */
+            split_count: number;
+            /** Uuid */
+            uuid: string;
+        };
+        /** ReportedNode */
+        ReportedNode: {
+            /** Cards */
+            cards: components["schemas"]["ReportedCard"][];
+            /** Name */
+            name: string;
+        };
         /** RoleGrantOut */
         RoleGrantOut: {
             /** Group Id */
@@ -1156,6 +1386,37 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_audit: {
         parameters: {
             query?: {
@@ -1440,6 +1701,257 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_clusters: {
+        parameters: {
+            query?: {
+                limit?: number | null;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    register_cluster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterRegister"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_cluster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDetailOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    remove_cluster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3864,6 +4376,77 @@ export interface operations {
                     "application/json": {
                         [key: string]: string;
                     };
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_inventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InventoryReport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryAck"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unprocessable Entity */

@@ -19,6 +19,7 @@ from gshare import __version__
 from gshare.api import errors
 from gshare.api.middleware import BodyLimit, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.clusters.endpoints import router as clusters_router
 from gshare.credits import service as credits_service
 from gshare.credits.endpoints import router as credits_router
 from gshare.events.notify import AUTH_CHANNEL, Listener
@@ -109,6 +110,7 @@ def create_app(
     app.include_router(identity_router)
     app.include_router(audit_router)
     app.include_router(credits_router)
+    app.include_router(clusters_router)
     _health_routes(app)
     _serve_console(app, settings.console_dir)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

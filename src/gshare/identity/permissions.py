@@ -53,6 +53,11 @@ class Action(StrEnum):
     GRANT_SET_USER = "credits.grant_user"
     CREDITS_CHECK = "credits.check"
 
+    CLUSTERS_READ = "clusters.read"
+    CLUSTERS_MANAGE = "clusters.manage"
+    # Calls from a cluster's operator: a signed token, not a user, is the caller.
+    CLUSTER_CALLBACK = "cluster.callback"
+
 
 @dataclass(frozen=True)
 class Actor:
@@ -239,6 +244,9 @@ RULES: dict[Action, Rule] = {
     Action.GRANT_SET_GROUP: _org_admin,
     Action.GRANT_SET_USER: _group_admin,
     Action.CREDITS_CHECK: _never,
+    Action.CLUSTERS_READ: _never,
+    Action.CLUSTERS_MANAGE: _never,
+    Action.CLUSTER_CALLBACK: _never,
 }
 
 

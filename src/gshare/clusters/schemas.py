@@ -1,0 +1,85 @@
+"""Shapes of the cluster registry and of the operators' callbacks."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from gshare.kit.schemas import RequestModel, ResponseModel
+
+ClusterName = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63
+    ),
+]
+
+
+class ClusterRegister(RequestModel):
+    name: ClusterName
+    kubeconfig: Annotated[str, StringConstraints(min_length=1, max_length=256 * 1024)]
+
+
+class CardOut(ResponseModel):
+    uuid: str
+    node: str
+    model: str
+    memory_mib: int
+    cores: int
+    split_count: int
+    healthy: bool
+    missing: bool
+    last_seen_at: datetime
+
+
+class ClusterOut(ResponseModel):
+    id: uuid.UUID
+    name: str
+    api_server: str
+    status: Literal["connected", "unreachable", "missing_crd"]
+    status_message: str
+    last_contact_at: datetime | None
+    nodes: int
+    cards: int
+    healthy_cards: int
+    missing_cards: int
+    created_at: datetime
+
+
+class ClusterDetailOut(ClusterOut):
+    card_list: list[CardOut]
+
+
+class ClusterPage(ResponseModel):
+    items: list[ClusterOut]
+    next_cursor: str | None
+
+
+class ReportedCard(RequestModel):
+    uuid: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    model: Annotated[str, StringConstraints(max_length=120)]
+    memory_mib: int = Field(gt=0)
+    cores: int = Field(ge=0)
+    split_count: int = Field(gt=0)
+    numa: int = Field(ge=0)
+    healthy: bool
+
+
+class ReportedNode(RequestModel):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
+    cards: list[ReportedCard] = Field(max_length=64)
+
+
+class InventoryReport(RequestModel):
+    """The whole inventory of a cluster; `sequence` grows with every report the operator sends."""
+
+    sequence: int = Field(ge=1)
+    nodes: list[ReportedNode] = Field(max_length=5000)
+
+
+class InventoryAck(ResponseModel):
+    applied: bool
+    sequence: int

@@ -1,0 +1,182 @@
+"""The cluster registry and the inventory operators report."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.clusters import kube
+from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.models import Cluster, GpuCard
+from gshare.clusters.schemas import InventoryReport
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action
+from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.ids import new_id
+
+
+@dataclass(frozen=True)
+class Summary:
+    cluster: Cluster
+    nodes: int
+    cards: int
+    healthy: int
+    missing: int
+
+
+async def register(
+    ctx: Context, store: FileKubeconfigStore, *, name: str, kubeconfig_text: str
+) -> Cluster:
+    """Check the cluster answers and has the CRD, then keep its kubeconfig in the store."""
+    require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=name)
+    try:
+        parsed = kube.parse_kubeconfig(kubeconfig_text)
+        probe = await kube.probe(parsed)
+    except kube.KubeconfigError as exc:
+        raise Unprocessable(str(exc), code="invalid_kubeconfig") from exc
+    if not probe.reachable:
+        raise Unprocessable(probe.problem, code="cluster_unreachable")
+    if not probe.crd_installed:
+        raise Unprocessable(
+            f"{probe.problem}; install GShare's operator (or its CRD) on the cluster first",
+            code="crd_missing",
+        )
+    cluster = Cluster(
+        id=new_id(),
+        name=name,
+        api_server=probe.server,
+        status="connected",
+        status_message="",
+        last_contact_at=ctx.now,
+        inventory_sequence=0,
+        created_at=ctx.now,
+    )
+    ctx.session.add(cluster)
+    try:
+        await ctx.session.flush()
+    except IntegrityError as exc:
+        raise Conflict(
+            f"A cluster named {name!r} is registered already.", code="already_exists"
+        ) from exc
+    store.put(cluster.id, kubeconfig_text)
+    await audit(
+        ctx,
+        "cluster.register",
+        target_type="cluster",
+        target_id=cluster.id,
+        detail={"name": name, "api_server": probe.server},
+    )
+    return cluster
+
+
+async def remove(ctx: Context, store: FileKubeconfigStore, cluster_id: uuid.UUID) -> None:
+    require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
+    cluster = await ctx.session.get(Cluster, cluster_id)
+    if cluster is None:
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    # Sessions do not exist yet; when they do, a cluster with live sessions is refused here.
+    await ctx.session.delete(cluster)
+    await ctx.session.flush()
+    store.delete(cluster_id)
+    await audit(
+        ctx,
+        "cluster.remove",
+        target_type="cluster",
+        target_id=cluster_id,
+        detail={"name": cluster.name},
+    )
+
+
+async def summaries(session: AsyncSession, ids: Sequence[uuid.UUID] | None = None) -> list[Summary]:
+    query = select(Cluster).order_by(Cluster.name)
+    if ids is not None:
+        query = query.where(Cluster.id.in_(list(ids)))
+    clusters = list(await session.scalars(query))
+    counts = {
+        row.cluster_id: row
+        for row in await session.execute(
+            select(
+                GpuCard.cluster_id,
+                func.count(func.distinct(GpuCard.node)).label("nodes"),
+                func.count().label("cards"),
+                func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("healthy"),
+                func.count().filter(GpuCard.missing).label("missing"),
+            ).group_by(GpuCard.cluster_id)
+        )
+    }
+    out = []
+    for cluster in clusters:
+        row = counts.get(cluster.id)
+        out.append(
+            Summary(
+                cluster,
+                row.nodes if row else 0,
+                row.cards if row else 0,
+                row.healthy if row else 0,
+                row.missing if row else 0,
+            )
+        )
+    return out
+
+
+async def list_clusters(ctx: Context) -> list[Summary]:
+    require(ctx, Action.CLUSTERS_READ, target_type="cluster")
+    return await summaries(ctx.session)
+
+
+async def cluster_detail(ctx: Context, cluster_id: uuid.UUID) -> tuple[Summary, list[GpuCard]]:
+    require(ctx, Action.CLUSTERS_READ, target_type="cluster", target_id=cluster_id)
+    found = await summaries(ctx.session, [cluster_id])
+    if not found:
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    cards = list(
+        await ctx.session.scalars(
+            select(GpuCard)
+            .where(GpuCard.cluster_id == cluster_id)
+            .order_by(GpuCard.node, GpuCard.uuid)
+        )
+    )
+    return found[0], cards
+
+
+async def apply_inventory(
+    session: AsyncSession, cluster_id: uuid.UUID, report: InventoryReport, now: datetime
+) -> bool:
+    """Store a cluster's reported inventory. A report older than the last one applied changes
+    nothing (replays and reordering are harmless); cards no longer reported become missing."""
+    cluster = await session.get(Cluster, cluster_id, with_for_update=True)
+    if cluster is None:
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    cluster.last_contact_at = now
+    cluster.status, cluster.status_message = "connected", ""
+    if report.sequence <= cluster.inventory_sequence:
+        await session.flush()
+        return False
+    cluster.inventory_sequence = report.sequence
+    known = {
+        card.uuid: card
+        for card in await session.scalars(select(GpuCard).where(GpuCard.cluster_id == cluster_id))
+    }
+    seen: set[str] = set()
+    for node in report.nodes:
+        for reported in node.cards:
+            seen.add(reported.uuid)
+            card = known.get(reported.uuid)
+            if card is None:
+                card = GpuCard(id=new_id(), cluster_id=cluster_id, uuid=reported.uuid)
+                session.add(card)
+            card.node, card.model = node.name, reported.model
+            card.memory_mib, card.cores = reported.memory_mib, reported.cores
+            card.split_count, card.numa = reported.split_count, reported.numa
+            card.healthy, card.missing, card.last_seen_at = reported.healthy, False, now
+    for card_uuid, card in known.items():
+        if card_uuid not in seen:
+            card.missing = True
+    await session.flush()
+    return True

@@ -1,0 +1,145 @@
+"""Operator callbacks: the inventory report, verified against the API's key set."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import httpx
+import jwt
+from sqlalchemy import select
+
+from gshare.audit.models import AuditEntry
+from gshare.clusters.models import Cluster
+from gshare.clusters.tokens import KeySet, new_key
+from gshare.kit.clock import FrozenClock
+from tests.builders import Builder
+
+
+async def _cluster(sessions, clock: FrozenClock, name: str = "lab") -> uuid.UUID:
+    cluster = Cluster(
+        id=uuid.uuid4(),
+        name=name,
+        api_server="https://127.0.0.1:1",
+        status="connected",
+        status_message="",
+        inventory_sequence=0,
+        created_at=clock.now(),
+    )
+    async with sessions() as session, session.begin():
+        session.add(cluster)
+    return cluster.id
+
+
+def _keys(client_app) -> KeySet:
+    return client_app.state.internal_keys.get(None)
+
+
+def _report(sequence: int, cards: list[tuple[str, str, bool]]) -> dict:
+    nodes: dict[str, list] = {}
+    for node, card_uuid, healthy in cards:
+        nodes.setdefault(node, []).append(
+            {
+                "uuid": card_uuid,
+                "model": "NVIDIA-A100-SXM4-80GB",
+                "memory_mib": 81920,
+                "cores": 100,
+                "split_count": 10,
+                "numa": 0,
+                "healthy": healthy,
+            }
+        )
+    return {"sequence": sequence, "nodes": [{"name": n, "cards": c} for n, c in nodes.items()]}
+
+
+async def _put(client: httpx.AsyncClient, cluster_id, token: str | None, body: dict):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return await client.put(
+        f"/internal/v1/clusters/{cluster_id}/inventory", json=body, headers=headers
+    )
+
+
+async def test_the_jwks_publishes_public_keys_only(client: httpx.AsyncClient) -> None:
+    body = (await client.get("/.well-known/gshare-internal-jwks.json")).json()
+    assert len(body["keys"]) == 1
+    key = body["keys"][0]
+    assert (key["kty"], key["alg"], key["use"]) == ("RSA", "RS256", "sig")
+    assert key["kid"]
+    assert "d" not in key
+    assert "p" not in key
+
+
+async def test_inventory_is_stored_and_cards_that_vanish_become_missing(
+    build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
+) -> None:
+    await client.get("/.well-known/gshare-internal-jwks.json")  # creates the key set
+    cluster_id = await _cluster(sessions, clock)
+    token = _keys(build.app).mint(str(cluster_id), clock.now())
+    first = _report(
+        1, [("gpu-0", "GPU-a", True), ("gpu-0", "GPU-b", True), ("gpu-1", "GPU-c", False)]
+    )
+    response = await _put(client, cluster_id, token, first)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"applied": True, "sequence": 1}
+    second = _report(2, [("gpu-0", "GPU-a", True), ("gpu-1", "GPU-c", True)])
+    assert (await _put(client, cluster_id, token, second)).json()["applied"] is True
+    # A replay of the older report changes nothing.
+    assert (await _put(client, cluster_id, token, first)).json()["applied"] is False
+
+    root = await build.user(super_admin=True)
+    admin = await build.signed_in(root)
+    detail = (await admin.get(f"/api/v1/clusters/{cluster_id}")).json()
+    cards = {c["uuid"]: (c["healthy"], c["missing"]) for c in detail["card_list"]}
+    assert cards == {"GPU-a": (True, False), "GPU-b": (True, True), "GPU-c": (True, False)}
+    assert (detail["nodes"], detail["cards"], detail["healthy_cards"], detail["missing_cards"]) == (
+        2,
+        3,
+        2,
+        1,
+    )
+    listed = (await admin.get("/api/v1/clusters")).json()["items"]
+    assert [c["name"] for c in listed] == ["lab"]
+
+
+async def test_bad_callbacks_get_401_and_are_audited(
+    build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
+) -> None:
+    await client.get("/.well-known/gshare-internal-jwks.json")
+    mine = await _cluster(sessions, clock, "mine")
+    other = await _cluster(sessions, clock, "other")
+    keys = _keys(build.app)
+    now = clock.now()
+    stranger = KeySet([new_key(now)])
+    key = keys.current
+    wrong_audience = jwt.encode(
+        {
+            "iss": f"cluster:{mine}",
+            "sub": f"cluster:{mine}",
+            "aud": "kubernetes",
+            "iat": int(now.timestamp()),
+            "exp": int((now + timedelta(minutes=5)).timestamp()),
+            "jti": "x",
+        },
+        key.private(),
+        algorithm="RS256",
+        headers={"kid": key.kid, "typ": "gshare-operator+jwt"},
+    )
+    cases = {
+        "no token": None,
+        "other key": stranger.mint(str(mine), now),
+        "wrong audience": wrong_audience,
+        "expired": keys.mint(str(mine), now - timedelta(hours=2), timedelta(minutes=10)),
+        "other cluster": keys.mint(str(other), now),
+    }
+    for reason, token in cases.items():
+        response = await _put(client, mine, token, _report(1, [("n", "GPU-x", True)]))
+        assert response.status_code == 401, reason
+        assert response.json()["error"]["code"] == "invalid_token"
+    async with sessions() as session:
+        denied = (
+            await session.scalars(select(AuditEntry).where(AuditEntry.action == "cluster.callback"))
+        ).all()
+    assert len(denied) == len(cases)
+    assert all(e.outcome == "denied" and e.target_id == str(mine) for e in denied)
+    detail_client = await build.signed_in(await build.user(super_admin=True))
+    assert (await detail_client.get(f"/api/v1/clusters/{mine}")).json()["cards"] == 0

@@ -1,0 +1,76 @@
+"""Registering clusters against real API servers: what is checked, where the kubeconfig goes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+
+from sqlalchemy import text
+
+from gshare.kit.settings import Settings
+from tests.builders import Builder
+from tests.kube.cluster import Cluster
+
+CLUSTERS = "/api/v1/clusters"
+
+
+async def test_registration_checks_the_cluster_and_keeps_the_kubeconfig_out_of_the_database(
+    build: Builder, kube: Cluster, second_kube: Cluster, settings: Settings, sessions
+) -> None:
+    admin = await build.signed_in(await build.user(super_admin=True))
+    kubeconfig = second_kube.embedded_kubeconfig()
+    missing = await admin.post(CLUSTERS, json={"name": "second", "kubeconfig": kubeconfig})
+    assert missing.status_code == 422
+    assert missing.json()["error"]["code"] == "crd_missing"
+    assert "gsharesessions.gshare.io" in missing.json()["error"]["message"]
+
+    second_kube.install_crd()
+    kube.install_crd()
+    first = await admin.post(
+        CLUSTERS, json={"name": "first", "kubeconfig": kube.embedded_kubeconfig()}
+    )
+    second = await admin.post(CLUSTERS, json={"name": "second", "kubeconfig": kubeconfig})
+    assert first.status_code == second.status_code == 201, (first.text, second.text)
+    assert second.json()["api_server"] == second_kube.server
+    assert second.json()["status"] == "connected"
+    again = await admin.post(CLUSTERS, json={"name": "second", "kubeconfig": kubeconfig})
+    assert again.status_code == 409
+
+    stored = settings.data_dir / "clusters" / f"{second.json()['id']}.kubeconfig"
+    assert stored.read_text() == kubeconfig
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    async with sessions() as session:
+        rows = (await session.execute(text("SELECT * FROM clusters"))).mappings().all()
+    assert len(rows) == 2
+    client_key = json.loads(kubeconfig)["users"][0]["user"]["client-key-data"]
+    assert all(client_key not in str(dict(row)) for row in rows)
+
+    listed = (await admin.get(CLUSTERS)).json()["items"]
+    assert [c["name"] for c in listed] == ["first", "second"]
+    removed = await admin.delete(f"{CLUSTERS}/{second.json()['id']}")
+    assert removed.status_code == 204
+    assert not stored.exists()
+
+
+async def test_unreachable_and_unusable_kubeconfigs_are_refused_clearly(
+    build: Builder, kube: Cluster
+) -> None:
+    admin = await build.signed_in(await build.user(super_admin=True))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+    config = json.loads(kube.embedded_kubeconfig())
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{closed_port}"
+    unreachable = await admin.post(
+        CLUSTERS, json={"name": "gone", "kubeconfig": json.dumps(config)}
+    )
+    assert unreachable.status_code == 422
+    assert unreachable.json()["error"]["code"] == "cluster_unreachable"
+    files = kube.kubeconfig.read_text()  # points at certificate files on this machine
+    with_files = await admin.post(CLUSTERS, json={"name": "files", "kubeconfig": files})
+    assert with_files.status_code == 422
+    assert with_files.json()["error"]["code"] == "invalid_kubeconfig"
+    garbage = await admin.post(CLUSTERS, json={"name": "junk", "kubeconfig": "{:"})
+    assert garbage.json()["error"]["code"] == "invalid_kubeconfig"
+    assert (await admin.get(CLUSTERS)).json()["items"] == []
