@@ -132,7 +132,12 @@ CASES = [
     ),
     Case("GET", "/api/v1/credits/check", SUPER),
     Case("GET", "/api/v1/clusters", SUPER),
-    Case("POST", "/api/v1/clusters", SUPER, lambda r: {"name": f"c-{r[:5]}", "kubeconfig": "x"}),
+    Case(
+        "POST",
+        "/api/v1/clusters",
+        SUPER,
+        lambda r: {"name": "c-" + r.replace("_", "-")[:20], "kubeconfig": "x"},
+    ),
     Case("GET", "/api/v1/clusters/{no_cluster}", SUPER),
     Case("DELETE", "/api/v1/clusters/{no_cluster}", SUPER),
 ]
