@@ -3,13 +3,15 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { AuditPage } from './admin/audit/AuditPage';
+import { ClusterDetailPage } from './admin/clusters/ClusterDetailPage';
+import { ClustersPage } from './admin/clusters/ClustersPage';
 import { CreditsPage } from './admin/credits/CreditsPage';
 import { WalletDetailPage } from './admin/credits/WalletDetailPage';
 import { GroupDetailPage } from './admin/groups/GroupDetailPage';
 import { GroupsPage } from './admin/groups/GroupsPage';
 import { OrgDetailPage } from './admin/orgs/OrgDetailPage';
 import { OrgsPage } from './admin/orgs/OrgsPage';
-import { RequireAdmin } from './admin/RequireAdmin';
+import { RequireAdmin, RequirePermission } from './admin/RequireAdmin';
 import { UsersPage } from './admin/users/UsersPage';
 import { createQueryClient } from './api/queryClient';
 import { PasswordChangePage } from './auth/PasswordChangePage';
@@ -46,6 +48,10 @@ export function AppRoutes() {
             <Route path="users" element={<UsersPage />} />
             <Route path="credits" element={<CreditsPage />} />
             <Route path="credits/wallets/:walletId" element={<WalletDetailPage />} />
+            <Route element={<RequirePermission allowed={(can) => can.canManageClusters} />}>
+              <Route path="clusters" element={<ClustersPage />} />
+              <Route path="clusters/:clusterId" element={<ClusterDetailPage />} />
+            </Route>
             <Route path="audit" element={<AuditPage />} />
           </Route>
         </Route>

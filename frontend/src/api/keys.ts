@@ -12,6 +12,8 @@ export const keys = {
   orgAdmins: (orgId: string) => ['admins', 'org', orgId] as const,
   groupAdmins: (groupId: string) => ['admins', 'group', groupId] as const,
   audit: ['audit'] as const,
+  clusters: ['clusters'] as const,
+  cluster: (clusterId: string) => ['clusters', 'detail', clusterId] as const,
   // Every credit movement changes balances, entries and trees: invalidate `wallets` as a whole.
   wallets: ['wallets'] as const,
   myWallet: ['wallets', 'me'] as const,

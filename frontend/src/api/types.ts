@@ -31,8 +31,13 @@ export type MonthlyGrantPut = Schemas['MonthlyGrantPut'];
 export type WalletTreeOut = Schemas['WalletTreeOut'];
 export type GroupWalletsOut = Schemas['GroupWalletsOut'];
 export type InvariantReportOut = Schemas['InvariantReportOut'];
+export type ClusterOut = Schemas['ClusterOut'];
+export type ClusterDetailOut = Schemas['ClusterDetailOut'];
+export type ClusterRegister = Schemas['ClusterRegister'];
+export type CardOut = Schemas['CardOut'];
 
 export type MembershipRole = MembershipPut['role'];
 export type AuditOutcome = AuditEntryOut['outcome'];
 export type EntryKind = EntryOut['kind'];
 export type WalletOwnerKind = WalletOut['owner_kind'];
+export type ClusterStatus = ClusterOut['status'];

@@ -80,6 +80,13 @@ describe('permissions', () => {
     expect(can.canMoveMemberCredits(ORG, 'group-2')).toBe(false);
   });
 
+  it('leaves clusters to the super admin', () => {
+    expect(permissionsFor(makeMe({}, [SUPER_ADMIN])).canManageClusters).toBe(true);
+    expect(permissionsFor(makeMe({}, [grant('org_admin', ORG, null)])).canManageClusters).toBe(false);
+    expect(permissionsFor(makeMe({}, [grant('group_admin', ORG, GROUP)])).canManageClusters).toBe(false);
+    expect(permissionsFor(makeMe()).canManageClusters).toBe(false);
+  });
+
   it('never offers to deactivate yourself', () => {
     const me = makeMe({}, [SUPER_ADMIN]);
     expect(permissionsFor(me).canSetUserActive(me.user)).toBe(false);

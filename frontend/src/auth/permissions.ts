@@ -27,6 +27,8 @@ export interface Permissions {
   canSetGroupGrant: (orgId: string) => boolean;
   /** For a member's grant paid from this group's wallet. */
   canSetMemberGrant: (orgId: string, groupId: string) => boolean;
+  /** Clusters are listed, registered and removed by the super admin alone. */
+  canManageClusters: boolean;
 }
 
 export function permissionsFor(me: MeOut): Permissions {
@@ -58,5 +60,6 @@ export function permissionsFor(me: MeOut): Permissions {
     canSetOrgGrant: isSuperAdmin,
     canSetGroupGrant: isOrgAdmin,
     canSetMemberGrant: isGroupAdmin,
+    canManageClusters: isSuperAdmin,
   };
 }

@@ -38,7 +38,7 @@ describe('admin mode switch', () => {
 
     expect(await screen.findByRole('heading', { name: 'Organizations' })).toBeInTheDocument();
     expect(screen.getByRole('switch', { name: 'Admin mode' })).toBeChecked();
-    for (const name of ['Organizations', 'Groups', 'Users', 'Credits', 'Audit log']) {
+    for (const name of ['Organizations', 'Groups', 'Users', 'Credits', 'Clusters', 'Audit log']) {
       expect(screen.getByRole('link', { name })).toBeInTheDocument();
     }
     expect(window.localStorage.getItem('gshare.adminMode.00000000-0000-4000-8000-000000000001')).toBe('true');

@@ -46,3 +46,32 @@ export function formatPeriod(period: string): string {
   if (!match) return period;
   return new Date(Number(match[1]), Number(match[2]) - 1, 1).toLocaleDateString(undefined, { month: 'long', year: 'numeric' });
 }
+
+const RELATIVE_UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['week', 7 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['hour', 3600],
+  ['minute', 60],
+];
+
+/** How long ago (or from now) an instant is, e.g. "5 minutes ago"; `fallback` when there is none. */
+export function formatRelative(iso: string | null | undefined, fallback = '—', now = Date.now()): string {
+  if (!iso) return fallback;
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const seconds = Math.round((date.getTime() - now) / 1000);
+  if (Math.abs(seconds) < 45) return 'just now';
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  for (const [unit, size] of RELATIVE_UNITS) {
+    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+  }
+  return format.format(seconds < 0 ? -1 : 1, 'minute');
+}
+
+/** Memory given in MiB, shown in GiB with at most one decimal, e.g. "79.6 GiB". */
+export function formatMemoryGiB(mib: number): string {
+  const gib = mib / 1024;
+  return `${gib.toLocaleString(undefined, { maximumFractionDigits: 1 })} GiB`;
+}
