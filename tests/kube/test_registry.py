@@ -74,3 +74,48 @@ async def test_unreachable_and_unusable_kubeconfigs_are_refused_clearly(
     garbage = await admin.post(CLUSTERS, json={"name": "junk", "kubeconfig": "{:"})
     assert garbage.json()["error"]["code"] == "invalid_kubeconfig"
     assert (await admin.get(CLUSTERS)).json()["items"] == []
+
+
+async def test_sessions_are_applied_with_server_side_apply_idempotently(kube: Cluster) -> None:
+    import uuid as uuid_module
+
+    from gshare.clusters.kube import apply_session, parse_kubeconfig
+
+    kube.install_crd()
+    with kube.client() as client:
+        client.post(
+            "/api/v1/namespaces",
+            json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gshare-sessions"}},
+        )
+    session_id = str(uuid_module.uuid4())
+    body = {
+        "apiVersion": "gshare.io/v1alpha1",
+        "kind": "GShareSession",
+        "metadata": {"name": f"session-{session_id}", "namespace": "gshare-sessions"},
+        "spec": {
+            "sessionId": session_id,
+            "ownerId": str(uuid_module.uuid4()),
+            "sessionType": "vscode",
+            "image": "img:1",
+            "cpuMillicores": 500,
+            "memoryMiB": 1024,
+            "desiredState": "Running",
+        },
+    }
+    config = parse_kubeconfig(kube.embedded_kubeconfig())
+    await apply_session(config, "gshare-sessions", body)
+    await apply_session(config, "gshare-sessions", body)  # the same again changes nothing
+    path = (
+        f"/apis/gshare.io/v1alpha1/namespaces/gshare-sessions/gsharesessions/session-{session_id}"
+    )
+    with kube.client() as client:
+        first = client.get(path).json()
+    assert first["metadata"]["generation"] == 1
+    body["spec"]["desiredState"] = "Paused"
+    await apply_session(config, "gshare-sessions", body)
+    with kube.client() as client:
+        paused = client.get(path).json()
+    assert paused["spec"]["desiredState"] == "Paused"
+    assert paused["metadata"]["generation"] == 2
+    managers = {m["manager"] for m in paused["metadata"]["managedFields"]}
+    assert "gshare-api" in managers

@@ -84,3 +84,81 @@ async def probe(kubeconfig: dict[str, Any]) -> Probe:
         return Probe(server, True, True)
     finally:
         await api.close()
+
+
+FIELD_MANAGER = "gshare-api"
+SYSTEM_NAMESPACE = "gshare-system"
+TOKEN_SECRET = "gshare-operator-token"
+
+
+async def _ensure_namespace(api: client.ApiClient, name: str) -> None:
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    await _apply(api, f"/api/v1/namespaces/{name}", body)
+
+
+async def _apply(api: client.ApiClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Server-side apply: the object converges to `body` however often this runs."""
+    response = await api.call_api(
+        path,
+        "PATCH",
+        query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+        header_params={
+            "Content-Type": "application/apply-patch+yaml",
+            "Accept": "application/json",
+        },
+        body=body,
+        response_types_map={200: "object", 201: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
+    return dict(response) if response else {}
+
+
+async def apply_session(kubeconfig: dict[str, Any], namespace: str, body: dict[str, Any]) -> None:
+    """Apply a GShareSession resource (the session's desired state) to its cluster."""
+    api = await api_client(kubeconfig)
+    try:
+        name = body["metadata"]["name"]
+        await _apply(
+            api, f"/apis/gshare.io/v1alpha1/namespaces/{namespace}/gsharesessions/{name}", body
+        )
+    finally:
+        await api.close()
+
+
+async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_at: str) -> None:
+    """Put the operator's current token where the operator reads it: a Secret in gshare-system,
+    mounted as a file the operator reloads when it changes."""
+    api = await api_client(kubeconfig)
+    try:
+        await _ensure_namespace(api, SYSTEM_NAMESPACE)
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": TOKEN_SECRET,
+                "namespace": SYSTEM_NAMESPACE,
+                "annotations": {"gshare.io/expires-at": expires_at},
+            },
+            "type": "Opaque",
+            "stringData": {"token": token},
+        }
+        await _apply(api, f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/secrets/{TOKEN_SECRET}", body)
+    finally:
+        await api.close()
+
+
+async def operator_token_expiry(kubeconfig: dict[str, Any]) -> str | None:
+    """When the token now in the cluster expires (ISO 8601), or None if there is none."""
+    api = await api_client(kubeconfig)
+    try:
+        secret = await client.CoreV1Api(api).read_namespaced_secret(TOKEN_SECRET, SYSTEM_NAMESPACE)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    finally:
+        await api.close()
+    annotations = secret.metadata.annotations or {}
+    value = annotations.get("gshare.io/expires-at")
+    return str(value) if value else None

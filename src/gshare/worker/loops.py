@@ -13,6 +13,9 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.tasks import refresh_operator_tokens
+from gshare.clusters.tokens import load_or_create
 from gshare.credits.tasks import period_of, refill_month
 from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock
@@ -48,9 +51,17 @@ def worker_loops(
 
         return await run_in_transaction(sessions, forget)
 
+    store = FileKubeconfigStore(settings.data_dir / "clusters")
+    keys_path = settings.data_dir / "internal-keys.json"
+
+    async def operator_tokens() -> object:
+        now = clock.now()
+        return await refresh_operator_tokens(sessions, store, load_or_create(keys_path, now), now)
+
     return [
         Loop("monthly refill", settings.refill_interval_seconds, refill),
         Loop("housekeeping", 3600, housekeeping),
+        Loop("operator tokens", 300, operator_tokens),
     ]
 
 

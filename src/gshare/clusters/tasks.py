@@ -1,0 +1,65 @@
+"""Periodic cluster work: keep each registered cluster's operator token fresh."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.clusters import kube
+from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.models import Cluster
+from gshare.clusters.tokens import MAX_LIFETIME, KeySet
+
+log = logging.getLogger(__name__)
+REFRESH_BEFORE = timedelta(minutes=30)  # well before the one-hour token expires
+
+
+@dataclass
+class TokenRefresh:
+    refreshed: int = 0
+    fresh: int = 0
+    failed: int = 0
+
+
+async def refresh_operator_tokens(
+    sessions: async_sessionmaker[AsyncSession],
+    store: FileKubeconfigStore,
+    keys: KeySet,
+    now: datetime,
+) -> TokenRefresh:
+    """Write a new token into every cluster whose current one expires within 30 minutes.
+
+    No credential lives forever: each token lasts an hour, and the operator reloads the mounted
+    Secret when it changes. A cluster that cannot be reached is marked unreachable."""
+    async with sessions() as session:
+        clusters = list(await session.scalars(select(Cluster).order_by(Cluster.name)))
+    outcome = TokenRefresh()
+    for cluster in clusters:
+        text = store.get(cluster.id)
+        status, message = "connected", ""
+        try:
+            if text is None:
+                raise kube.KubeconfigError("its kubeconfig is missing from the store")
+            config = kube.parse_kubeconfig(text)
+            expiry = await kube.operator_token_expiry(config)
+            if expiry is not None and datetime.fromisoformat(expiry) - now > REFRESH_BEFORE:
+                outcome.fresh += 1
+            else:
+                token = keys.mint(str(cluster.id), now, MAX_LIFETIME)
+                await kube.write_operator_token(config, token, (now + MAX_LIFETIME).isoformat())
+                outcome.refreshed += 1
+        except Exception as exc:  # one cluster's trouble must not stop the others
+            log.warning("cannot refresh the operator token of %s: %s", cluster.name, exc)
+            status, message = "unreachable", f"token refresh failed: {exc}"[:500]
+            outcome.failed += 1
+        async with sessions() as session, session.begin():
+            current = await session.get(Cluster, cluster.id)
+            if current is not None:
+                current.status, current.status_message = status, message
+                if status == "connected":
+                    current.last_contact_at = now
+    return outcome
