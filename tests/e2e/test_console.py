@@ -222,7 +222,7 @@ async def test_credits_flow_from_the_admin_console_to_a_members_wallet(
             json={"current_password": INITIAL_PASSWORD, "new_password": CHOSEN_PASSWORD},
             headers={"X-CSRF-Token": login.json()["csrf_token"]},
         )
-        assert changed.status_code == 200
+        assert changed.status_code == 200, changed.text
 
     await _sign_in(page, server, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.get_by_label("Admin mode").click()

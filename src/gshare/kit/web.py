@@ -66,7 +66,9 @@ def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-DbSession = Annotated[AsyncSession, Depends(db_session)]
+# "function" scope: commit before the response is sent, so a client that has its answer always
+# finds the change, and a failed commit is the answer rather than a lost success.
+DbSession = Annotated[AsyncSession, Depends(db_session, scope="function")]
 Now = Annotated[datetime, Depends(request_now)]
 AppSettings = Annotated[Settings, Depends(app_settings)]
 
