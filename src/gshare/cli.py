@@ -233,10 +233,17 @@ def cmd_migrate(settings: Settings) -> None:
             bootstrap_admin(settings, url)
 
 
+def cmd_operator(settings: Settings) -> None:
+    from gshare.operator.main import run
+
+    run()
+
+
 COMMANDS = {
     "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
     "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
     "worker": (cmd_worker, "run the periodic loops (monthly refills) against GSHARE_DATABASE_URL"),
+    "operator": (cmd_operator, "reconcile GShareSession resources in this cluster (KUBECONFIG)"),
     "migrate": (
         cmd_migrate,
         "bring the schema up to date (safe to repeat); creates the first super admin when "

@@ -9,6 +9,7 @@ import yaml
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from gshare.kit import kubeapi
 from gshare.operator.crd import session_crd
 
 CRD_NAME = session_crd()["metadata"]["name"]
@@ -93,35 +94,15 @@ TOKEN_SECRET = "gshare-operator-token"
 
 async def _ensure_namespace(api: client.ApiClient, name: str) -> None:
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    await _apply(api, f"/api/v1/namespaces/{name}", body)
-
-
-async def _apply(api: client.ApiClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Server-side apply: the object converges to `body` however often this runs."""
-    response = await api.call_api(
-        path,
-        "PATCH",
-        query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
-        header_params={
-            "Content-Type": "application/apply-patch+yaml",
-            "Accept": "application/json",
-        },
-        body=body,
-        response_types_map={200: "object", 201: "object"},
-        auth_settings=["BearerToken"],
-        _return_http_data_only=True,
-    )
-    return dict(response) if response else {}
+    await kubeapi.apply(api, body, FIELD_MANAGER)
 
 
 async def apply_session(kubeconfig: dict[str, Any], namespace: str, body: dict[str, Any]) -> None:
     """Apply a GShareSession resource (the session's desired state) to its cluster."""
     api = await api_client(kubeconfig)
     try:
-        name = body["metadata"]["name"]
-        await _apply(
-            api, f"/apis/gshare.io/v1alpha1/namespaces/{namespace}/gsharesessions/{name}", body
-        )
+        body = {**body, "metadata": {**body["metadata"], "namespace": namespace}}
+        await kubeapi.apply(api, body, FIELD_MANAGER)
     finally:
         await api.close()
 
@@ -143,7 +124,7 @@ async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_a
             "type": "Opaque",
             "stringData": {"token": token},
         }
-        await _apply(api, f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/secrets/{TOKEN_SECRET}", body)
+        await kubeapi.apply(api, body, FIELD_MANAGER)
     finally:
         await api.close()
 

@@ -1,0 +1,64 @@
+"""Server-side apply and delete over a kubernetes_asyncio ApiClient, for GShare's two
+Kubernetes adapters (the API's clusters/kube.py and the operator's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+# kind -> (API path prefix, plural) for what GShare manages
+RESOURCES: dict[str, tuple[str, str]] = {
+    "Namespace": ("/api/v1", "namespaces"),
+    "Secret": ("/api/v1", "secrets"),
+    "Pod": ("/api/v1", "pods"),
+    "Service": ("/api/v1", "services"),
+    "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims"),
+    "Ingress": ("/apis/networking.k8s.io/v1", "ingresses"),
+    "NetworkPolicy": ("/apis/networking.k8s.io/v1", "networkpolicies"),
+    "GShareSession": ("/apis/gshare.io/v1alpha1", "gsharesessions"),
+}
+
+
+def path_of(kind: str, name: str, namespace: str | None = None) -> str:
+    prefix, plural = RESOURCES[kind]
+    where = f"/namespaces/{namespace}" if namespace and kind != "Namespace" else ""
+    return f"{prefix}{where}/{plural}/{name}"
+
+
+async def apply(api: client.ApiClient, body: dict[str, Any], manager: str) -> dict[str, Any]:
+    """Server-side apply: the object converges to `body` however often this runs."""
+    meta = body["metadata"]
+    response = await api.call_api(
+        path_of(body["kind"], meta["name"], meta.get("namespace")),
+        "PATCH",
+        query_params=[("fieldManager", manager), ("force", "true")],
+        header_params={
+            "Content-Type": "application/apply-patch+yaml",
+            "Accept": "application/json",
+        },
+        body=body,
+        response_types_map={200: "object", 201: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
+    return dict(response) if response else {}
+
+
+async def delete(api: client.ApiClient, kind: str, name: str, namespace: str) -> bool:
+    """Delete if present; False when it was already gone."""
+    try:
+        await api.call_api(
+            path_of(kind, name, namespace),
+            "DELETE",
+            header_params={"Accept": "application/json"},
+            response_types_map={200: "object", 202: "object"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True

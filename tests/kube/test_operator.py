@@ -1,0 +1,189 @@
+"""The operator against a real API server: children, pause and resume, restarts, deletion."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.kube.cluster import ROOT, Cluster
+
+NAMESPACE = "gshare-ops"
+SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
+
+
+def _eventually(check: Callable[[], Any], deadline_s: float = 60, what: str = "") -> Any:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _start_operator(kube: Cluster, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env |= {
+        "KUBECONFIG": str(kube.kubeconfig),
+        "GSHARE_OPERATOR_NAMESPACE": NAMESPACE,
+        "PYTHONPATH": str(ROOT / "src"),
+    }
+    out = log.open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "gshare", "operator"],
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=log.parent,
+    )
+
+
+@pytest.fixture
+def operator(kube: Cluster, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    kube.install_crd()
+    with kube.client() as client:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": NAMESPACE,
+                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
+            },
+        }
+        client.post("/api/v1/namespaces", json=body)
+        _eventually(
+            lambda: (
+                client.get(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default").status_code
+                == 200
+            ),
+            what="the default service account",
+        )
+    state: dict[str, Any] = {"log": tmp_path / "operator.log"}
+    state["proc"] = _start_operator(kube, state["log"])
+    yield state
+    state["proc"].send_signal(signal.SIGTERM)
+    try:
+        state["proc"].wait(20)
+    except subprocess.TimeoutExpired:
+        state["proc"].kill()
+
+
+def _session(desired: str = "Running") -> dict[str, Any]:
+    session_id = str(uuid.uuid4())
+    return {
+        "apiVersion": "gshare.io/v1alpha1",
+        "kind": "GShareSession",
+        "metadata": {"name": f"session-{session_id}"},
+        "spec": {
+            "sessionId": session_id,
+            "ownerId": str(uuid.uuid4()),
+            "sessionType": "jupyterlab",
+            "image": "registry.example/gshare/jupyterlab:1",
+            "cpuMillicores": 1000,
+            "memoryMiB": 2048,
+            "desiredState": desired,
+            "gpu": {
+                "node": "gpu-0",
+                "cardUUID": "GPU-gpu0-01-a100",
+                "vramMiB": 20480,
+                "coresPercent": 25,
+            },
+            "volumes": [
+                {"name": "home", "kind": "home", "mountPath": "/home/gshare", "sizeGiB": 5}
+            ],
+        },
+    }
+
+
+def _children(client: httpx.Client, name: str) -> dict[str, int]:
+    found = {}
+    for kind, path in (
+        ("Pod", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}"),
+        ("Service", f"/api/v1/namespaces/{NAMESPACE}/services/{name}"),
+        ("Ingress", f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/ingresses/{name}"),
+        (
+            "NetworkPolicy",
+            f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/networkpolicies/{name}",
+        ),
+        (
+            "PersistentVolumeClaim",
+            f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims/"
+            f"home-{name.removeprefix('session-')}",
+        ),
+    ):
+        response = client.get(path)
+        if response.status_code == 200 and not response.json()["metadata"].get("deletionTimestamp"):
+            found[kind] = 1
+    return found
+
+
+ALL = {"Pod", "Service", "Ingress", "NetworkPolicy", "PersistentVolumeClaim"}
+
+
+def test_a_session_becomes_its_children_and_pauses_and_resumes(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    body = _session()
+    name = body["metadata"]["name"]
+    with kube.client() as client:
+        assert client.post(SESSIONS, json=body).status_code == 201
+        _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
+        pod = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()
+        assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"] == "GPU-gpu0-01-a100"
+        assert pod["metadata"]["ownerReferences"][0]["kind"] == "GShareSession"
+        status = _eventually(
+            lambda: client.get(f"{SESSIONS}/{name}").json().get("status", {}).get("phase"),
+            what="status",
+        )
+        assert status == "Running"
+
+        merge = {"Content-Type": "application/merge-patch+json"}
+        client.patch(
+            f"{SESSIONS}/{name}", json={"spec": {"desiredState": "Paused"}}, headers=merge
+        ).raise_for_status()
+        _eventually(
+            lambda: set(_children(client, name)) == {"PersistentVolumeClaim"},
+            what="only the volume while paused",
+        )
+        client.patch(
+            f"{SESSIONS}/{name}", json={"spec": {"desiredState": "Running"}}, headers=merge
+        ).raise_for_status()
+        _eventually(lambda: set(_children(client, name)) == ALL, what="children on resume")
+
+
+def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_children(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    body = _session()
+    name = body["metadata"]["name"]
+    with kube.client() as client:
+        client.post(SESSIONS, json=body).raise_for_status()
+        _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
+        operator["proc"].send_signal(signal.SIGKILL)  # killed mid-flight, restarted
+        operator["proc"].wait()
+        operator["proc"] = _start_operator(kube, operator["log"])
+        time.sleep(3)  # let the new operator resume every resource
+        selector = f"gshare.io/session={body['spec']['sessionId']}"
+        pods = client.get(
+            f"/api/v1/namespaces/{NAMESPACE}/pods", params={"labelSelector": selector}
+        ).json()["items"]
+        assert len(pods) == 1
+        client.delete(f"{SESSIONS}/{name}").raise_for_status()
+        _eventually(
+            lambda: client.get(f"{SESSIONS}/{name}").status_code == 404, what="the resource to go"
+        )
+        _eventually(
+            lambda: not _children(client, name),
+            deadline_s=90,
+            what="garbage collection of the children",
+        )
