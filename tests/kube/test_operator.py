@@ -187,3 +187,122 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
             deadline_s=90,
             what="garbage collection of the children",
         )
+
+
+def _api_server(database_url: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env |= {
+        "GSHARE_DATABASE_URL": database_url,
+        "GSHARE_PORT": str(port),
+        "GSHARE_DATA_DIR": str(data_dir),
+        "GSHARE_LOG_LEVEL": "warning",
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "gshare", "api"], env=env, cwd=data_dir.parent)
+    base = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    _eventually(ready, deadline_s=30, what="the API")
+    return proc, base
+
+
+async def test_the_operator_reports_hamis_inventory_to_the_api(
+    kube: Cluster, database_url: str, sessions, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import select
+
+    from gshare.clusters.models import Cluster as ClusterRow
+    from gshare.clusters.models import GpuCard
+    from gshare.clusters.tokens import load_or_create
+
+    data_dir = tmp_path / "api-data"
+    data_dir.mkdir()
+    now = datetime.now(UTC)
+    cluster = ClusterRow(
+        id=uuid.uuid4(),
+        name="lab",
+        api_server=kube.server,
+        status="connected",
+        status_message="",
+        inventory_sequence=0,
+        created_at=now,
+    )
+    async with sessions() as session, session.begin():
+        session.add(cluster)
+    keys = load_or_create(data_dir / "internal-keys.json", now)  # the API's own key set
+    token_file = tmp_path / "token"
+    token_file.write_text(keys.mint(str(cluster.id), now))
+    api, base = _api_server(database_url, data_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env |= {
+        "KUBECONFIG": str(kube.kubeconfig),
+        "GSHARE_OPERATOR_NAMESPACE": NAMESPACE,
+        "GSHARE_OPERATOR_API_URL": base,
+        "GSHARE_OPERATOR_CLUSTER_ID": str(cluster.id),
+        "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
+    }
+    log = (tmp_path / "operator.log").open("wb")
+    operator = subprocess.Popen(
+        [sys.executable, "-m", "gshare", "operator"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
+
+    async def cards() -> dict[str, tuple[str, bool]]:
+        async with sessions() as session:
+            rows = (await session.scalars(select(GpuCard))).all()
+        return {r.uuid: (r.node, r.healthy) for r in rows}
+
+    try:
+        deadline = time.monotonic() + 60
+        found: dict[str, tuple[str, bool]] = {}
+        while time.monotonic() < deadline and len(found) < 8:
+            found = await cards()
+            time.sleep(0.3)
+        assert len(found) == 8, found
+        assert found["GPU-gpu1-03-a100"] == ("gpu-1", True)
+        # A card turns unhealthy on a node: the next report says so.
+        with kube.client() as client:
+            node = client.get("/api/v1/nodes/gpu-0").json()
+            value = node["metadata"]["annotations"]["hami.io/node-nvidia-register"]
+            broken = value.replace(
+                "GPU-gpu0-00-a100,10,81920,100,NVIDIA-A100-SXM4-80GB,0,true",
+                "GPU-gpu0-00-a100,10,81920,100,NVIDIA-A100-SXM4-80GB,0,false",
+            )
+            client.patch(
+                "/api/v1/nodes/gpu-0",
+                json={"metadata": {"annotations": {"hami.io/node-nvidia-register": broken}}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).raise_for_status()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (await cards())["GPU-gpu0-00-a100"][1]:
+            time.sleep(0.3)
+        assert (await cards())["GPU-gpu0-00-a100"] == ("gpu-0", False)
+        # put it back for the other tests
+        with kube.client() as client:
+            client.patch(
+                "/api/v1/nodes/gpu-0",
+                json={"metadata": {"annotations": {"hami.io/node-nvidia-register": value}}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).raise_for_status()
+    finally:
+        operator.send_signal(signal.SIGTERM)
+        api.send_signal(signal.SIGTERM)
+        for proc in (operator, api):
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

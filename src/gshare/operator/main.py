@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
+import httpx
 import kopf
 from kubernetes_asyncio import client, config
 
+from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
 from gshare.operator.manifests import API_GROUP, API_VERSION, PLURAL, OperatorConfig
 from gshare.operator.reconcile import reconcile
+from gshare.operator.report import ReportTarget, send_inventory
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
@@ -43,16 +48,76 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
         await config.load_kube_config(client_configuration=configuration)
     memo.api = client.ApiClient(configuration)
     memo.config = operator_config()
+    memo.nodes = {}
+    memo.dirty = asyncio.Event()
+    target = report_target()
+    memo.reporter = asyncio.create_task(_report_loop(memo, target)) if target else None
+    if target is None:
+        log.warning(
+            "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
+            "the GPU inventory is not reported"
+        )
+
+
+def report_target() -> ReportTarget | None:
+    url = os.environ.get("GSHARE_OPERATOR_API_URL")
+    cluster = os.environ.get("GSHARE_OPERATOR_CLUSTER_ID")
+    token_file = os.environ.get("GSHARE_OPERATOR_TOKEN_FILE")
+    if not (url and cluster and token_file):
+        return None
+    return ReportTarget(url, cluster, Path(token_file))
+
+
+@kopf.on.event("", "v1", "nodes", registry=registry)
+async def node_changed(
+    name: str, meta: kopf.Meta, type: str | None, memo: kopf.Memo, **_: Any
+) -> None:
+    """Keep this cluster's inventory from HAMi's node annotations; report it shortly after a
+    change, once for a burst of changes."""
+    if type == "DELETED":
+        memo.nodes.pop(name, None)
+    else:
+        inventory = parse_register(name, meta.get("annotations", {}).get(REGISTER_ANNOTATION))
+        if inventory.problems:
+            log.warning("node %s: %s", name, "; ".join(inventory.problems))
+        if inventory.cards:
+            memo.nodes[name] = inventory
+        else:
+            memo.nodes.pop(name, None)
+    memo.dirty.set()
+
+
+async def _report_loop(memo: kopf.Memo, target: ReportTarget) -> None:
+    while True:
+        await memo.dirty.wait()
+        await asyncio.sleep(1)  # gather a burst of node events into one report
+        memo.dirty.clear()
+        try:
+            await send_inventory(target, list(memo.nodes.values()))
+        except (OSError, httpx.HTTPError) as exc:
+            log.warning("cannot report the inventory: %s", exc)
+            await asyncio.sleep(5)
+            memo.dirty.set()
 
 
 @kopf.on.cleanup(registry=registry)
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    if memo.reporter is not None:
+        memo.reporter.cancel()
     await memo.api.close()
 
 
-@kopf.on.resume(API_GROUP, API_VERSION, PLURAL, registry=registry)
-@kopf.on.create(API_GROUP, API_VERSION, PLURAL, registry=registry)
-@kopf.on.update(API_GROUP, API_VERSION, PLURAL, field="spec", registry=registry)
+def in_session_namespace(namespace: str | None, **_: Any) -> bool:
+    # The operator runs cluster-wide (nodes are cluster-scoped) but serves sessions of one
+    # namespace only.
+    return namespace == operator_config().namespace
+
+
+@kopf.on.resume(API_GROUP, API_VERSION, PLURAL, registry=registry, when=in_session_namespace)
+@kopf.on.create(API_GROUP, API_VERSION, PLURAL, registry=registry, when=in_session_namespace)
+@kopf.on.update(
+    API_GROUP, API_VERSION, PLURAL, field="spec", registry=registry, when=in_session_namespace
+)
 async def reconcile_session(
     name: str,
     uid: str,
@@ -79,6 +144,5 @@ async def reconcile_session(
 
 
 def run() -> None:
-    namespace = operator_config().namespace
     kopf.configure(verbose=False)
-    kopf.run(registry=registry, standalone=True, namespaces=[namespace])
+    kopf.run(registry=registry, standalone=True, clusterwide=True)
