@@ -9,11 +9,12 @@ STAMP := $(VENV)/.installed
 FRONTEND := frontend
 NODE_STAMP := $(FRONTEND)/node_modules/.installed
 
-.PHONY: help up install console test lint typecheck pytest frontend-test e2e-deps testenv bench openapi clean
+.PHONY: help up demo install console test lint typecheck pytest frontend-test e2e-deps testenv bench openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
 	@echo "make test      install what the tests need and run them all"
+	@echo "make demo      make up plus a simulated GPU cluster and its operator (needs Go)"
 	@echo "make lint      ruff, mypy and import contracts"
 	@echo "make bench     run the benchmarks (API reads, ledger throughput)"
 	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
@@ -36,6 +37,10 @@ console: $(NODE_STAMP)
 
 up: install console
 	$(BIN)/gshare up
+
+# What `make up` runs, plus a simulated GPU cluster and its operator, registered (needs Go).
+demo: install console
+	$(BIN)/python -m gshare.demo
 
 openapi: install $(NODE_STAMP)
 	$(BIN)/python -m gshare.api.openapi > $(FRONTEND)/openapi.json

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kube.cluster import Cluster, a100_nodes, testenv_bin
+from gshare.devcluster import Cluster, a100_nodes, testenv_bin
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import uuid
 
 import httpx
 
+from gshare.devcluster import Cluster
 from gshare.operator.crd import session_crd
 from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
 from gshare.operator.manifests import (
@@ -18,7 +19,6 @@ from gshare.operator.manifests import (
     children,
     owner_reference,
 )
-from tests.kube.cluster import Cluster
 
 
 def _namespace(client: httpx.Client, name: str, enforce: str = "restricted") -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.kube.cluster import ROOT, Cluster
+from gshare.devcluster import ROOT, Cluster
 
 NAMESPACE = "gshare-ops"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"

@@ -11,8 +11,8 @@ from gshare.clusters.kubeconfigs import FileKubeconfigStore
 from gshare.clusters.models import Cluster
 from gshare.clusters.tasks import refresh_operator_tokens
 from gshare.clusters.tokens import KeySet, new_key
+from gshare.devcluster import Cluster as KubeCluster
 from gshare.kit.clock import FrozenClock
-from tests.kube.cluster import Cluster as KubeCluster
 
 
 def _token(kube: KubeCluster) -> str:

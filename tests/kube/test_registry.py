@@ -8,9 +8,9 @@ import stat
 
 from sqlalchemy import text
 
+from gshare.devcluster import Cluster
 from gshare.kit.settings import Settings
 from tests.builders import Builder
-from tests.kube.cluster import Cluster
 
 CLUSTERS = "/api/v1/clusters"
 

@@ -1,6 +1,7 @@
-"""A real Kubernetes control plane for tests: etcd, kube-apiserver (loopback, generated
-certificates, PodSecurity admission), kube-scheduler with a `hami-scheduler` profile, and kwok
-running simulated GPU nodes that carry HAMi's registration annotation.
+"""A real Kubernetes control plane for tests and `make demo`: etcd, kube-apiserver (loopback,
+generated certificates, PodSecurity admission), the controller manager, kube-scheduler with a
+`hami-scheduler` profile, and kwok running simulated GPU nodes that carry HAMi's registration
+annotation.
 
 The binaries come from hack/testenv.sh (built from their Go modules). Several clusters can run
 at once: each picks its own free ports and folder.
@@ -24,7 +25,7 @@ import httpx
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gshare.operator.inventory import REGISTER_ANNOTATION, Card, format_register
 
@@ -34,8 +35,11 @@ KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 
 def testenv_bin() -> Path:
     """Build (once, cached) and return the folder with the control-plane binaries."""
-    out = subprocess.run(
-        ["bash", str(ROOT / "hack" / "testenv.sh")], check=True, capture_output=True, text=True
+    out = subprocess.run(  # noqa: S603 - our own script
+        ["/bin/bash", str(ROOT / "hack" / "testenv.sh")],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return Path(out.stdout.strip().splitlines()[-1])
 
@@ -82,11 +86,7 @@ def _cert(
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     if not ca:
-        usage = (
-            x509.ExtendedKeyUsageOID.CLIENT_AUTH
-            if client
-            else (x509.ExtendedKeyUsageOID.SERVER_AUTH)
-        )
+        usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else (ExtendedKeyUsageOID.SERVER_AUTH)
         builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
@@ -140,7 +140,9 @@ class Cluster:
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         log = (self.folder / f"{name}.log").open("wb")
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+        proc = subprocess.Popen(  # noqa: S603 - binaries built by hack/testenv.sh
+            args, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder
+        )
         self.processes.append(proc)
         return proc
 
@@ -404,6 +406,31 @@ class Cluster:
                 time.sleep(0.2)
         raise RuntimeError("the CRD was not established")
 
+    def create_namespace(self, name: str, enforce: str = "restricted") -> None:
+        """A namespace with Pod Security labels, once its default service account exists."""
+        body = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "pod-security.kubernetes.io/enforce": enforce,
+                    "pod-security.kubernetes.io/warn": "restricted",
+                    "pod-security.kubernetes.io/audit": "restricted",
+                },
+            },
+        }
+        with self.client() as client:
+            response = client.post("/api/v1/namespaces", json=body)
+            if response.status_code not in (201, 409):
+                response.raise_for_status()
+            deadline = time.monotonic() + 30
+            path = f"/api/v1/namespaces/{name}/serviceaccounts/default"
+            while client.get(path).status_code != 200:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no default service account in {name}")
+                time.sleep(0.1)
+
     def tls(self) -> ssl.SSLContext:
         pki = self.folder / "pki"
         context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
@@ -419,7 +446,7 @@ class Cluster:
             while time.monotonic() < deadline:
                 for proc in self.processes:
                     if proc.poll() is not None:
-                        raise RuntimeError(f"{proc.args[0]} exited; see {self.folder}")
+                        raise RuntimeError(f"{proc.args!r} exited; see {self.folder}")
                 try:
                     if client.get("/readyz").status_code == 200:
                         return

@@ -1,0 +1,74 @@
+"""`make demo`: the platform, a simulated GPU cluster and its operator, registered and reporting."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> None:
+    port = _free_port()
+    data = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env |= {
+        "GSHARE_DATA_DIR": str(data),
+        "GSHARE_PORT": str(port),
+        "PYTHONUNBUFFERED": "1",
+        "GSHARE_BOOTSTRAP_ADMIN_EMAIL": "demo@example.org",
+        "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": "harbor-quilt-saffron-64",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gshare.demo"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        cluster: dict = {}
+        with httpx.Client(base_url=base, timeout=5) as client:
+            while time.monotonic() < deadline:
+                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+                try:
+                    login = client.post(
+                        "/api/v1/auth/login",
+                        json={"email": "demo@example.org", "password": "harbor-quilt-saffron-64"},
+                    )
+                except httpx.HTTPError:
+                    time.sleep(0.5)
+                    continue
+                if login.status_code == 200:
+                    items = client.get("/api/v1/clusters").json()["items"]
+                    if items and items[0]["cards"] == 8:
+                        cluster = items[0]
+                        break
+                time.sleep(0.5)
+        assert cluster, "the demo cluster never showed its cards"
+        assert (cluster["name"], cluster["nodes"], cluster["healthy_cards"]) == ("demo", 2, 8)
+        assert stat.S_IMODE((data / "demo-operator-token").stat().st_mode) == 0o600
+    finally:
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, output[-3000:]
+    assert "simulated cluster 'demo' is up" in output
+    leftovers = subprocess.run(
+        ["pgrep", "-f", str(data / "demo-cluster")], capture_output=True, text=True
+    )
+    assert leftovers.stdout.strip() == "", "the demo left cluster processes running"
