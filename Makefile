@@ -68,9 +68,10 @@ pytest: install console e2e-deps testenv
 
 test: lint frontend-test pytest
 
-bench: install console
+bench: install console testenv
 	$(BIN)/python benchmarks/api_read.py
 	$(BIN)/python benchmarks/ledger.py
+	$(BIN)/python benchmarks/operator_latency.py
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist .pytest_cache .mypy_cache .ruff_cache
