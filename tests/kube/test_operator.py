@@ -306,3 +306,37 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def test_two_clusters_each_with_its_operator(
+    kube: Cluster, second_kube: Cluster, tmp_path: Path
+) -> None:
+    """Each operator serves only its own cluster's sessions."""
+    procs = []
+    try:
+        for cluster, folder in ((kube, "a"), (second_kube, "b")):
+            cluster.install_crd()
+            cluster.create_namespace(NAMESPACE)
+            (tmp_path / folder).mkdir()
+            procs.append(_start_operator(cluster, tmp_path / folder / "operator.log"))
+        first, second = _session(), _session()
+        with kube.client() as a, second_kube.client() as b:
+            a.post(SESSIONS, json=first).raise_for_status()
+            b.post(SESSIONS, json=second).raise_for_status()
+            _eventually(
+                lambda: set(_children(a, first["metadata"]["name"])) == ALL,
+                what="the first cluster's children",
+            )
+            _eventually(
+                lambda: set(_children(b, second["metadata"]["name"])) == ALL,
+                what="the second cluster's children",
+            )
+            assert _children(a, second["metadata"]["name"]) == {}
+            assert _children(b, first["metadata"]["name"]) == {}
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
