@@ -62,7 +62,7 @@ def register_demo_cluster(url: str, settings: Settings, server: str, kubeconfig:
             await engine.dispose()
 
     cluster_id = asyncio.run(upsert())
-    FileKubeconfigStore(settings.data_dir / "clusters").put(cluster_id, kubeconfig)
+    asyncio.run(FileKubeconfigStore(settings.data_dir / "clusters").put(cluster_id, kubeconfig))
     return cluster_id
 
 

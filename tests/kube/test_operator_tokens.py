@@ -49,8 +49,8 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
     )
     async with sessions() as session, session.begin():
         session.add_all([live, dead])
-    store.put(live.id, kube.embedded_kubeconfig())
-    store.put(dead.id, kube.embedded_kubeconfig().replace(kube.server, "https://127.0.0.1:9"))
+    await store.put(live.id, kube.embedded_kubeconfig())
+    await store.put(dead.id, kube.embedded_kubeconfig().replace(kube.server, "https://127.0.0.1:9"))
 
     first = await refresh_operator_tokens(sessions, store, keys, clock.now())
     assert (first.refreshed, first.failed) == (1, 1)

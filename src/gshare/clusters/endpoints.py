@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from gshare.audit.service import AuditEvent, record_later
 from gshare.clusters import service
-from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.kubeconfigs import KubeconfigStore, store_for
 from gshare.clusters.schemas import (
     CardOut,
     ClusterDetailOut,
@@ -50,8 +50,8 @@ def internal_keys(request: Request) -> InternalKeys:
     return keys
 
 
-def kubeconfig_store(request: Request) -> FileKubeconfigStore:
-    return FileKubeconfigStore(settings_of(request).data_dir / "clusters")
+def kubeconfig_store(request: Request) -> KubeconfigStore:
+    return store_for(settings_of(request))
 
 
 def _out(summary: service.Summary) -> dict[str, Any]:

@@ -1,12 +1,32 @@
-"""Where cluster kubeconfigs live: never in the database. Locally a 0600 file per cluster under
-the data dir. (In-cluster deployments keep them in a Secret in gshare-system; that store comes
-with the Helm chart.)"""
+"""Where cluster kubeconfigs live: never in the database.
+
+Locally, a 0600 file per cluster under the data dir. When the API runs inside Kubernetes, a
+Secret per cluster in gshare-system of its own cluster (chosen by GSHARE_KUBECONFIG_STORE)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
+
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from gshare.kit import kubeapi
+from gshare.kit.settings import Settings
+
+SECRET_NAMESPACE = "gshare-system"
+
+
+class KubeconfigStore(Protocol):
+    async def put(self, cluster_id: uuid.UUID, text: str) -> None: ...
+
+    async def get(self, cluster_id: uuid.UUID) -> str | None: ...
+
+    async def delete(self, cluster_id: uuid.UUID) -> None: ...
 
 
 class FileKubeconfigStore:
@@ -16,7 +36,7 @@ class FileKubeconfigStore:
     def _path(self, cluster_id: uuid.UUID) -> Path:
         return self.folder / f"{cluster_id}.kubeconfig"
 
-    def put(self, cluster_id: uuid.UUID, text: str) -> None:
+    def _write(self, cluster_id: uuid.UUID, text: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.folder, 0o700)
         path = self._path(cluster_id)
@@ -26,9 +46,93 @@ class FileKubeconfigStore:
             handle.write(text)
         os.replace(temporary, path)
 
-    def get(self, cluster_id: uuid.UUID) -> str | None:
+    async def put(self, cluster_id: uuid.UUID, text: str) -> None:
+        await asyncio.to_thread(self._write, cluster_id, text)
+
+    async def get(self, cluster_id: uuid.UUID) -> str | None:
         path = self._path(cluster_id)
         return path.read_text() if path.exists() else None
 
-    def delete(self, cluster_id: uuid.UUID) -> None:
+    async def delete(self, cluster_id: uuid.UUID) -> None:
         self._path(cluster_id).unlink(missing_ok=True)
+
+
+ConfigurationFactory = Callable[[], Awaitable[client.Configuration]]
+
+
+async def in_cluster_configuration() -> client.Configuration:
+    configuration = client.Configuration()
+    config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return configuration
+
+
+class SecretKubeconfigStore:
+    """One Secret per registered cluster in gshare-system, in the cluster the API runs in."""
+
+    def __init__(self, configuration: ConfigurationFactory = in_cluster_configuration) -> None:
+        self.configuration = configuration
+
+    @staticmethod
+    def name_of(cluster_id: uuid.UUID) -> str:
+        return f"gshare-cluster-{cluster_id}"
+
+    async def _api(self) -> client.ApiClient:
+        return client.ApiClient(await self.configuration())
+
+    async def put(self, cluster_id: uuid.UUID, text: str) -> None:
+        api = await self._api()
+        try:
+            await kubeapi.apply(
+                api,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {
+                        "name": self.name_of(cluster_id),
+                        "namespace": SECRET_NAMESPACE,
+                        "labels": {
+                            "app.kubernetes.io/managed-by": "gshare-api",
+                            "gshare.io/cluster": str(cluster_id),
+                        },
+                    },
+                    "type": "Opaque",
+                    "stringData": {"kubeconfig": text},
+                },
+                "gshare-api",
+            )
+        finally:
+            await api.close()
+
+    async def get(self, cluster_id: uuid.UUID) -> str | None:
+        import base64
+
+        api = await self._api()
+        try:
+            secret = await client.CoreV1Api(api).read_namespaced_secret(
+                self.name_of(cluster_id), SECRET_NAMESPACE
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        finally:
+            await api.close()
+        data = (secret.data or {}).get("kubeconfig")
+        return base64.b64decode(data).decode() if data else None
+
+    async def delete(self, cluster_id: uuid.UUID) -> None:
+        api = await self._api()
+        try:
+            await kubeapi.delete(api, "Secret", self.name_of(cluster_id), SECRET_NAMESPACE)
+        finally:
+            await api.close()
+
+
+def store_for(settings: Settings) -> KubeconfigStore:
+    """Secrets when running inside Kubernetes (or when asked), files otherwise."""
+    choice = settings.kubeconfig_store
+    if choice == "auto":
+        choice = "secret" if os.environ.get("KUBERNETES_SERVICE_HOST") else "file"
+    if choice == "secret":
+        return SecretKubeconfigStore()
+    return FileKubeconfigStore(settings.data_dir / "clusters")

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.clusters import kube
-from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.kubeconfigs import KubeconfigStore
 from gshare.clusters.models import Cluster, GpuCard
 from gshare.clusters.schemas import InventoryReport
 from gshare.identity.authz import Context, audit, require
@@ -31,7 +31,7 @@ class Summary:
 
 
 async def register(
-    ctx: Context, store: FileKubeconfigStore, *, name: str, kubeconfig_text: str
+    ctx: Context, store: KubeconfigStore, *, name: str, kubeconfig_text: str
 ) -> Cluster:
     """Check the cluster answers and has the CRD, then keep its kubeconfig in the store."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=name)
@@ -64,7 +64,7 @@ async def register(
         raise Conflict(
             f"A cluster named {name!r} is registered already.", code="already_exists"
         ) from exc
-    store.put(cluster.id, kubeconfig_text)
+    await store.put(cluster.id, kubeconfig_text)
     await audit(
         ctx,
         "cluster.register",
@@ -75,7 +75,7 @@ async def register(
     return cluster
 
 
-async def remove(ctx: Context, store: FileKubeconfigStore, cluster_id: uuid.UUID) -> None:
+async def remove(ctx: Context, store: KubeconfigStore, cluster_id: uuid.UUID) -> None:
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
     cluster = await ctx.session.get(Cluster, cluster_id)
     if cluster is None:
@@ -83,7 +83,7 @@ async def remove(ctx: Context, store: FileKubeconfigStore, cluster_id: uuid.UUID
     # Sessions do not exist yet; when they do, a cluster with live sessions is refused here.
     await ctx.session.delete(cluster)
     await ctx.session.flush()
-    store.delete(cluster_id)
+    await store.delete(cluster_id)
     await audit(
         ctx,
         "cluster.remove",

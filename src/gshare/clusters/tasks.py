@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.clusters import kube
-from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.kubeconfigs import KubeconfigStore
 from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import MAX_LIFETIME, KeySet
 
@@ -27,7 +27,7 @@ class TokenRefresh:
 
 async def refresh_operator_tokens(
     sessions: async_sessionmaker[AsyncSession],
-    store: FileKubeconfigStore,
+    store: KubeconfigStore,
     keys: KeySet,
     now: datetime,
 ) -> TokenRefresh:
@@ -39,7 +39,7 @@ async def refresh_operator_tokens(
         clusters = list(await session.scalars(select(Cluster).order_by(Cluster.name)))
     outcome = TokenRefresh()
     for cluster in clusters:
-        text = store.get(cluster.id)
+        text = await store.get(cluster.id)
         status, message = "connected", ""
         try:
             if text is None:

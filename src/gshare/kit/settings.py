@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     idempotency_key_days: int = Field(
         default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
     )
+    kubeconfig_store: Literal["auto", "file", "secret"] = Field(
+        default="auto",
+        description="Where cluster kubeconfigs are kept: 0600 files under the data dir, or "
+        "Secrets in gshare-system; auto picks Secrets when running inside Kubernetes.",
+    )
     password_hash_concurrency: int = Field(default=2, ge=1, le=64)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

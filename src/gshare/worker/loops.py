@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.kubeconfigs import store_for
 from gshare.clusters.tasks import refresh_operator_tokens
 from gshare.clusters.tokens import load_or_create
 from gshare.credits.tasks import period_of, refill_month
@@ -51,7 +51,7 @@ def worker_loops(
 
         return await run_in_transaction(sessions, forget)
 
-    store = FileKubeconfigStore(settings.data_dir / "clusters")
+    store = store_for(settings)
     keys_path = settings.data_dir / "internal-keys.json"
 
     async def operator_tokens() -> object:

@@ -1,0 +1,40 @@
+"""Kubeconfigs kept as Secrets in gshare-system when the API runs inside Kubernetes."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+from kubernetes_asyncio import client, config
+
+from gshare.clusters.kube import parse_kubeconfig
+from gshare.clusters.kubeconfigs import SecretKubeconfigStore
+from gshare.devcluster import Cluster
+
+
+async def test_the_secret_store_puts_reads_and_forgets(kube: Cluster) -> None:
+    kube.create_namespace("gshare-system", enforce="baseline")
+    home = parse_kubeconfig(kube.embedded_kubeconfig())
+
+    async def configuration() -> client.Configuration:
+        # In production: the API's service account (load_incluster_config).
+        loaded = client.Configuration()
+        await config.load_kube_config_from_dict(home, client_configuration=loaded)
+        return loaded
+
+    store = SecretKubeconfigStore(configuration)
+    cluster_id = uuid.uuid4()
+    assert await store.get(cluster_id) is None
+    await store.put(cluster_id, "apiVersion: v1\nkind: Config\n")
+    await store.put(cluster_id, "apiVersion: v1\nkind: Config\nclusters: []\n")  # replaced
+    assert await store.get(cluster_id) == "apiVersion: v1\nkind: Config\nclusters: []\n"
+    with kube.client() as http:
+        secret = http.get(
+            f"/api/v1/namespaces/gshare-system/secrets/gshare-cluster-{cluster_id}"
+        ).json()
+    assert secret["type"] == "Opaque"
+    assert secret["metadata"]["labels"]["gshare.io/cluster"] == str(cluster_id)
+    assert base64.b64decode(secret["data"]["kubeconfig"]).startswith(b"apiVersion")
+    await store.delete(cluster_id)
+    await store.delete(cluster_id)  # already gone: nothing to do
+    assert await store.get(cluster_id) is None
