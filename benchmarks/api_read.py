@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,18 +24,13 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _load import requests_per_second
+from gshare.devcluster import free_port
 from gshare.identity.passwords import HASHER, hash_password_sync
 from gshare.kit.embedded_db import ensure_database, start_embedded
 from gshare.kit.schema_version import upgrade
 
 ADMIN_EMAIL = "bench@example.org"
 ADMIN_PASSWORD = "bench-marking-lantern-71"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def serve(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -13,27 +12,17 @@ from pathlib import Path
 
 import httpx
 
+from gshare.devcluster import free_port
 from gshare.kit.embedded_db import EmbeddedPostgres, ensure_database
+from tests.processes import clean_env
 
 GSHARE = [sys.executable, "-m", "gshare"]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
-    env.update(extra)
-    return env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_invalid_configuration_stops_with_one_clear_line(tmp_path: Path) -> None:
     result = subprocess.run(
         [*GSHARE, "migrate"],
-        env=_env(GSHARE_PORT="eighty"),
+        env=clean_env(GSHARE_PORT="eighty"),
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -47,7 +36,7 @@ def test_invalid_configuration_stops_with_one_clear_line(tmp_path: Path) -> None
 
 def test_api_needs_a_database_url(tmp_path: Path) -> None:
     result = subprocess.run(
-        [*GSHARE, "api"], env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [*GSHARE, "api"], env=clean_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2
     assert "GSHARE_DATABASE_URL" in result.stderr
@@ -59,7 +48,9 @@ async def test_api_refuses_an_unmigrated_database(
     await ensure_database(postgres.url(), "cli_unmigrated")
     result = subprocess.run(
         [*GSHARE, "api"],
-        env=_env(GSHARE_DATABASE_URL=postgres.url("cli_unmigrated"), GSHARE_PORT=str(_free_port())),
+        env=clean_env(
+            GSHARE_DATABASE_URL=postgres.url("cli_unmigrated"), GSHARE_PORT=str(free_port())
+        ),
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -88,7 +79,7 @@ def _wait_healthy(base: str, proc: subprocess.Popen[str], deadline_s: float = 60
 def _run_up(data: Path, port: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [*GSHARE, "up"],
-        env=_env(GSHARE_DATA_DIR=str(data), GSHARE_PORT=str(port), PYTHONUNBUFFERED="1"),
+        env=clean_env(GSHARE_DATA_DIR=str(data), GSHARE_PORT=str(port), PYTHONUNBUFFERED="1"),
         cwd=data.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -119,7 +110,7 @@ def _postgres_running(data: Path) -> bool:
 
 def test_up_runs_everything_and_a_second_up_finds_the_same_data(tmp_path: Path) -> None:
     data = tmp_path / "state"
-    port = _free_port()
+    port = free_port()
     proc, base = _run_up(data, port)
     try:
         secret = data / "bootstrap-admin.txt"
@@ -156,7 +147,7 @@ def test_up_runs_everything_and_a_second_up_finds_the_same_data(tmp_path: Path) 
 
 
 def test_migrate_creates_the_configured_first_admin_once(tmp_path: Path) -> None:
-    env = _env(
+    env = clean_env(
         GSHARE_DATA_DIR=str(tmp_path / "state"),
         GSHARE_BOOTSTRAP_ADMIN_EMAIL="root@example.org",
         GSHARE_BOOTSTRAP_ADMIN_PASSWORD="marble-falcon-ridge-27",
@@ -177,7 +168,9 @@ def test_migrate_creates_the_configured_first_admin_once(tmp_path: Path) -> None
 def test_a_weak_bootstrap_password_is_refused(tmp_path: Path) -> None:
     result = subprocess.run(
         [*GSHARE, "migrate"],
-        env=_env(GSHARE_DATA_DIR=str(tmp_path / "s"), GSHARE_BOOTSTRAP_ADMIN_PASSWORD="admin12345"),
+        env=clean_env(
+            GSHARE_DATA_DIR=str(tmp_path / "s"), GSHARE_BOOTSTRAP_ADMIN_PASSWORD="admin12345"
+        ),
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -13,17 +11,14 @@ from pathlib import Path
 
 import httpx
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from gshare.devcluster import free_port
+from tests.processes import clean_env
 
 
 def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     data = tmp_path / "state"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env = clean_env()
     env |= {
         "GSHARE_DATA_DIR": str(data),
         "GSHARE_PORT": str(port),

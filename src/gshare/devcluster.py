@@ -44,7 +44,8 @@ def testenv_bin() -> Path:
     return Path(out.stdout.strip().splitlines()[-1])
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -181,7 +182,7 @@ class Cluster:
             (pki / filename).write_bytes(content)
             os.chmod(pki / filename, 0o600)
 
-        etcd_client, etcd_peer = _free_port(), _free_port()
+        etcd_client, etcd_peer = free_port(), free_port()
         self._spawn(
             "etcd",
             [
@@ -205,7 +206,7 @@ class Cluster:
                 "warn",
             ],
         )
-        self.api_port = _free_port()
+        self.api_port = free_port()
         self._spawn(
             "kube-apiserver",
             [
@@ -288,7 +289,7 @@ class Cluster:
                 "--bind-address",
                 "127.0.0.1",
                 "--secure-port",
-                str(_free_port()),
+                str(free_port()),
                 "--leader-elect=false",
                 "--service-account-private-key-file",
                 str(pki / "sa.key"),
@@ -324,7 +325,7 @@ class Cluster:
                 "--bind-address",
                 "127.0.0.1",
                 "--secure-port",
-                str(_free_port()),
+                str(free_port()),
                 "--v=1",
             ],
         )
@@ -341,9 +342,9 @@ class Cluster:
                 "--cidr=10.244.0.1/16",
                 "--node-ip=127.0.0.2",
                 "--node-port",
-                str(_free_port()),
+                str(free_port()),
                 "--server-address",
-                f"127.0.0.1:{_free_port()}",
+                f"127.0.0.1:{free_port()}",
             ],
         )
         return self

@@ -7,12 +7,7 @@ are saved under test-output/e2e/.
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.identity.signin import bootstrap_super_admin
 from gshare.kit.clock import SystemClock
+from tests.processes import start_api, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "frontend" / "dist"
@@ -36,12 +32,6 @@ INITIAL_PASSWORD = "copper-harbor-violet-19"
 CHOSEN_PASSWORD = "glacier-tangerine-mosaic-86"
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -66,30 +56,9 @@ async def admin(sessions: async_sessionmaker[AsyncSession]) -> None:
 
 @pytest.fixture
 def server(database_url: str, console_built: None, admin: None, tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
-    env |= {
-        "GSHARE_DATABASE_URL": database_url,
-        "GSHARE_PORT": str(port),
-        "GSHARE_CONSOLE_DIR": str(CONSOLE),
-        "GSHARE_DATA_DIR": str(tmp_path / "data"),
-        "GSHARE_LOG_LEVEL": "warning",
-    }
-    proc = subprocess.Popen([sys.executable, "-m", "gshare", "api"], env=env, cwd=tmp_path)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        raise AssertionError("the API did not start")
+    proc, base = start_api(database_url, tmp_path / "data", console_dir=CONSOLE)
     yield base
-    proc.terminate()
-    proc.wait(10)
+    stop(proc)
 
 
 @pytest.fixture

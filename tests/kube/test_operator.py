@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from gshare.devcluster import ROOT, Cluster
+from tests.processes import clean_env, start_api
 
 NAMESPACE = "gshare-ops"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
@@ -32,7 +32,7 @@ def _eventually(check: Callable[[], Any], deadline_s: float = 60, what: str = ""
 
 
 def _start_operator(kube: Cluster, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env = clean_env()
     env |= {
         "KUBECONFIG": str(kube.kubeconfig),
         "GSHARE_OPERATOR_NAMESPACE": NAMESPACE,
@@ -189,32 +189,6 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
         )
 
 
-def _api_server(database_url: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
-    env |= {
-        "GSHARE_DATABASE_URL": database_url,
-        "GSHARE_PORT": str(port),
-        "GSHARE_DATA_DIR": str(data_dir),
-        "GSHARE_LOG_LEVEL": "warning",
-    }
-    proc = subprocess.Popen([sys.executable, "-m", "gshare", "api"], env=env, cwd=data_dir.parent)
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        try:
-            return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    _eventually(ready, deadline_s=30, what="the API")
-    return proc, base
-
-
 async def test_the_operator_reports_hamis_inventory_to_the_api(
     kube: Cluster, database_url: str, sessions, tmp_path: Path
 ) -> None:
@@ -243,8 +217,8 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
     keys = load_or_create(data_dir / "internal-keys.json", now)  # the API's own key set
     token_file = tmp_path / "token"
     token_file.write_text(keys.mint(str(cluster.id), now))
-    api, base = _api_server(database_url, data_dir)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    api, base = start_api(database_url, data_dir)
+    env = clean_env()
     env |= {
         "KUBECONFIG": str(kube.kubeconfig),
         "GSHARE_OPERATOR_NAMESPACE": NAMESPACE,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
 from gshare.worker.loops import Worker, worker_loops
 from tests.credits.builders import assert_ledger_clean, funded_wallets, grants
+from tests.processes import clean_env
 
 
 async def _with_grants(sessions, clock: FrozenClock):
@@ -53,7 +53,7 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
     sessions, clock: FrozenClock, database_url: str, tmp_path
 ) -> None:
     await _with_grants(sessions, clock)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env = clean_env()
     env |= {"GSHARE_DATABASE_URL": database_url, "GSHARE_REFILL_INTERVAL_SECONDS": "0.2"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gshare", "worker"],

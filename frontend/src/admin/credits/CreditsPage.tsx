@@ -1,12 +1,11 @@
-import { Alert, Button, Select, Stack } from '@mantine/core';
-import { useEffect, useState } from 'react';
-import { useSearchParams } from 'react-router';
+import { Alert, Button, Stack } from '@mantine/core';
+import { useState } from 'react';
 import { useLedgerCheck, useMint, useTransfer } from '../../api/hooks/credits';
-import { useOrgs } from '../../api/hooks/orgs';
 import { useSetMonthlyGrant, useWalletTree } from '../../api/hooks/wallets';
 import type { WalletOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ListState } from '../../ui/ListState';
+import { OrgPicker } from '../OrgPicker';
 import { PageHeader } from '../PageHeader';
 import { CreditActionModal, type CreditAction } from './CreditActionModal';
 import { allocateAction, mintAction, monthlyGrantAction, takeBackAction } from './creditActions';
@@ -56,18 +55,9 @@ function OrgWallets({ orgId, onAction }: { orgId: string; onAction: (action: Cre
 
 export function CreditsPage() {
   const { can } = useSession();
-  const orgs = useOrgs('', 200);
-  const [params, setParams] = useSearchParams();
-  const orgId = params.get('org');
-  const firstOrg = orgs.items[0]?.id;
   const check = useLedgerCheck();
   const [action, setAction] = useState<CreditAction | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-
-  useEffect(() => {
-    // Default to the first organization so the page is never blank.
-    if (!orgId && firstOrg) setParams({ org: firstOrg }, { replace: true });
-  }, [orgId, firstOrg, setParams]);
 
   const openAction = (next: CreditAction) => {
     setNotice(null);
@@ -93,24 +83,9 @@ export function CreditsPage() {
           {notice}
         </Alert>
       )}
-      <ListState
-        isPending={orgs.isPending}
-        error={orgs.error}
-        isEmpty={orgs.items.length === 0}
-        empty="There are no organizations whose credits you can manage."
-        onRetry={orgs.refetch}
-      >
-        <Select
-          label="Organization"
-          data={orgs.items.map((org) => ({ value: org.id, label: org.name }))}
-          value={orgId}
-          onChange={(value) => value && setParams({ org: value })}
-          allowDeselect={false}
-          searchable
-          maw={360}
-        />
-        {orgId && <OrgWallets key={orgId} orgId={orgId} onAction={openAction} />}
-      </ListState>
+      <OrgPicker empty="There are no organizations whose credits you can manage.">
+        {(org) => <OrgWallets key={org.id} orgId={org.id} onAction={openAction} />}
+      </OrgPicker>
       <CreditActionModal action={action} onClose={() => setAction(null)} onDone={setNotice} />
     </Stack>
   );

@@ -1,9 +1,7 @@
-import { Anchor, List, Select, Stack, Text, Title } from '@mantine/core';
-import { useEffect } from 'react';
-import { Link, useSearchParams } from 'react-router';
-import { useOrgs } from '../../api/hooks/orgs';
+import { Anchor, List, Stack, Text, Title } from '@mantine/core';
+import { Link } from 'react-router';
 import { useSession } from '../../auth/session';
-import { ListState } from '../../ui/ListState';
+import { OrgPicker } from '../OrgPicker';
 import { PageHeader } from '../PageHeader';
 import { GroupsSection } from './GroupsSection';
 
@@ -36,39 +34,13 @@ function AdministeredGroups() {
 }
 
 export function GroupsPage() {
-  const orgs = useOrgs('', 200);
-  const [params, setParams] = useSearchParams();
-  const orgId = params.get('org');
-  const firstOrg = orgs.items[0]?.id;
-  const selected = orgs.items.find((org) => org.id === orgId);
-
-  useEffect(() => {
-    // Default to the first organization so the page is never blank.
-    if (!orgId && firstOrg) setParams({ org: firstOrg }, { replace: true });
-  }, [orgId, firstOrg, setParams]);
-
   return (
     <Stack maw={960} gap="lg">
       <PageHeader title="Groups" description="Groups belong to an organization; members of a group share its GPUs." />
       <AdministeredGroups />
-      <ListState
-        isPending={orgs.isPending}
-        error={orgs.error}
-        isEmpty={orgs.items.length === 0}
-        empty="There are no organizations you can manage groups in."
-        onRetry={orgs.refetch}
-      >
-        <Select
-          label="Organization"
-          data={orgs.items.map((org) => ({ value: org.id, label: org.name }))}
-          value={orgId}
-          onChange={(value) => value && setParams({ org: value })}
-          allowDeselect={false}
-          searchable
-          maw={360}
-        />
-        {orgId && <GroupsSection key={orgId} orgId={orgId} heading={selected ? `Groups in ${selected.name}` : 'Groups'} />}
-      </ListState>
+      <OrgPicker empty="There are no organizations you can manage groups in.">
+        {(org) => <GroupsSection key={org.id} orgId={org.id} heading={`Groups in ${org.name}`} />}
+      </OrgPicker>
     </Stack>
   );
 }

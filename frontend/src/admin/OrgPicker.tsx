@@ -1,0 +1,43 @@
+import { Select } from '@mantine/core';
+import { useEffect, type ReactNode } from 'react';
+import { useSearchParams } from 'react-router';
+import { useOrgs } from '../api/hooks/orgs';
+import type { OrgOut } from '../api/types';
+import { ListState } from '../ui/ListState';
+
+/**
+ * Choose one of the caller's organizations (kept in the `org` search parameter, the first one by
+ * default so the page is never blank) and render what belongs to it.
+ */
+export function OrgPicker({ empty, children }: { empty: string; children: (org: OrgOut) => ReactNode }) {
+  const orgs = useOrgs('', 200);
+  const [params, setParams] = useSearchParams();
+  const orgId = params.get('org');
+  const firstOrg = orgs.items[0]?.id;
+  const selected = orgs.items.find((org) => org.id === orgId);
+
+  useEffect(() => {
+    if (!orgId && firstOrg) setParams({ org: firstOrg }, { replace: true });
+  }, [orgId, firstOrg, setParams]);
+
+  return (
+    <ListState
+      isPending={orgs.isPending}
+      error={orgs.error}
+      isEmpty={orgs.items.length === 0}
+      empty={empty}
+      onRetry={orgs.refetch}
+    >
+      <Select
+        label="Organization"
+        data={orgs.items.map((org) => ({ value: org.id, label: org.name }))}
+        value={orgId}
+        onChange={(value) => value && setParams({ org: value })}
+        allowDeselect={false}
+        searchable
+        maw={360}
+      />
+      {selected && children(selected)}
+    </ListState>
+  );
+}

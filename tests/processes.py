@@ -1,0 +1,56 @@
+"""Running GShare's own processes in tests, as an operator would run them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from gshare.devcluster import free_port
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without any GSHARE_* setting of the machine, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
+    env.update(extra)
+    return env
+
+
+def start_api(
+    database_url: str, data_dir: Path, *, console_dir: Path | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A real `gshare api` process on a free port, once /readyz answers; returns it and its URL."""
+    port = free_port()
+    env = clean_env(
+        GSHARE_DATABASE_URL=database_url,
+        GSHARE_PORT=str(port),
+        GSHARE_DATA_DIR=str(data_dir),
+        GSHARE_LOG_LEVEL="warning",
+    )
+    if console_dir is not None:
+        env["GSHARE_CONSOLE_DIR"] = str(console_dir)
+    proc = subprocess.Popen([sys.executable, "-m", "gshare", "api"], env=env, cwd=data_dir.parent)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("the API did not start")
+
+
+def stop(*procs: subprocess.Popen[bytes]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
