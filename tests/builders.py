@@ -11,9 +11,11 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.clusters.models import Cluster
 from gshare.identity.models import AdminGrant, Group, Membership, Organization, User
 from gshare.identity.passwords import hash_password_sync
 from gshare.kit.clock import FrozenClock
+from gshare.sessions.models import InteractiveSession
 
 PASSWORD = "plum-tractor-velvet-42"
 _hashes: dict[str, str] = {}
@@ -115,6 +117,51 @@ class Builder:
                 created_at=self.clock.now(),
             )
         )
+
+    async def cluster(
+        self, name: str | None = None, api_server: str = "https://127.0.0.1:1"
+    ) -> Cluster:
+        cluster = Cluster(
+            id=uuid.uuid4(),
+            name=name or f"cluster-{next(_seq)}",
+            api_server=api_server,
+            status="connected",
+            status_message="",
+            inventory_sequence=0,
+            created_at=self.clock.now(),
+        )
+        await self._add(cluster)
+        return cluster
+
+    async def interactive_session(
+        self,
+        owner: User,
+        cluster: Cluster | None,
+        *,
+        desired_state: str = "Running",
+        phase: str = "Pending",
+        ended: bool = False,
+    ) -> InteractiveSession:
+        """A session as admission would have placed it on `cluster`; a running one is served on
+        its own host."""
+        session_id = uuid.uuid4()
+        url = f"https://{session_id}.sessions.example/" if phase == "Running" else ""
+        row = InteractiveSession(
+            id=session_id,
+            owner_id=owner.id,
+            session_type="jupyterlab",
+            cluster_id=cluster.id if cluster else None,
+            desired_state=desired_state,
+            created_at=self.clock.now(),
+            ended_at=self.clock.now() if ended else None,
+            phase=phase,
+            phase_message="",
+            url=url,
+            observed_generation=0,
+            status_sequence=0,
+        )
+        await self._add(row)
+        return row
 
     def anonymous(self, client_ip: str = "198.51.100.10") -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=self.app, client=(client_ip, 40000))

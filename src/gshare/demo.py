@@ -109,6 +109,7 @@ def main() -> None:
                 int(os.environ.get("GSHARE_DEMO_CARDS", "4")),
             )
         )
+        cluster.add_volumes(50)
         cluster.install_crd()
         cluster.create_namespace("gshare-sessions")
         with database(settings) as url:

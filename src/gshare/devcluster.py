@@ -502,6 +502,27 @@ class Cluster:
                     headers={"Content-Type": "application/merge-patch+json"},
                 ).raise_for_status()
 
+    def add_volumes(self, count: int, size_gib: int = 100, prefix: str = "volume") -> None:
+        """Pre-made persistent volumes for session claims to bind to (the controller manager's
+        binder does the binding; there is no storage provisioner here). They carry no storage
+        class, like claims made without one, and are kept when released."""
+        with self.client() as client:
+            for n in range(count):
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolume",
+                    "metadata": {"name": f"{prefix}-{n:03d}"},
+                    "spec": {
+                        "capacity": {"storage": f"{size_gib}Gi"},
+                        "accessModes": ["ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany"],
+                        "persistentVolumeReclaimPolicy": "Retain",
+                        "hostPath": {"path": f"/var/lib/gshare-devcluster/{prefix}-{n:03d}"},
+                    },
+                }
+                response = client.post("/api/v1/persistentvolumes", json=body)
+                if response.status_code != 409:
+                    response.raise_for_status()
+
     def stop(self) -> None:
         for proc in reversed(self.processes):
             proc.terminate()

@@ -140,6 +140,8 @@ CASES = [
     ),
     Case("GET", "/api/v1/clusters/{no_cluster}", SUPER),
     Case("DELETE", "/api/v1/clusters/{no_cluster}", SUPER),
+    # Everyone may ask; only a session's owner gets a link (others get 404, see tests/sessions).
+    Case("POST", "/api/v1/sessions/{no_session}/entry", EVERYONE),
 ]
 
 
@@ -155,7 +157,9 @@ def test_the_matrix_covers_every_signed_in_route() -> None:
         (method.upper(), _template(path))
         for path, item in spec()["paths"].items()  # type: ignore[union-attr]
         for method, op in item.items()
-        if op.get(PERMISSION_KEY) not in (Action.PUBLIC, Action.CLUSTER_CALLBACK)
+        # Not console routes: an operator's token, or a session's access cookie, is the caller.
+        if op.get(PERMISSION_KEY)
+        not in (Action.PUBLIC, Action.CLUSTER_CALLBACK, Action.SESSION_ACCESS_CHECK)
     }
     covered = {(case.method, _template(case.path)) for case in CASES}
     assert operations == covered
@@ -194,6 +198,7 @@ async def _world(build: Builder) -> World:
         "second_org_admin": str(second_org_admin.id),
         "second_group_admin": str(second_group_admin.id),
         "no_cluster": str(uuid.uuid4()),
+        "no_session": str(uuid.uuid4()),
     }
     async with build.sessions() as session, session.begin():
         for key, kind, owner in (

@@ -17,6 +17,7 @@ def kube() -> Iterator[Cluster]:
     cluster = Cluster("test", folder / "a", testenv_bin()).start()
     try:
         cluster.add_gpu_nodes(a100_nodes(2, 4))
+        cluster.add_volumes(60)
         yield cluster
     finally:
         cluster.stop()

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from gshare.clusters.models import Cluster as ClusterRow
 from gshare.devcluster import ROOT, Cluster
-from tests.processes import clean_env, start_api
+from tests.processes import clean_env, start_api, stop
 
 NAMESPACE = "gshare-ops"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
@@ -130,6 +134,11 @@ def _children(client: httpx.Client, name: str) -> dict[str, int]:
 ALL = {"Pod", "Service", "Ingress", "NetworkPolicy", "PersistentVolumeClaim"}
 
 
+def _status_when(client: httpx.Client, name: str, phase: str) -> dict[str, Any] | None:
+    status = client.get(f"{SESSIONS}/{name}").json().get("status") or {}
+    return status if status.get("phase") == phase else None
+
+
 def test_a_session_becomes_its_children_and_pauses_and_resumes(
     kube: Cluster, operator: dict[str, Any]
 ) -> None:
@@ -142,10 +151,12 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
         assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"] == "GPU-gpu0-01-a100"
         assert pod["metadata"]["ownerReferences"][0]["kind"] == "GShareSession"
         status = _eventually(
-            lambda: client.get(f"{SESSIONS}/{name}").json().get("status", {}).get("phase"),
-            what="status",
+            lambda: _status_when(client, name, "Running"), what="the Running phase"
         )
-        assert status == "Running"
+        # The phase follows the pod (kwok marks it ready); the page is served on its own host.
+        assert status["url"] == f"https://{body['spec']['sessionId']}.sessions.gshare.local/"
+        assert status["podName"] == name
+        assert status["observedGeneration"] == 1
 
         merge = {"Content-Type": "application/merge-patch+json"}
         client.patch(
@@ -155,6 +166,8 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
             lambda: set(_children(client, name)) == {"PersistentVolumeClaim"},
             what="only the volume while paused",
         )
+        paused = _eventually(lambda: _status_when(client, name, "Paused"), what="Paused")
+        assert (paused["url"], paused["podName"], paused["observedGeneration"]) == ("", "", 2)
         client.patch(
             f"{SESSIONS}/{name}", json={"spec": {"desiredState": "Running"}}, headers=merge
         ).raise_for_status()
@@ -189,15 +202,12 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
         )
 
 
-async def test_the_operator_reports_hamis_inventory_to_the_api(
+@asynccontextmanager
+async def _reporting(
     kube: Cluster, database_url: str, sessions, tmp_path: Path
-) -> None:
-    from datetime import UTC, datetime
-
-    from sqlalchemy import select
-
-    from gshare.clusters.models import Cluster as ClusterRow
-    from gshare.clusters.models import GpuCard
+) -> AsyncIterator[uuid.UUID]:
+    """A registered cluster, a real API process and an operator that reports to it with a
+    token of the API's own key set; yields the cluster's id."""
     from gshare.clusters.tokens import load_or_create
 
     data_dir = tmp_path / "api-data"
@@ -205,7 +215,7 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
     now = datetime.now(UTC)
     cluster = ClusterRow(
         id=uuid.uuid4(),
-        name="lab",
+        name=f"lab-{uuid.uuid4().hex[:6]}",
         api_server=kube.server,
         status="connected",
         status_message="",
@@ -234,13 +244,25 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
         stderr=subprocess.STDOUT,
         cwd=tmp_path,
     )
+    try:
+        yield cluster.id
+    finally:
+        stop(operator, api)
+
+
+async def test_the_operator_reports_hamis_inventory_to_the_api(
+    kube: Cluster, database_url: str, sessions, tmp_path: Path
+) -> None:
+    from sqlalchemy import select
+
+    from gshare.clusters.models import GpuCard
 
     async def cards() -> dict[str, tuple[str, bool]]:
         async with sessions() as session:
             rows = (await session.scalars(select(GpuCard))).all()
         return {r.uuid: (r.node, r.healthy) for r in rows}
 
-    try:
+    async with _reporting(kube, database_url, sessions, tmp_path):
         deadline = time.monotonic() + 60
         found: dict[str, tuple[str, bool]] = {}
         while time.monotonic() < deadline and len(found) < 8:
@@ -272,14 +294,77 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
                 json={"metadata": {"annotations": {"hami.io/node-nvidia-register": value}}},
                 headers={"Content-Type": "application/merge-patch+json"},
             ).raise_for_status()
-    finally:
-        operator.send_signal(signal.SIGTERM)
-        api.send_signal(signal.SIGTERM)
-        for proc in (operator, api):
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+
+
+async def test_the_operator_reports_each_sessions_status_to_the_api(
+    kube: Cluster, operator: dict[str, Any], database_url: str, sessions, tmp_path: Path
+) -> None:
+    """The phase follows the pod; the API stores what the session's own cluster reports."""
+    from gshare.identity.models import User
+    from gshare.sessions.models import InteractiveSession
+
+    operator["proc"].terminate()  # this test runs an operator that reports to an API
+    operator["proc"].wait(20)
+    async with _reporting(kube, database_url, sessions, tmp_path) as cluster_id:
+        body = _session()
+        session_id = uuid.UUID(body["spec"]["sessionId"])
+        now = datetime.now(UTC)
+        async with sessions() as session, session.begin():
+            owner = User(
+                id=uuid.UUID(body["spec"]["ownerId"]),
+                email=f"{session_id}@example.org",
+                name="Owner",
+                password_hash="x",
+                must_change_password=False,
+                is_super_admin=False,
+                active=True,
+                created_at=now,
+                password_changed_at=now,
+            )
+            session.add(owner)
+            await session.flush()
+            session.add(
+                InteractiveSession(
+                    id=session_id,
+                    owner_id=owner.id,
+                    session_type="jupyterlab",
+                    cluster_id=cluster_id,
+                    desired_state="Running",
+                    created_at=now,
+                    phase="Pending",
+                    phase_message="",
+                    url="",
+                    observed_generation=0,
+                    status_sequence=0,
+                )
+            )
+
+        async def stored() -> tuple[str, str, int]:
+            async with sessions() as session:
+                row = await session.get(InteractiveSession, session_id)
+                assert row is not None
+                return row.phase, row.url, row.observed_generation
+
+        async def until(phase: str) -> tuple[str, str, int]:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if (now_stored := await stored())[0] == phase:
+                    return now_stored
+                await asyncio.sleep(0.3)
+            raise AssertionError(f"the API never stored {phase}; it has {await stored()}")
+
+        name = body["metadata"]["name"]
+        with kube.client() as client:
+            client.post(SESSIONS, json=body).raise_for_status()
+            url = f"https://{session_id}.sessions.gshare.local/"
+            assert await until("Running") == ("Running", url, 1)
+            client.patch(
+                f"{SESSIONS}/{name}",
+                json={"spec": {"desiredState": "Paused"}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).raise_for_status()
+            assert await until("Paused") == ("Paused", "", 2)
+            client.delete(f"{SESSIONS}/{name}")
 
 
 def test_two_clusters_each_with_its_operator(

@@ -467,6 +467,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{session_id}/entry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enter Session
+         * @description A one-minute link into the session's page, for its owner only.
+         */
+        post: operations["enter_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -651,6 +671,49 @@ export interface paths {
          */
         put: operations["report_inventory"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/session-access/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session Access
+         * @description ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
+         *     session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
+         *     with a live console sign-in, gets through.
+         */
+        get: operations["session_access"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/sessions/{session_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report Status
+         * @description A session's status from the operator of the cluster it runs on. Reports older than the
+         *     stored one (generation, then sequence) are acknowledged and ignored.
+         */
+        post: operations["report_status"];
         delete?: never;
         options?: never;
         head?: never;
@@ -879,44 +942,10 @@ export interface components {
              */
             wallet_id: string;
         };
-        /** EntryOut */
-        EntryOut: {
-            /** Actor Email */
-            actor_email: string | null;
-            /** Amount */
-            amount: string;
-            /**
-             * At
-             * Format: date-time
-             */
-            at: string;
-            /** Balance After */
-            balance_after: string;
-            /** Counterparty Name */
-            counterparty_name: string | null;
-            /** Counterparty Wallet Id */
-            counterparty_wallet_id: string | null;
-            /** Hold Id */
-            hold_id: string | null;
-            /** Id */
-            id: number;
-            /**
-             * Kind
-             * @enum {string}
-             */
-            kind: "mint" | "allocation" | "return" | "refill" | "capture";
-            /** Memo */
-            memo: string | null;
-            /**
-             * Transfer Id
-             * Format: uuid
-             */
-            transfer_id: string;
-        };
         /** EntryPage */
         EntryPage: {
             /** Items */
-            items: components["schemas"]["EntryOut"][];
+            items: components["schemas"]["gshare__credits__schemas__EntryOut"][];
             /** Next Cursor */
             next_cursor: string | null;
         };
@@ -1253,6 +1282,47 @@ export interface components {
              */
             role: "super_admin" | "org_admin" | "group_admin";
         };
+        /** StatusAck */
+        StatusAck: {
+            /**
+             * Applied
+             * @description False when the report was older than the one stored.
+             */
+            applied: boolean;
+            /** Sequence */
+            sequence: number;
+        };
+        /**
+         * StatusReport
+         * @description What an operator reports about one session's resource.
+         */
+        StatusReport: {
+            /**
+             * Generation
+             * @description The resource generation this status reflects.
+             */
+            generation: number;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Phase
+             * @enum {string}
+             */
+            phase: "Pending" | "Running" | "Paused" | "Failed";
+            /**
+             * Sequence
+             * @description Grows with every report the operator sends.
+             */
+            sequence: number;
+            /**
+             * Url
+             * @default
+             */
+            url: string;
+        };
         /** TransferOut */
         TransferOut: {
             /** Amount */
@@ -1376,6 +1446,48 @@ export interface components {
             /** Groups */
             groups: components["schemas"]["GroupWalletsOut"][];
             org: components["schemas"]["WalletOut"] | null;
+        };
+        /** EntryOut */
+        gshare__credits__schemas__EntryOut: {
+            /** Actor Email */
+            actor_email: string | null;
+            /** Amount */
+            amount: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Balance After */
+            balance_after: string;
+            /** Counterparty Name */
+            counterparty_name: string | null;
+            /** Counterparty Wallet Id */
+            counterparty_wallet_id: string | null;
+            /** Hold Id */
+            hold_id: string | null;
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "mint" | "allocation" | "return" | "refill" | "capture";
+            /** Memo */
+            memo: string | null;
+            /**
+             * Transfer Id
+             * Format: uuid
+             */
+            transfer_id: string;
+        };
+        /** EntryOut */
+        gshare__sessions__schemas__EntryOut: {
+            /**
+             * Url
+             * @description Open this within a minute to enter the session.
+             */
+            url: string;
         };
     };
     responses: never;
@@ -3683,6 +3795,73 @@ export interface operations {
             };
         };
     };
+    enter_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["gshare__sessions__schemas__EntryOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_users: {
         parameters: {
             query?: {
@@ -4433,6 +4612,115 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    session_access: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatusReport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusAck"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -19,6 +19,7 @@ from gshare import __version__
 from gshare.api import errors
 from gshare.api.middleware import BodyLimit, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.clusters import service as clusters_service
 from gshare.clusters.endpoints import router as clusters_router
 from gshare.credits import service as credits_service
 from gshare.credits.endpoints import router as credits_router
@@ -34,6 +35,8 @@ from gshare.kit.errors import ServiceUnavailable
 from gshare.kit.schema_version import current_revision, head_revision
 from gshare.kit.settings import Settings
 from gshare.kit.web import declare
+from gshare.sessions import service as sessions_service
+from gshare.sessions.endpoints import router as sessions_router
 from gshare.worker.loops import Worker, worker_loops
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,7 @@ def create_app(
 ) -> FastAPI:
     passwords.configure(settings.password_hash_concurrency)
     identity_service.add_deletion_guard(credits_service.refuse_while_wallet_holds_credits)
+    clusters_service.add_removal_guard(sessions_service.refuse_while_sessions_live)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -111,6 +115,7 @@ def create_app(
     app.include_router(audit_router)
     app.include_router(credits_router)
     app.include_router(clusters_router)
+    app.include_router(sessions_router)
     _health_routes(app)
     _serve_console(app, settings.console_dir)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

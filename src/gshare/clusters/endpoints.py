@@ -129,37 +129,54 @@ async def jwks(request: Request, now: Now) -> dict[str, Any]:
     return internal_keys(request).get(now).jwks()
 
 
-async def calling_cluster(
-    request: Request, cluster_id: uuid.UUID, now: Now, session: DbSession
-) -> uuid.UUID:
-    """The cluster a callback's bearer token speaks for; it must be the one in the path.
+def refused_callback(
+    request: Request, now: Any, reason: str, *, target_type: str, target_id: Any
+) -> NotAuthenticated:
+    """The 401 for a callback that is not allowed, with its audit entry written after the
+    request's rollback."""
+    event = AuditEvent(
+        action="cluster.callback",
+        outcome="denied",
+        target_type=target_type,
+        target_id=str(target_id),
+        detail={"reason": reason[:300], "client": client_of(request), "path": request.url.path},
+    )
+    return NotAuthenticated(
+        "The callback's token is not valid.",
+        code="invalid_token",
+        durable=[record_later(event, now=now)],
+    )
 
-    It takes the request's transaction so that a refusal is audited after its rollback."""
+
+def verified_cluster(request: Request, now: Any, *, target_type: str, target_id: Any) -> uuid.UUID:
+    """The cluster a callback's bearer token speaks for; a 401 for anything but a valid one."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     try:
         if scheme.lower() != "bearer" or not token:
             raise InvalidToken("no bearer token")
-        claimed = internal_keys(request).get(now).verify(token.strip(), now)
-        if claimed != str(cluster_id):
-            raise InvalidToken(f"a token of cluster {claimed} called for cluster {cluster_id}")
-    except InvalidToken as exc:
-        event = AuditEvent(
-            action="cluster.callback",
-            outcome="denied",
-            target_type="cluster",
-            target_id=str(cluster_id),
-            detail={
-                "reason": str(exc)[:300],
-                "client": client_of(request),
-                "path": request.url.path,
-            },
-        )
-        raise NotAuthenticated(
-            "The callback's token is not valid.",
-            code="invalid_token",
-            durable=[record_later(event, now=now)],
+        return uuid.UUID(internal_keys(request).get(now).verify(token.strip(), now))
+    except (InvalidToken, ValueError) as exc:
+        raise refused_callback(
+            request, now, str(exc), target_type=target_type, target_id=target_id
         ) from None
+
+
+async def calling_cluster(
+    request: Request, cluster_id: uuid.UUID, now: Now, session: DbSession
+) -> uuid.UUID:
+    """The cluster in the path, when the bearer token speaks for it.
+
+    It takes the request's transaction so that a refusal is audited after its rollback."""
+    claimed = verified_cluster(request, now, target_type="cluster", target_id=cluster_id)
+    if claimed != cluster_id:
+        raise refused_callback(
+            request,
+            now,
+            f"a token of cluster {claimed} called for cluster {cluster_id}",
+            target_type="cluster",
+            target_id=cluster_id,
+        )
     return cluster_id
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -75,12 +75,24 @@ async def register(
     return cluster
 
 
+RemovalGuard = Callable[[AsyncSession, uuid.UUID], Awaitable[None]]
+_removal_guards: list[RemovalGuard] = []
+
+
+def add_removal_guard(guard: RemovalGuard) -> None:
+    """Let another domain refuse a cluster's removal by raising (sessions refuse while any of
+    theirs is live on it). Guards run with the cluster's row locked."""
+    if guard not in _removal_guards:
+        _removal_guards.append(guard)
+
+
 async def remove(ctx: Context, store: KubeconfigStore, cluster_id: uuid.UUID) -> None:
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
-    cluster = await ctx.session.get(Cluster, cluster_id)
+    cluster = await ctx.session.get(Cluster, cluster_id, with_for_update=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
-    # Sessions do not exist yet; when they do, a cluster with live sessions is refused here.
+    for guard in _removal_guards:
+        await guard(ctx.session, cluster_id)
     await ctx.session.delete(cluster)
     await ctx.session.flush()
     await store.delete(cluster_id)

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 AUDIENCE = "gshare-internal"
+ISSUER = "gshare-api"
 TOKEN_TYPE = "gshare-operator+jwt"
 MAX_LIFETIME = timedelta(hours=1)
 LEEWAY = timedelta(seconds=30)
@@ -97,43 +98,33 @@ class KeySet:
                 keep.append(key)
         self.keys = list(dict.fromkeys(keep))
 
-    def mint(self, cluster_id: str, now: datetime, lifetime: timedelta = MAX_LIFETIME) -> str:
-        """A token an operator presents for `cluster_id`."""
-        lifetime = min(lifetime, MAX_LIFETIME)
-        subject = f"cluster:{cluster_id}"
-        claims = {
-            "iss": subject,
-            "sub": subject,
-            "aud": AUDIENCE,
-            "iat": int(now.timestamp()),
-            "nbf": int(now.timestamp()),
-            "exp": int((now + lifetime).timestamp()),
-            "jti": secrets.token_urlsafe(16),
-        }
+    def sign(self, claims: dict[str, Any], typ: str) -> str:
+        """Sign `claims` with the current key, naming the key and the token's type."""
         key = self.current
         return jwt.encode(
-            claims, key.private(), algorithm="RS256", headers={"kid": key.kid, "typ": TOKEN_TYPE}
+            claims, key.private(), algorithm="RS256", headers={"kid": key.kid, "typ": typ}
         )
 
-    def verify(self, token: str, now: datetime) -> str:
-        """The cluster id a token speaks for; raises InvalidToken for anything else."""
+    def decode(self, token: str, *, typ: str, audience: str, now: datetime) -> dict[str, Any]:
+        """The claims of a token of type `typ` for `audience`, signed by one of our keys with
+        RS256, alive at `now` and at most an hour long; raises InvalidToken for anything else."""
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
             raise InvalidToken(f"malformed token: {exc}") from exc
         if header.get("alg") != "RS256":
             raise InvalidToken(f"algorithm {header.get('alg')!r} is not RS256")
-        if header.get("typ") != TOKEN_TYPE:
-            raise InvalidToken(f"type {header.get('typ')!r} is not {TOKEN_TYPE}")
+        if header.get("typ") != typ:
+            raise InvalidToken(f"type {header.get('typ')!r} is not {typ}")
         key = next((k for k in self.keys if k.kid == header.get("kid")), None)
         if key is None:
             raise InvalidToken(f"unknown key id {header.get('kid')!r}")
         try:
-            claims = jwt.decode(
+            claims: dict[str, Any] = jwt.decode(
                 token,
                 key.private().public_key(),
                 algorithms=["RS256"],
-                audience=AUDIENCE,
+                audience=audience,
                 # Times are checked below against the injected clock, not the wall clock.
                 options={
                     "require": ["exp", "iat", "iss", "sub", "jti", "aud"],
@@ -152,10 +143,34 @@ class KeySet:
             raise InvalidToken("expired")
         if exp - iat > MAX_LIFETIME.total_seconds():
             raise InvalidToken("lives longer than an hour")
+        return claims
+
+    def mint(self, cluster_id: str, now: datetime, lifetime: timedelta = MAX_LIFETIME) -> str:
+        """A token an operator presents for `cluster_id`."""
+        subject = f"cluster:{cluster_id}"
+        claims = timed_claims(subject, AUDIENCE, now, min(lifetime, MAX_LIFETIME))
+        return self.sign({**claims, "iss": subject}, TOKEN_TYPE)
+
+    def verify(self, token: str, now: datetime) -> str:
+        """The cluster id an operator token speaks for; raises InvalidToken for anything else."""
+        claims = self.decode(token, typ=TOKEN_TYPE, audience=AUDIENCE, now=now)
         subject = str(claims["sub"])
         if claims["iss"] != subject or not subject.startswith("cluster:"):
             raise InvalidToken("issuer and subject must name the same cluster")
         return subject.removeprefix("cluster:")
+
+
+def timed_claims(subject: str, audience: str, now: datetime, lifetime: timedelta) -> dict[str, Any]:
+    """The claims every internal token carries: who, for whom, when, and a unique id."""
+    return {
+        "iss": ISSUER,
+        "sub": subject,
+        "aud": audience,
+        "iat": int(now.timestamp()),
+        "nbf": int(now.timestamp()),
+        "exp": int((now + lifetime).timestamp()),
+        "jti": secrets.token_urlsafe(16),
+    }
 
 
 def load_or_create(path: Path, now: datetime) -> KeySet:

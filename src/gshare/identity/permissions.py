@@ -58,6 +58,12 @@ class Action(StrEnum):
     # Calls from a cluster's operator: a signed token, not a user, is the caller.
     CLUSTER_CALLBACK = "cluster.callback"
 
+    # Entering one's own session's page; the service lets the session's owner alone through.
+    SESSION_ENTER = "session.enter"
+    # ingress-nginx asking whether a request may reach a session: the session access cookie,
+    # not a console sign-in, is the credential.
+    SESSION_ACCESS_CHECK = "session.access_check"
+
 
 @dataclass(frozen=True)
 class Actor:
@@ -247,6 +253,8 @@ RULES: dict[Action, Rule] = {
     Action.CLUSTERS_READ: _never,
     Action.CLUSTERS_MANAGE: _never,
     Action.CLUSTER_CALLBACK: _never,
+    Action.SESSION_ENTER: _signed_in,
+    Action.SESSION_ACCESS_CHECK: _never,
 }
 
 

@@ -46,12 +46,12 @@ async def apply(api: client.ApiClient, body: dict[str, Any], manager: str) -> di
     return dict(response) if response else {}
 
 
-async def delete(api: client.ApiClient, kind: str, name: str, namespace: str) -> bool:
-    """Delete if present; False when it was already gone."""
+async def _read_or_delete(api: client.ApiClient, method: str, path: str) -> dict[str, Any] | None:
+    """GET or DELETE; None when the object is not there."""
     try:
-        await api.call_api(
-            path_of(kind, name, namespace),
-            "DELETE",
+        response = await api.call_api(
+            path,
+            method,
             header_params={"Accept": "application/json"},
             response_types_map={200: "object", 202: "object"},
             auth_settings=["BearerToken"],
@@ -59,6 +59,34 @@ async def delete(api: client.ApiClient, kind: str, name: str, namespace: str) ->
         )
     except ApiException as exc:
         if exc.status == 404:
-            return False
+            return None
         raise
-    return True
+    return dict(response) if response else {}
+
+
+async def delete(api: client.ApiClient, kind: str, name: str, namespace: str) -> bool:
+    """Delete if present; False when it was already gone."""
+    return await _read_or_delete(api, "DELETE", path_of(kind, name, namespace)) is not None
+
+
+async def get(api: client.ApiClient, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
+    """The object, or None when there is none."""
+    return await _read_or_delete(api, "GET", path_of(kind, name, namespace))
+
+
+async def patch_status(
+    api: client.ApiClient, kind: str, name: str, namespace: str, status: dict[str, Any]
+) -> None:
+    """Merge `status` into the object's status subresource."""
+    await api.call_api(
+        path_of(kind, name, namespace) + "/status",
+        "PATCH",
+        header_params={
+            "Content-Type": "application/merge-patch+json",
+            "Accept": "application/json",
+        },
+        body={"status": status},
+        response_types_map={200: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )

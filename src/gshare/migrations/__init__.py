@@ -9,4 +9,5 @@ def load_all_models() -> None:
     import gshare.clusters.models
     import gshare.credits.models
     import gshare.identity.models
-    import gshare.kit.idempotency  # noqa: F401
+    import gshare.kit.idempotency
+    import gshare.sessions.models  # noqa: F401

@@ -78,7 +78,7 @@ SPEC_SCHEMA: dict[str, Any] = {
 STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "phase": _string(),
+        "phase": _string(enum=["Pending", "Running", "Paused", "Failed"]),
         "message": _string(),
         "observedGeneration": {"type": "integer"},
         "sequence": {"type": "integer"},

@@ -13,9 +13,16 @@ import kopf
 from kubernetes_asyncio import client, config
 
 from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
-from gshare.operator.manifests import API_GROUP, API_VERSION, PLURAL, OperatorConfig
-from gshare.operator.reconcile import reconcile
-from gshare.operator.report import ReportTarget, send_inventory
+from gshare.operator.manifests import (
+    API_GROUP,
+    API_VERSION,
+    PLURAL,
+    SESSION_LABEL,
+    OperatorConfig,
+    resource_name,
+)
+from gshare.operator.reconcile import reconcile, refresh_status
+from gshare.operator.report import ReportTarget, send_inventory, send_status
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
@@ -28,6 +35,7 @@ def operator_config() -> OperatorConfig:
         scheduler_name=os.environ.get("GSHARE_OPERATOR_SCHEDULER", defaults.scheduler_name),
         sessions_domain=os.environ.get("GSHARE_SESSIONS_DOMAIN", defaults.sessions_domain),
         auth_url=os.environ.get("GSHARE_SESSION_AUTH_URL", defaults.auth_url),
+        sessions_scheme=os.environ.get("GSHARE_SESSIONS_SCHEME", defaults.sessions_scheme),
     )
 
 
@@ -50,12 +58,23 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.config = operator_config()
     memo.nodes = {}
     memo.dirty = asyncio.Event()
+    # session id -> the status to report next; session id -> the status last reported
+    memo.statuses = {}
+    memo.reported = {}
+    memo.statuses_dirty = asyncio.Event()
     target = report_target()
-    memo.reporter = asyncio.create_task(_report_loop(memo, target)) if target else None
+    memo.reporters = (
+        [
+            asyncio.create_task(_report_loop(memo, target)),
+            asyncio.create_task(_status_loop(memo, target)),
+        ]
+        if target
+        else []
+    )
     if target is None:
         log.warning(
             "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
-            "the GPU inventory is not reported"
+            "the GPU inventory and session statuses are not reported"
         )
 
 
@@ -100,10 +119,29 @@ async def _report_loop(memo: kopf.Memo, target: ReportTarget) -> None:
             memo.dirty.set()
 
 
+async def _status_loop(memo: kopf.Memo, target: ReportTarget) -> None:
+    """Send each session's newest status; what cannot be sent now is tried again shortly."""
+    while True:
+        await memo.statuses_dirty.wait()
+        memo.statuses_dirty.clear()
+        for session_id, status in list(memo.statuses.items()):
+            try:
+                await send_status(target, session_id, status)
+            except (OSError, httpx.HTTPError) as exc:
+                log.warning("cannot report the status of session %s: %s", session_id, exc)
+                await asyncio.sleep(5)
+                memo.statuses_dirty.set()
+                break
+            # Refused reports are logged and dropped: sending them again would change nothing.
+            memo.reported[session_id] = status
+            if memo.statuses.get(session_id) is status:
+                del memo.statuses[session_id]
+
+
 @kopf.on.cleanup(registry=registry)
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-    if memo.reporter is not None:
-        memo.reporter.cancel()
+    for task in memo.reporters:
+        task.cancel()
     await memo.api.close()
 
 
@@ -123,12 +161,11 @@ async def reconcile_session(
     uid: str,
     meta: kopf.Meta,
     spec: kopf.Spec,
-    patch: kopf.Patch,
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
     try:
-        status = await reconcile(
+        await reconcile(
             memo.api,
             name=name,
             uid=uid,
@@ -140,7 +177,39 @@ async def reconcile_session(
         if exc.status in (400, 422):
             raise kopf.PermanentError(f"the cluster refused a child: {exc.reason}") from exc
         raise kopf.TemporaryError(f"cluster call failed: {exc.reason}", delay=5) from exc
-    patch.status.update(status)
+
+
+@kopf.on.event("", "v1", "pods", registry=registry, labels={SESSION_LABEL: kopf.PRESENT})
+async def pod_changed(
+    namespace: str | None, labels: kopf.Labels, memo: kopf.Memo, **_: Any
+) -> None:
+    """A session's pod started, became ready, failed or went away: its status follows."""
+    if namespace != memo.config.namespace:
+        return
+    try:
+        await refresh_status(memo.api, resource_name(labels[SESSION_LABEL]), memo.config)
+    except client.exceptions.ApiException as exc:
+        log.warning("cannot update the status of session %s: %s", labels[SESSION_LABEL], exc)
+
+
+@kopf.on.event(API_GROUP, API_VERSION, PLURAL, registry=registry, when=in_session_namespace)
+async def session_event(
+    type: str | None, spec: kopf.Spec, status: kopf.Status, memo: kopf.Memo, **_: Any
+) -> None:
+    """Queue the resource's status for the API whenever it differs from the last one sent."""
+    session_id = spec.get("sessionId")
+    if not session_id:
+        return
+    if type == "DELETED":
+        memo.statuses.pop(session_id, None)
+        memo.reported.pop(session_id, None)
+        return
+    fields = ("phase", "message", "url", "observedGeneration")
+    current = {k: status.get(k) for k in fields}
+    if not current["phase"] or memo.reported.get(session_id) == current:
+        return
+    memo.statuses[session_id] = current
+    memo.statuses_dirty.set()
 
 
 def run() -> None:

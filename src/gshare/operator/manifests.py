@@ -84,14 +84,20 @@ class OperatorConfig:
     namespace: str = "gshare-sessions"
     scheduler_name: str = "hami-scheduler"
     sessions_domain: str = "sessions.gshare.local"
+    sessions_scheme: str = "https"
     auth_url: str = "http://gshare-api.gshare-system.svc/internal/v1/session-access"
     ingress_class: str = "nginx"
     ingress_namespace: str = "ingress-nginx"
     storage_class: str | None = None
 
 
+def resource_name(session_id: str) -> str:
+    """The name of a session's resource, and of its pod, service, ingress and network policy."""
+    return f"session-{session_id}"
+
+
 def name_of(spec: SessionSpec) -> str:
-    return f"session-{spec.session_id}"
+    return resource_name(spec.session_id)
 
 
 def home_claim_name(spec: SessionSpec) -> str:
@@ -242,7 +248,10 @@ def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
     metadata = _meta(spec, config, name_of(spec), owner)
     metadata["annotations"] = {
         # ingress-nginx asks the API before every request: only the session's owner gets in.
+        # The API's Set-Cookie (the session's own access cookie) reaches the browser, and the
+        # user's email reaches the session as X-GShare-User.
         "nginx.ingress.kubernetes.io/auth-url": f"{config.auth_url}/{spec.session_id}",
+        "nginx.ingress.kubernetes.io/auth-response-headers": "X-GShare-User",
         "nginx.ingress.kubernetes.io/proxy-body-size": "64m",
         "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
     }

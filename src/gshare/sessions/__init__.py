@@ -1,0 +1,1 @@
+"""Interactive sessions: where each runs, what its operator last reported, who may enter it."""

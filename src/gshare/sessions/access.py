@@ -1,0 +1,95 @@
+"""Entering a session's web page: tickets and access tokens. Pure apart from signing.
+
+The console asks the API for an entry link; the link carries a one-minute *ticket* on the
+session's own host. ingress-nginx asks the API about every request to that host (its `auth-url`);
+the API exchanges the ticket for an *access token* in a cookie that belongs to that host alone,
+and from then on checks the cookie. Both are RS256 tokens of the API's internal key set, each
+with its own type and audience, and both name the session, its owner and the console sign-in
+they came from, so signing out (or being deactivated) closes the session's page too.
+
+The console's own sign-in cookie never travels to a session host, so code running in a session
+can never act as its user on the console.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
+
+from gshare.clusters.tokens import InvalidToken, KeySet, timed_claims
+
+TICKET_TYPE = "gshare-session-ticket+jwt"
+TICKET_AUDIENCE = "gshare-session-entry"
+TICKET_LIFETIME = timedelta(minutes=1)
+TICKET_PARAMETER = "gshare_ticket"
+
+ACCESS_TYPE = "gshare-session-access+jwt"
+ACCESS_AUDIENCE = "gshare-session-access"
+ACCESS_LIFETIME = timedelta(hours=1)
+# An access token older than this is replaced by a fresh one on the next request.
+ACCESS_RENEW_AFTER = timedelta(minutes=15)
+ACCESS_COOKIE = "gshare_access"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a valid ticket or access token says: this user, signed in as `login_id`, may enter
+    this session."""
+
+    session_id: uuid.UUID
+    user_id: uuid.UUID
+    login_id: uuid.UUID
+    issued_at: datetime
+
+
+def _mint(keys: KeySet, grant: Grant, now: datetime, *, typ: str, aud: str, life: timedelta) -> str:
+    claims = timed_claims(f"user:{grant.user_id}", aud, now, life)
+    return keys.sign({**claims, "sid": str(grant.session_id), "lid": str(grant.login_id)}, typ)
+
+
+def mint_ticket(keys: KeySet, grant: Grant, now: datetime) -> str:
+    return _mint(keys, grant, now, typ=TICKET_TYPE, aud=TICKET_AUDIENCE, life=TICKET_LIFETIME)
+
+
+def mint_access(keys: KeySet, grant: Grant, now: datetime) -> str:
+    return _mint(keys, grant, now, typ=ACCESS_TYPE, aud=ACCESS_AUDIENCE, life=ACCESS_LIFETIME)
+
+
+def _read(keys: KeySet, token: str, now: datetime, *, typ: str, aud: str) -> Grant:
+    claims = keys.decode(token, typ=typ, audience=aud, now=now)
+    subject = str(claims["sub"])
+    if not subject.startswith("user:"):
+        raise InvalidToken("the subject is not a user")
+    try:
+        return Grant(
+            session_id=uuid.UUID(str(claims["sid"])),
+            user_id=uuid.UUID(subject.removeprefix("user:")),
+            login_id=uuid.UUID(str(claims["lid"])),
+            issued_at=datetime.fromtimestamp(int(claims["iat"]), tz=now.tzinfo),
+        )
+    except (KeyError, ValueError) as exc:
+        raise InvalidToken(f"malformed claims: {exc}") from exc
+
+
+def read_ticket(keys: KeySet, token: str, now: datetime) -> Grant:
+    return _read(keys, token, now, typ=TICKET_TYPE, aud=TICKET_AUDIENCE)
+
+
+def read_access(keys: KeySet, token: str, now: datetime) -> Grant:
+    return _read(keys, token, now, typ=ACCESS_TYPE, aud=ACCESS_AUDIENCE)
+
+
+def ticket_in(original_url: str | None) -> str | None:
+    """The ticket in the query of the URL the browser asked for (ingress-nginx passes it to the
+    access check as X-Original-URL)."""
+    if not original_url:
+        return None
+    values = parse_qs(urlsplit(original_url).query).get(TICKET_PARAMETER)
+    return values[0] if values else None
+
+
+def entry_link(session_url: str, ticket: str) -> str:
+    separator = "&" if "?" in session_url else "?"
+    return f"{session_url}{separator}{TICKET_PARAMETER}={ticket}"

@@ -1,0 +1,87 @@
+"""Session routes so far: the operator's status callback, the ingress access check, and the
+console's entry link."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Request, Response
+
+from gshare.clusters.endpoints import internal_keys, refused_callback, verified_cluster
+from gshare.identity.dependencies import Ctx, SignedIn
+from gshare.identity.permissions import Action
+from gshare.kit.web import DbSession, Now, declare
+from gshare.sessions import access, service
+from gshare.sessions.schemas import EntryOut, StatusAck, StatusReport
+
+router = APIRouter()
+
+
+@router.post(
+    "/internal/v1/sessions/{session_id}/status",
+    response_model=StatusAck,
+    **declare(Action.CLUSTER_CALLBACK),
+)
+async def report_status(
+    session_id: uuid.UUID, body: StatusReport, request: Request, session: DbSession, now: Now
+) -> StatusAck:
+    """A session's status from the operator of the cluster it runs on. Reports older than the
+    stored one (generation, then sequence) are acknowledged and ignored."""
+    cluster_id = verified_cluster(request, now, target_type="session", target_id=session_id)
+    try:
+        applied = await service.record_status(session, cluster_id, session_id, body, now)
+    except service.NotOwned as exc:
+        raise refused_callback(
+            request, now, str(exc), target_type="session", target_id=session_id
+        ) from None
+    return StatusAck(applied=applied, sequence=body.sequence)
+
+
+@router.get(
+    "/internal/v1/session-access/{session_id}",
+    status_code=204,
+    response_class=Response,
+    **declare(Action.SESSION_ACCESS_CHECK),
+)
+async def session_access(
+    session_id: uuid.UUID, request: Request, session: DbSession, now: Now
+) -> Response:
+    """ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
+    session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
+    with a live console sign-in, gets through."""
+    admitted = await service.check_access(
+        session,
+        internal_keys(request).get(now),
+        session_id,
+        ticket=access.ticket_in(request.headers.get("x-original-url")),
+        cookie=request.cookies.get(access.ACCESS_COOKIE),
+        now=now,
+    )
+    response = Response(status_code=204, headers={"X-GShare-User": admitted.email})
+    if admitted.cookie is not None:
+        # No Domain attribute: the cookie belongs to this session's host alone.
+        response.set_cookie(
+            access.ACCESS_COOKIE,
+            admitted.cookie,
+            max_age=int(access.ACCESS_LIFETIME.total_seconds()),
+            httponly=True,
+            secure=True,
+            samesite="lax",
+            path="/",
+        )
+    return response
+
+
+@router.post(
+    "/api/v1/sessions/{session_id}/entry",
+    response_model=EntryOut,
+    **declare(Action.SESSION_ENTER, 404, 409),
+)
+async def enter_session(
+    session_id: uuid.UUID, ctx: Ctx, principal: SignedIn, request: Request
+) -> EntryOut:
+    """A one-minute link into the session's page, for its owner only."""
+    url = await service.entry_link(
+        ctx, internal_keys(request).get(ctx.now), session_id, principal.login_id
+    )
+    return EntryOut(url=url)

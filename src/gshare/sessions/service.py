@@ -1,0 +1,167 @@
+"""Session use cases this far: operator status reports, entering a session's page, and the
+guard that keeps a cluster with live sessions from being removed."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.clusters.models import Cluster
+from gshare.clusters.tokens import InvalidToken, KeySet
+from gshare.identity.authz import Context, audit
+from gshare.identity.models import LoginSession, User
+from gshare.kit.errors import Conflict, Forbidden, NotAuthenticated, NotFound
+from gshare.sessions import access
+from gshare.sessions.models import InteractiveSession
+from gshare.sessions.schemas import StatusReport
+from gshare.sessions.status import is_newer
+
+
+class NotOwned(Exception):
+    """A status report about a session the calling cluster does not run."""
+
+
+async def record_status(
+    session: AsyncSession,
+    cluster_id: uuid.UUID,
+    session_id: uuid.UUID,
+    report: StatusReport,
+    now: datetime,
+) -> bool:
+    """Store an operator's report if it is newer than the stored one; returns whether it was.
+
+    Raises NotOwned unless the session is placed on `cluster_id`."""
+    row = await session.scalar(
+        select(InteractiveSession).where(InteractiveSession.id == session_id).with_for_update()
+    )
+    if row is None or row.cluster_id != cluster_id:
+        raise NotOwned(f"session {session_id} does not run on cluster {cluster_id}")
+    await session.execute(
+        update(Cluster).where(Cluster.id == cluster_id).values(last_contact_at=now)
+    )
+    if not is_newer(
+        stored_generation=row.observed_generation,
+        stored_sequence=row.status_sequence,
+        generation=report.generation,
+        sequence=report.sequence,
+    ):
+        return False
+    row.observed_generation = report.generation
+    row.status_sequence = report.sequence
+    row.phase = report.phase
+    row.phase_message = report.message
+    row.url = report.url
+    row.status_at = now
+    return True
+
+
+async def refuse_while_sessions_live(session: AsyncSession, cluster_id: uuid.UUID) -> None:
+    """A cluster that still runs sessions cannot be removed (called with its row locked)."""
+    live = await session.scalar(
+        select(func.count()).where(
+            InteractiveSession.cluster_id == cluster_id, InteractiveSession.ended_at.is_(None)
+        )
+    )
+    if live:
+        raise Conflict(
+            f"The cluster still runs {live} session(s); stop them before removing it.",
+            code="cluster_has_live_sessions",
+        )
+
+
+async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id: uuid.UUID) -> str:
+    """A link that lets the session's owner, and only them, into its page.
+
+    Nobody else gets one, the super admin included: a session is its owner's workspace. Others
+    are told the session does not exist, so its existence does not leak."""
+    row = await ctx.session.get(InteractiveSession, session_id)
+    if row is None or row.owner_id != ctx.actor.user_id or row.ended_at is not None:
+        raise NotFound("No such session.", code="session_not_found")
+    if row.desired_state != "Running" or row.phase != "Running" or not row.url:
+        raise Conflict(
+            f"The session is not running (it is {row.phase.lower()}).", code="session_not_running"
+        )
+    grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
+    ticket = access.mint_ticket(keys, grant, ctx.now)
+    await audit(ctx, "session.enter", target_type="session", target_id=session_id)
+    return access.entry_link(row.url, ticket)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """An allowed request to a session's page; `cookie` is a fresh access token to set, if any."""
+
+    user_id: uuid.UUID
+    email: str
+    cookie: str | None
+
+
+async def check_access(
+    session: AsyncSession,
+    keys: KeySet,
+    session_id: uuid.UUID,
+    *,
+    ticket: str | None,
+    cookie: str | None,
+    now: datetime,
+) -> Admitted:
+    """Decide one request to a session's page (ingress-nginx's auth-url).
+
+    The access cookie is checked first; without a valid one, a ticket (first visit) is exchanged
+    for one. The cookie is renewed once it is a quarter of an hour old. Either must name this
+    session, and its owner's console sign-in must still be live."""
+    grant, from_ticket = _grant_of(keys, ticket=ticket, cookie=cookie, now=now)
+    if grant.session_id != session_id:
+        raise Forbidden("This access is for another session.", code="session_access_denied")
+    found = (
+        await session.execute(
+            select(InteractiveSession, User)
+            .join(User, User.id == InteractiveSession.owner_id)
+            .join(LoginSession, LoginSession.user_id == User.id)
+            .where(
+                InteractiveSession.id == session_id,
+                InteractiveSession.owner_id == grant.user_id,
+                InteractiveSession.ended_at.is_(None),
+                InteractiveSession.desired_state == "Running",
+                LoginSession.id == grant.login_id,
+                LoginSession.revoked_at.is_(None),
+                LoginSession.expires_at > now,
+                User.active.is_(True),
+            )
+        )
+    ).first()
+    if found is None:
+        raise Forbidden(
+            "You cannot enter this session; open it again from the console.",
+            code="session_access_denied",
+        )
+    user = found[1]
+    renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
+    fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
+    return Admitted(user.id, user.email, access.mint_access(keys, fresh, now) if renew else None)
+
+
+def _grant_of(
+    keys: KeySet, *, ticket: str | None, cookie: str | None, now: datetime
+) -> tuple[access.Grant, bool]:
+    """The grant presented, and whether it came from a ticket."""
+    for token, read, from_ticket in (
+        (cookie, access.read_access, False),
+        (ticket, access.read_ticket, True),
+    ):
+        if not token:
+            continue
+        try:
+            return read(keys, token, now), from_ticket
+        except InvalidToken:
+            continue
+    if ticket or cookie:
+        raise NotAuthenticated(
+            "Your access to this session has ended; open it again from the console.",
+            code="session_access_expired",
+        )
+    raise NotAuthenticated("Open the session from the console.", code="no_session_access")

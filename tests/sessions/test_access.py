@@ -1,0 +1,167 @@
+"""Entering a session's page: the console's entry link, and the check ingress-nginx makes before
+every request to the session's host. Only the session's owner, signed in, gets through."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from sqlalchemy import select, update
+
+from gshare.audit.models import AuditEntry
+from gshare.clusters.tokens import KeySet
+from gshare.identity.models import User
+from gshare.sessions import access
+from gshare.sessions.models import InteractiveSession
+from tests.builders import Builder
+
+COOKIE = access.ACCESS_COOKIE
+
+
+def _keys(build: Builder) -> KeySet:
+    return build.app.state.internal_keys.get(None)
+
+
+async def _running(build: Builder, owner: User) -> InteractiveSession:
+    return await build.interactive_session(owner, await build.cluster(), phase="Running")
+
+
+async def _set_desired(build: Builder, session_id: uuid.UUID, state: str) -> None:
+    async with build.sessions() as session, session.begin():
+        await session.execute(
+            update(InteractiveSession)
+            .where(InteractiveSession.id == session_id)
+            .values(desired_state=state)
+        )
+
+
+async def _check(
+    client: httpx.AsyncClient,
+    session_id: uuid.UUID,
+    *,
+    link: str | None = None,
+    cookie: str | None = None,
+) -> httpx.Response:
+    """What ingress-nginx sends: the browser's cookies and the URL it asked for."""
+    headers = {"X-Original-URL": link or "https://somewhere/"}
+    if cookie:
+        headers["Cookie"] = f"{COOKIE}={cookie}"
+    return await client.get(f"/internal/v1/session-access/{session_id}", headers=headers)
+
+
+def _set_cookie(response: httpx.Response) -> str | None:
+    header = response.headers.get("set-cookie")
+    if header is None:
+        return None
+    assert "HttpOnly" in header
+    assert "Secure" in header
+    assert "Domain" not in header
+    assert "SameSite=lax" in header or "samesite=lax" in header.lower()
+    return header.split(";")[0].removeprefix(f"{COOKIE}=")
+
+
+async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> None:
+    owner = await build.user()
+    mine = await _running(build, owner)
+    console = await build.signed_in(owner)
+    entry = await console.post(f"/api/v1/sessions/{mine.id}/entry")
+    assert entry.status_code == 200, entry.text
+    link = entry.json()["url"]
+    assert link.startswith(mine.url + "?gshare_ticket=")
+
+    ingress = build.anonymous("10.0.0.5")
+    first = await _check(ingress, mine.id, link=link)
+    assert first.status_code == 204, first.text
+    assert first.headers["x-gshare-user"] == owner.email
+    cookie = _set_cookie(first)
+    assert cookie
+    assert cookie != parse_qs(urlsplit(link).query)["gshare_ticket"][0]
+
+    # Later requests carry the cookie; the ticket has long expired by then.
+    build.clock.advance(timedelta(minutes=5))
+    later = await _check(ingress, mine.id, cookie=cookie)
+    assert later.status_code == 204
+    assert _set_cookie(later) is None
+    # A quarter of an hour on, the cookie is renewed; the renewed one keeps working.
+    build.clock.advance(timedelta(minutes=11))
+    renewed = _set_cookie(await _check(ingress, mine.id, cookie=cookie))
+    assert renewed
+    assert renewed != cookie
+    build.clock.advance(timedelta(minutes=55))
+    assert (await _check(ingress, mine.id, cookie=renewed)).status_code == 204
+    assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 401  # expired
+    # The ticket, replayed now, is refused too.
+    assert (await _check(ingress, mine.id, link=link)).status_code == 401
+
+    async with build.sessions() as session:
+        entered = (
+            await session.scalars(select(AuditEntry).where(AuditEntry.action == "session.enter"))
+        ).all()
+    assert [(e.actor_id, e.target_id) for e in entered] == [(owner.id, str(mine.id))]
+
+
+async def test_nobody_else_gets_a_link_not_even_the_super_admin(build: Builder) -> None:
+    owner = await build.user()
+    mine = await _running(build, owner)
+    for other in (await build.user(), await build.user(super_admin=True)):
+        response = await (await build.signed_in(other)).post(f"/api/v1/sessions/{mine.id}/entry")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "session_not_found"
+    console = await build.signed_in(owner)
+    missing = await console.post(f"/api/v1/sessions/{uuid.uuid4()}/entry")
+    assert missing.status_code == 404
+    paused = await build.interactive_session(
+        owner, await build.cluster(), desired_state="Paused", phase="Paused"
+    )
+    refused = await console.post(f"/api/v1/sessions/{paused.id}/entry")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "session_not_running"
+    assert (await build.anonymous().post(f"/api/v1/sessions/{mine.id}/entry")).status_code == 401
+
+
+async def test_access_ends_with_the_sign_in_the_account_or_the_session(build: Builder) -> None:
+    owner = await build.user()
+    mine, other = await _running(build, owner), await _running(build, owner)
+    console = await build.signed_in(owner)
+    ingress = build.anonymous("10.0.0.5")
+
+    async def cookie_for(session: InteractiveSession) -> str:
+        link = (await console.post(f"/api/v1/sessions/{session.id}/entry")).json()["url"]
+        value = _set_cookie(await _check(ingress, session.id, link=link))
+        assert value
+        return value
+
+    cookie = await cookie_for(mine)
+    # A cookie or ticket for one session does not open another.
+    assert (await _check(ingress, other.id, cookie=cookie)).status_code == 403
+    other_link = (await console.post(f"/api/v1/sessions/{other.id}/entry")).json()["url"]
+    assert (await _check(ingress, mine.id, link=other_link)).status_code == 403
+    # No cookie at all, a forged one, or an operator's token in its place.
+    assert (await _check(ingress, mine.id)).json()["error"]["code"] == "no_session_access"
+    assert (await _check(ingress, mine.id, cookie="forged")).status_code == 401
+    operator_token = _keys(build).mint(str(uuid.uuid4()), build.clock.now())
+    assert (await _check(ingress, mine.id, cookie=operator_token)).status_code == 401
+    # A ticket is not a cookie, nor the other way round.
+    ticket = parse_qs(urlsplit(other_link).query)["gshare_ticket"][0]
+    assert (await _check(ingress, other.id, cookie=ticket)).status_code == 401
+
+    # Pausing the session closes its page.
+    await _set_desired(build, mine.id, "Paused")
+    assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 403
+    await _set_desired(build, mine.id, "Running")
+    assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 204
+
+    # Signing out of the console closes it too.
+    assert (await console.post("/api/v1/auth/logout")).status_code == 204
+    denied = await _check(ingress, mine.id, cookie=cookie)
+    assert denied.status_code == 403
+    assert denied.json()["error"]["code"] == "session_access_denied"
+
+    # So does deactivating the account, whatever sign-in the cookie came from.
+    console = await build.signed_in(owner)
+    cookie = await cookie_for(mine)
+    async with build.sessions() as session, session.begin():
+        await session.execute(update(User).where(User.id == owner.id).values(active=False))
+    assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 403
