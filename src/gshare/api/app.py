@@ -67,6 +67,7 @@ def create_app(
     passwords.configure(settings.password_hash_concurrency)
     identity_service.add_deletion_guard(credits_service.refuse_while_wallet_holds_credits)
     clusters_service.add_removal_guard(sessions_service.refuse_while_sessions_live)
+    credits_service.use_ended_sessions(sessions_service.ended_among)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -441,9 +441,17 @@ async def _user_grant_source(
     return await repository.account_id(ctx.session, "group", group_id, ctx.now)
 
 
+_ended_sessions: list[invariants.EndedSessions] = []
+
+
+def use_ended_sessions(provider: invariants.EndedSessions) -> None:
+    """Tell the ledger check which sessions have ended (the sessions domain knows)."""
+    _ended_sessions[:] = [provider]
+
+
 async def check(ctx: Context) -> invariants.Report:
     require(ctx, Action.CREDITS_CHECK, target_type="ledger")
-    return await invariants.check(ctx.session)
+    return await invariants.check(ctx.session, _ended_sessions[0] if _ended_sessions else None)
 
 
 async def refuse_while_wallet_holds_credits(

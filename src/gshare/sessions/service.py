@@ -73,6 +73,16 @@ async def refuse_while_sessions_live(session: AsyncSession, cluster_id: uuid.UUI
         )
 
 
+async def ended_among(session: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these sessions have ended (for the ledger check: none may keep an open hold)."""
+    rows = await session.scalars(
+        select(InteractiveSession.id).where(
+            InteractiveSession.id.in_(ids), InteractiveSession.ended_at.is_not(None)
+        )
+    )
+    return set(rows)
+
+
 async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id: uuid.UUID) -> str:
     """A link that lets the session's owner, and only them, into its page.
 
