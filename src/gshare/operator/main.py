@@ -21,7 +21,7 @@ from gshare.operator.manifests import (
     OperatorConfig,
     resource_name,
 )
-from gshare.operator.reconcile import reconcile, refresh_status
+from gshare.operator.reconcile import StatusRefresher, reconcile
 from gshare.operator.report import ReportTarget, send_inventory, send_status
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,7 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
         await config.load_kube_config(client_configuration=configuration)
     memo.api = client.ApiClient(configuration)
     memo.config = operator_config()
+    memo.refresher = StatusRefresher(memo.api, memo.config)
     memo.nodes = {}
     memo.dirty = asyncio.Event()
     # session id -> the status to report next; session id -> the status last reported
@@ -63,14 +64,12 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.reported = {}
     memo.statuses_dirty = asyncio.Event()
     target = report_target()
-    memo.reporters = (
-        [
+    memo.reporters = [asyncio.create_task(memo.refresher.run())]
+    if target is not None:
+        memo.reporters += [
             asyncio.create_task(_report_loop(memo, target)),
             asyncio.create_task(_status_loop(memo, target)),
         ]
-        if target
-        else []
-    )
     if target is None:
         log.warning(
             "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
@@ -165,18 +164,12 @@ async def reconcile_session(
     **_: Any,
 ) -> None:
     try:
-        await reconcile(
-            memo.api,
-            name=name,
-            uid=uid,
-            generation=int(meta.get("generation", 0)),
-            spec=spec,
-            config=memo.config,
-        )
+        await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
     except client.exceptions.ApiException as exc:
         if exc.status in (400, 422):
             raise kopf.PermanentError(f"the cluster refused a child: {exc.reason}") from exc
         raise kopf.TemporaryError(f"cluster call failed: {exc.reason}", delay=5) from exc
+    memo.refresher.mark(name, int(meta.get("generation", 0)))
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={SESSION_LABEL: kopf.PRESENT})
@@ -184,12 +177,8 @@ async def pod_changed(
     namespace: str | None, labels: kopf.Labels, memo: kopf.Memo, **_: Any
 ) -> None:
     """A session's pod started, became ready, failed or went away: its status follows."""
-    if namespace != memo.config.namespace:
-        return
-    try:
-        await refresh_status(memo.api, resource_name(labels[SESSION_LABEL]), memo.config)
-    except client.exceptions.ApiException as exc:
-        log.warning("cannot update the status of session %s: %s", labels[SESSION_LABEL], exc)
+    if namespace == memo.config.namespace:
+        memo.refresher.mark(resource_name(labels[SESSION_LABEL]))
 
 
 @kopf.on.event(API_GROUP, API_VERSION, PLURAL, registry=registry, when=in_session_namespace)

@@ -4,14 +4,16 @@ Reconciling is idempotent: running it again, or after a restart in the middle, c
 same objects and creates no duplicates, because every child has a fixed name and is written with
 server-side apply.
 
-The status has one writer, `refresh_status`, which reads the resource and its pod afresh each
-time; calls for one session are serialized, so a slower call can never overwrite a newer view.
+The status has one writer, the StatusRefresher, which reads the resource and its pod afresh
+each time and refreshes one session at a time, so a slower write can never put an older view
+over a newer one. It gathers a burst of events about one session (a pod is created, scheduled,
+started and becomes ready within a second) into one refresh.
 """
 
 from __future__ import annotations
 
 import asyncio
-import weakref
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +28,7 @@ FIELD_MANAGER = "gshare-operator"
 # What only a running session needs; a paused one keeps its volume claim alone.
 RUNNING_ONLY = ("Pod", "Service", "Ingress", "NetworkPolicy")
 
-_status_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+log = logging.getLogger(__name__)
 
 
 async def reconcile(
@@ -34,12 +36,10 @@ async def reconcile(
     *,
     name: str,
     uid: str,
-    generation: int,
     spec: Mapping[str, Any],
     config: OperatorConfig,
 ) -> None:
-    """Apply the children the spec wants, remove those it no longer wants, then write the
-    status for `generation`."""
+    """Apply the children the spec wants and remove those it no longer wants."""
     session = spec_of(spec)
     wanted = children(session, config, owner_reference(name, uid))
     for obj in wanted:
@@ -48,7 +48,6 @@ async def reconcile(
     for kind in RUNNING_ONLY:
         if kind not in present:
             await kubeapi.delete(api, kind, name_of(session), config.namespace)
-    await refresh_status(api, name, config, generation=generation)
 
 
 async def refresh_status(
@@ -56,23 +55,69 @@ async def refresh_status(
 ) -> None:
     """Write the resource's status from its spec and its pod as they are now. `generation`, when
     given, is the spec generation just reconciled; otherwise the stored one is kept."""
-    lock = _status_locks.get(name)
-    if lock is None:
-        lock = _status_locks[name] = asyncio.Lock()
-    async with lock:
-        resource = await kubeapi.get(api, "GShareSession", name, config.namespace)
-        if resource is None or resource["metadata"].get("deletionTimestamp"):
-            return
-        session = spec_of(resource["spec"])
-        pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
-        phase, message = phase_of(session.desired_state, pod)
-        status: dict[str, Any] = {
-            "phase": phase,
-            "message": message,
-            "podName": pod["metadata"]["name"] if pod else "",
-            "url": url_of(session, config) if phase == "Running" else "",
-        }
-        if generation is not None:
-            status["observedGeneration"] = generation
-        if any((resource.get("status") or {}).get(k) != v for k, v in status.items()):
-            await kubeapi.patch_status(api, "GShareSession", name, config.namespace, status)
+    resource = await kubeapi.get(api, "GShareSession", name, config.namespace)
+    if resource is None or resource["metadata"].get("deletionTimestamp"):
+        return
+    session = spec_of(resource["spec"])
+    pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
+    phase, message = phase_of(session.desired_state, pod)
+    status: dict[str, Any] = {
+        "phase": phase,
+        "message": message,
+        "podName": pod["metadata"]["name"] if pod else "",
+        "url": url_of(session, config) if phase == "Running" else "",
+    }
+    if generation is not None:
+        status["observedGeneration"] = generation
+    if any((resource.get("status") or {}).get(k) != v for k, v in status.items()):
+        await kubeapi.patch_status(api, "GShareSession", name, config.namespace, status)
+
+
+class StatusRefresher:
+    """Refreshes the statuses of sessions marked since the last round, one round at a time."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        config: OperatorConfig,
+        *,
+        delay: float = 0.3,
+        parallel: int = 8,
+    ) -> None:
+        self.api = api
+        self.config = config
+        self.delay = delay
+        self.parallel = parallel
+        self._marked: dict[str, int | None] = {}
+        self._wake = asyncio.Event()
+
+    def mark(self, name: str, generation: int | None = None) -> None:
+        """Refresh this session's status soon; `generation` is a spec generation reconciled."""
+        previous = self._marked.get(name)
+        if generation is None or (previous is not None and previous > generation):
+            generation = previous
+        self._marked[name] = generation
+        self._wake.set()
+
+    async def run(self) -> None:
+        gate = asyncio.Semaphore(self.parallel)
+
+        async def one(name: str, generation: int | None) -> None:
+            async with gate:
+                try:
+                    await refresh_status(self.api, name, self.config, generation=generation)
+                except client.exceptions.ApiException as exc:
+                    log.warning("cannot update the status of %s: %s", name, exc.reason)
+                    if exc.status in (409, 429) or exc.status >= 500:
+                        self.mark(name, generation)  # a passing trouble: next round
+                except Exception as exc:  # the connection: next round, so the loop lives on
+                    log.warning("cannot update the status of %s: %r", name, exc)
+                    self.mark(name, generation)
+
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.delay)
+            self._wake.clear()
+            batch, self._marked = self._marked, {}
+            # Each session appears once per round and rounds do not overlap.
+            await asyncio.gather(*(one(n, g) for n, g in batch.items()))
