@@ -79,6 +79,11 @@ async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> N
     assert cookie
     assert cookie != parse_qs(urlsplit(link).query)["gshare_ticket"][0]
 
+    # A ticket works once: the same link again, from anywhere, is refused.
+    replay = await _check(build.anonymous("192.0.2.66"), mine.id, link=link)
+    assert replay.status_code == 401
+    assert "used already" in replay.json()["error"]["message"]
+
     # Later requests carry the cookie; the ticket has long expired by then.
     build.clock.advance(timedelta(minutes=5))
     later = await _check(ingress, mine.id, cookie=cookie)
@@ -165,3 +170,25 @@ async def test_access_ends_with_the_sign_in_the_account_or_the_session(build: Bu
     async with build.sessions() as session, session.begin():
         await session.execute(update(User).where(User.id == owner.id).values(active=False))
     assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 403
+
+
+async def test_used_tickets_are_forgotten_once_expired(build: Builder) -> None:
+    from gshare.sessions.models import UsedTicket
+    from gshare.sessions.service import forget_used_tickets
+
+    owner = await build.user()
+    mine = await _running(build, owner)
+    console = await build.signed_in(owner)
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    assert (await _check(build.anonymous(), mine.id, link=link)).status_code == 204
+
+    async def count() -> int:
+        async with build.sessions() as session:
+            return len((await session.scalars(select(UsedTicket))).all())
+
+    async with build.sessions() as session, session.begin():
+        await forget_used_tickets(session, build.clock.now())
+    assert await count() == 1
+    async with build.sessions() as session, session.begin():
+        await forget_used_tickets(session, build.clock.now() + timedelta(minutes=3))
+    assert await count() == 0

@@ -1,11 +1,12 @@
 """Entering a session's web page: tickets and access tokens. Pure apart from signing.
 
-The console asks the API for an entry link; the link carries a one-minute *ticket* on the
-session's own host. ingress-nginx asks the API about every request to that host (its `auth-url`);
-the API exchanges the ticket for an *access token* in a cookie that belongs to that host alone,
-and from then on checks the cookie. Both are RS256 tokens of the API's internal key set, each
-with its own type and audience, and both name the session, its owner and the console sign-in
-they came from, so signing out (or being deactivated) closes the session's page too.
+The console asks the API for an entry link; the link carries a one-minute, single-use
+*ticket* on the session's own host. ingress-nginx asks the API about every request to that
+host (its `auth-url`); the API exchanges the ticket for an *access token* in a cookie that
+belongs to that host alone, and from then on checks the cookie. Both are RS256 tokens of the
+API's internal key set, each with its own type and audience, and both name the session, its
+owner and the console sign-in they came from, so signing out (or being deactivated) closes the
+session's page too.
 
 The console's own sign-in cookie never travels to a session host, so code running in a session
 can never act as its user on the console.
@@ -42,6 +43,8 @@ class Grant:
     user_id: uuid.UUID
     login_id: uuid.UUID
     issued_at: datetime
+    token_id: str = ""
+    expires_at: datetime | None = None
 
 
 def _mint(keys: KeySet, grant: Grant, now: datetime, *, typ: str, aud: str, life: timedelta) -> str:
@@ -68,6 +71,8 @@ def _read(keys: KeySet, token: str, now: datetime, *, typ: str, aud: str) -> Gra
             user_id=uuid.UUID(subject.removeprefix("user:")),
             login_id=uuid.UUID(str(claims["lid"])),
             issued_at=datetime.fromtimestamp(int(claims["iat"]), tz=now.tzinfo),
+            token_id=str(claims["jti"])[:64],
+            expires_at=datetime.fromtimestamp(int(claims["exp"]), tz=now.tzinfo),
         )
     except (KeyError, ValueError) as exc:
         raise InvalidToken(f"malformed claims: {exc}") from exc

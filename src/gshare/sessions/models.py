@@ -56,3 +56,13 @@ class InteractiveSession(Base):
             postgresql_where="ended_at IS NULL",
         ),
     )
+
+
+class UsedTicket(Base):
+    """An entry ticket already exchanged for an access cookie: each ticket works once. Rows are
+    forgotten once the ticket would have expired anyway."""
+
+    __tablename__ = "session_tickets_used"
+
+    jti: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

@@ -7,7 +7,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.clusters.models import Cluster
@@ -16,7 +17,7 @@ from gshare.identity.authz import Context, audit
 from gshare.identity.models import LoginSession, User
 from gshare.kit.errors import Conflict, Forbidden, NotAuthenticated, NotFound
 from gshare.sessions import access
-from gshare.sessions.models import InteractiveSession
+from gshare.sessions.models import InteractiveSession, UsedTicket
 from gshare.sessions.schemas import StatusReport
 from gshare.sessions.status import is_newer
 
@@ -149,10 +150,33 @@ async def check_access(
             "You cannot enter this session; open it again from the console.",
             code="session_access_denied",
         )
+    if from_ticket and not await _first_use(session, grant):
+        raise NotAuthenticated(
+            "This link was used already; open the session again from the console.",
+            code="session_access_expired",
+        )
     user = found[1]
     renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
     fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
     return Admitted(user.id, user.email, access.mint_access(keys, fresh, now) if renew else None)
+
+
+async def _first_use(session: AsyncSession, ticket: access.Grant) -> bool:
+    """Record the ticket as used; False when it had been used before."""
+    used = await session.execute(
+        insert(UsedTicket)
+        .values(jti=ticket.token_id, expires_at=ticket.expires_at)
+        .on_conflict_do_nothing()
+        .returning(UsedTicket.jti)
+    )
+    return used.first() is not None
+
+
+async def forget_used_tickets(session: AsyncSession, now: datetime) -> None:
+    """Used tickets past their expiry could not be used again anyway."""
+    await session.execute(
+        delete(UsedTicket).where(UsedTicket.expires_at < now - access.TICKET_LIFETIME)
+    )
 
 
 def _grant_of(

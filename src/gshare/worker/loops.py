@@ -22,6 +22,7 @@ from gshare.kit.clock import Clock
 from gshare.kit.db import run_in_transaction
 from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
+from gshare.sessions.service import forget_used_tickets
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ def worker_loops(
         async def forget(session: AsyncSession) -> None:
             await forget_before(session, now - timedelta(days=settings.idempotency_key_days))
             await forget_sign_in_failures(session, now)
+            await forget_used_tickets(session, now)
 
         return await run_in_transaction(sessions, forget)
 

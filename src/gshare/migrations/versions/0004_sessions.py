@@ -64,9 +64,16 @@ def upgrade() -> None:
         ["cluster_id"],
         postgresql_where=sa.text("ended_at IS NULL"),
     )
+    op.create_table(
+        "session_tickets_used",
+        sa.Column("jti", sa.String(length=64), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("jti", name=op.f("pk_session_tickets_used")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("session_tickets_used")
     op.drop_index("ix_sessions_live_on_cluster", table_name="sessions")
     op.drop_index("ix_sessions_owner", table_name="sessions")
     op.drop_table("sessions")
