@@ -119,12 +119,13 @@ class Builder:
         )
 
     async def cluster(
-        self, name: str | None = None, api_server: str = "https://127.0.0.1:1"
+        self, name: str | None = None, *, sessions_domain: str = "sessions.gshare.local"
     ) -> Cluster:
         cluster = Cluster(
             id=uuid.uuid4(),
             name=name or f"cluster-{next(_seq)}",
-            api_server=api_server,
+            api_server="https://127.0.0.1:1",
+            sessions_domain=sessions_domain,
             status="connected",
             status_message="",
             inventory_sequence=0,
@@ -142,12 +143,9 @@ class Builder:
         phase: str = "Pending",
         ended: bool = False,
     ) -> InteractiveSession:
-        """A session as admission would have placed it on `cluster`; a running one is served on
-        its own host."""
-        session_id = uuid.uuid4()
-        url = f"https://{session_id}.sessions.example/" if phase == "Running" else ""
+        """A session as admission would have placed it on `cluster`."""
         row = InteractiveSession(
-            id=session_id,
+            id=uuid.uuid4(),
             owner_id=owner.id,
             session_type="jupyterlab",
             cluster_id=cluster.id if cluster else None,
@@ -156,7 +154,6 @@ class Builder:
             ended_at=self.clock.now() if ended else None,
             phase=phase,
             phase_message="",
-            url=url,
             observed_generation=0,
             status_sequence=0,
         )

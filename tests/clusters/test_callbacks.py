@@ -143,3 +143,13 @@ async def test_bad_callbacks_get_401_and_are_audited(
     assert all(e.outcome == "denied" and e.target_id == str(mine) for e in denied)
     detail_client = await build.signed_in(await build.user(super_admin=True))
     assert (await detail_client.get(f"/api/v1/clusters/{mine}")).json()["cards"] == 0
+
+
+async def test_a_sessions_domain_must_be_a_domain_name(build: Builder) -> None:
+    admin = await build.signed_in(await build.user(super_admin=True))
+    for bad in ("https://sessions.example/", "localhost", "a..b", "-x.example", "x" * 201 + ".io"):
+        response = await admin.post(
+            "/api/v1/clusters", json={"name": "lab", "kubeconfig": "x", "sessions_domain": bad}
+        )
+        assert response.status_code == 422, bad
+        assert response.json()["error"]["code"] == "invalid_request"

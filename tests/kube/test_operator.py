@@ -333,19 +333,18 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
                     created_at=now,
                     phase="Pending",
                     phase_message="",
-                    url="",
                     observed_generation=0,
                     status_sequence=0,
                 )
             )
 
-        async def stored() -> tuple[str, str, int]:
+        async def stored() -> tuple[str, int]:
             async with sessions() as session:
                 row = await session.get(InteractiveSession, session_id)
                 assert row is not None
-                return row.phase, row.url, row.observed_generation
+                return row.phase, row.observed_generation
 
-        async def until(phase: str) -> tuple[str, str, int]:
+        async def until(phase: str) -> tuple[str, int]:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 if (now_stored := await stored())[0] == phase:
@@ -356,14 +355,13 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
         name = body["metadata"]["name"]
         with kube.client() as client:
             client.post(SESSIONS, json=body).raise_for_status()
-            url = f"https://{session_id}.sessions.gshare.local/"
-            assert await until("Running") == ("Running", url, 1)
+            assert await until("Running") == ("Running", 1)
             client.patch(
                 f"{SESSIONS}/{name}",
                 json={"spec": {"desiredState": "Paused"}},
                 headers={"Content-Type": "application/merge-patch+json"},
             ).raise_for_status()
-            assert await until("Paused") == ("Paused", "", 2)
+            assert await until("Paused") == ("Paused", 2)
             client.delete(f"{SESSIONS}/{name}")
 
 

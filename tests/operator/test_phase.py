@@ -40,5 +40,5 @@ def test_the_url_is_the_sessions_own_host() -> None:
         cpu_millicores=100,
         memory_mib=128,
     )
-    config = OperatorConfig(sessions_domain="s.example", sessions_scheme="http")
-    assert url_of(spec, config) == "http://abc.s.example/"
+    config = OperatorConfig(sessions_domain="s.example")
+    assert url_of(spec, config) == "https://abc.s.example/"

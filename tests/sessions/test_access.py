@@ -56,6 +56,8 @@ def _set_cookie(response: httpx.Response) -> str | None:
     if header is None:
         return None
     assert "HttpOnly" in header
+    assert "Max-Age=3600" in header
+    assert "Path=/" in header
     assert "Secure" in header
     assert "Domain" not in header
     assert "SameSite=lax" in header or "samesite=lax" in header.lower()
@@ -69,7 +71,7 @@ async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> N
     entry = await console.post(f"/api/v1/sessions/{mine.id}/entry")
     assert entry.status_code == 200, entry.text
     link = entry.json()["url"]
-    assert link.startswith(mine.url + "?gshare_ticket=")
+    assert link.startswith(f"https://{mine.id}.sessions.gshare.local/?gshare_ticket=")
 
     ingress = build.anonymous("10.0.0.5")
     first = await _check(ingress, mine.id, link=link)
@@ -105,6 +107,17 @@ async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> N
             await session.scalars(select(AuditEntry).where(AuditEntry.action == "session.enter"))
         ).all()
     assert [(e.actor_id, e.target_id) for e in entered] == [(owner.id, str(mine.id))]
+
+
+async def test_the_link_is_built_from_the_clusters_sessions_domain(build: Builder) -> None:
+    owner = await build.user()
+    cluster = await build.cluster(sessions_domain="gpu.lab.example")
+    mine = await build.interactive_session(owner, cluster, phase="Running")
+    console = await build.signed_in(owner)
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("https", f"{mine.id}.gpu.lab.example", "/")
+    assert list(parse_qs(parts.query)) == ["gshare_ticket"]
 
 
 async def test_nobody_else_gets_a_link_not_even_the_super_admin(build: Builder) -> None:
@@ -192,3 +205,58 @@ async def test_used_tickets_are_forgotten_once_expired(build: Builder) -> None:
     async with build.sessions() as session, session.begin():
         await forget_used_tickets(session, build.clock.now() + timedelta(minutes=3))
     assert await count() == 0
+
+
+async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
+    build: Builder,
+) -> None:
+    import asyncio
+
+    owner = await build.user()
+    mine = await _running(build, owner)
+    console = await build.signed_in(owner)
+    ingress = build.anonymous("10.0.0.5")
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    old_cookie = _set_cookie(await _check(ingress, mine.id, link=link))
+    assert old_cookie
+
+    # Signed out and in again: the old cookie names the ended sign-in; a new link still works.
+    assert (await console.post("/api/v1/auth/logout")).status_code == 204
+    console = await build.signed_in(owner)
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    fresh = await _check(ingress, mine.id, link=link, cookie=old_cookie)
+    assert fresh.status_code == 204, fresh.text
+    new_cookie = _set_cookie(fresh)
+    assert new_cookie
+    # Reloading that URL with the new cookie works; without it, the spent ticket does not.
+    assert (await _check(ingress, mine.id, link=link, cookie=new_cookie)).status_code == 204
+    assert (await _check(ingress, mine.id, link=link)).status_code == 401
+
+    # A ticket that arrives with a valid cookie is used up all the same.
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    assert (await _check(ingress, mine.id, link=link, cookie=new_cookie)).status_code == 204
+    assert (await _check(build.anonymous(), mine.id, link=link)).status_code == 401
+
+    # Two requests racing with one ticket: exactly one gets in.
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    racing = await asyncio.gather(
+        _check(build.anonymous("192.0.2.1"), mine.id, link=link),
+        _check(build.anonymous("192.0.2.2"), mine.id, link=link),
+    )
+    assert sorted(r.status_code for r in racing) == [204, 401]
+
+    # An access cookie is not a ticket, and a URL with two tickets carries none.
+    query_cookie = f"https://{mine.id}.sessions.gshare.local/?gshare_ticket={new_cookie}"
+    assert (await _check(build.anonymous(), mine.id, link=query_cookie)).status_code == 401
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    doubled = f"{link}&gshare_ticket=other"
+    assert (await _check(build.anonymous(), mine.id, link=doubled)).status_code == 401
+    async with build.sessions() as session:
+        reused = (
+            await session.scalars(
+                select(AuditEntry).where(
+                    AuditEntry.action == "session.access", AuditEntry.outcome == "denied"
+                )
+            )
+        ).all()
+    assert len(reused) == 3  # each spent ticket presented alone, and the loser of the race

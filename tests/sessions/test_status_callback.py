@@ -11,24 +11,29 @@ from sqlalchemy import select
 
 from gshare.audit.models import AuditEntry
 from gshare.clusters.models import Cluster
-from gshare.clusters.tokens import KeySet, new_key
+from gshare.clusters.tokens import AUDIENCE, TOKEN_TYPE, KeySet, new_key, timed_claims
 from gshare.kit.clock import FrozenClock
+from gshare.sessions import access
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
+
+
+def _access_token(keys: KeySet, placed: InteractiveSession, now) -> str:
+    grant = access.Grant(placed.id, placed.owner_id, uuid.uuid4(), now)
+    return access.mint_access(keys, grant, now)
+
+
+def _forged_issuer(keys: KeySet, cluster_id: uuid.UUID, now) -> str:
+    claims = timed_claims(f"cluster:{cluster_id}", AUDIENCE, now, timedelta(minutes=5))
+    return keys.sign({**claims, "iss": "someone-else"}, TOKEN_TYPE)
 
 
 def _keys(build: Builder) -> KeySet:
     return build.app.state.internal_keys.get(None)
 
 
-def _report(generation: int, sequence: int, phase: str = "Running", url: str = "") -> dict:
-    return {
-        "generation": generation,
-        "sequence": sequence,
-        "phase": phase,
-        "message": "",
-        "url": url,
-    }
+def _report(generation: int, sequence: int, phase: str = "Running") -> dict:
+    return {"generation": generation, "sequence": sequence, "phase": phase, "message": ""}
 
 
 async def _post(client: httpx.AsyncClient, session_id, token: str | None, body: dict):
@@ -52,20 +57,14 @@ async def test_newer_reports_are_stored_and_stale_ones_change_nothing(
     cluster = await build.cluster()
     running = await build.interactive_session(await build.user(), cluster)
     token = _keys(build).mint(str(cluster.id), clock.now())
-    url = f"https://{running.id}.sessions.example/"
 
     first = await _post(client, running.id, token, _report(1, 100, "Pending"))
     assert first.status_code == 200, first.text
     assert first.json() == {"applied": True, "sequence": 100}
-    ready = _report(1, 101, "Running", url)
+    ready = _report(1, 101, "Running")
     assert (await _post(client, running.id, token, ready)).json()["applied"] is True
     row = await _stored(build, running.id)
-    assert (row.phase, row.url, row.observed_generation, row.status_sequence) == (
-        "Running",
-        url,
-        1,
-        101,
-    )
+    assert (row.phase, row.observed_generation, row.status_sequence) == ("Running", 1, 101)
     # A replay, an older sequence, and an older generation with a newer sequence: ignored.
     for stale in (ready, _report(1, 100, "Pending"), _report(0, 500, "Failed")):
         response = await _post(client, running.id, token, stale)
@@ -75,16 +74,23 @@ async def test_newer_reports_are_stored_and_stale_ones_change_nothing(
     paused = _report(2, 50, "Paused")
     assert (await _post(client, running.id, token, paused)).json()["applied"] is True
     row = await _stored(build, running.id)
-    assert (row.phase, row.url, row.observed_generation, row.status_at) == (
-        "Paused",
-        "",
-        2,
-        clock.now(),
-    )
+    assert (row.phase, row.observed_generation, row.status_at) == ("Paused", 2, clock.now())
     async with build.sessions() as session:
         contacted = await session.get(Cluster, cluster.id)
         assert contacted is not None
         assert contacted.last_contact_at == clock.now()
+
+
+async def test_an_ended_sessions_record_is_final(
+    build: Builder, client: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    await client.get("/.well-known/gshare-internal-jwks.json")
+    cluster = await build.cluster()
+    ended = await build.interactive_session(await build.user(), cluster, ended=True)
+    token = _keys(build).mint(str(cluster.id), clock.now())
+    response = await _post(client, ended.id, token, _report(9, 9, "Running"))
+    assert response.json()["applied"] is False
+    assert (await _stored(build, ended.id)).phase == "Pending"
 
 
 async def test_only_the_sessions_own_cluster_may_report_it(
@@ -102,6 +108,8 @@ async def test_only_the_sessions_own_cluster_may_report_it(
         "a key that is not ours": (placed.id, KeySet([new_key(now)]).mint(str(mine.id), now)),
         "expired": (placed.id, keys.mint(str(mine.id), now - timedelta(hours=2))),
         "another cluster's session": (placed.id, keys.mint(str(other.id), now)),
+        "a session access token": (placed.id, _access_token(keys, placed, now)),
+        "issuer is not the subject": (placed.id, _forged_issuer(keys, mine.id, now)),
         "a session on no cluster": (unplaced.id, keys.mint(str(mine.id), now)),
         "no such session": (uuid.uuid4(), keys.mint(str(mine.id), now)),
     }
@@ -130,7 +138,10 @@ async def test_bad_reports_are_refused_and_change_nothing(
     token = _keys(build).mint(str(cluster.id), clock.now())
     for bad in (
         {**_report(1, 1), "phase": "Exploded"},
-        {**_report(1, 1), "url": "javascript:alert(1)"},
+        {**_report(1, 1), "url": "https://elsewhere.example/"},  # links are the API's own
+        {**_report(2**63, 1)},
+        {**_report(1, 2**63)},
+        {**_report(1, 1), "message": "x" * 1001},
         {**_report(1, 0)},
         {**_report(1, 1), "extra": True},
     ):

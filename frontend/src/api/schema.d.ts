@@ -869,6 +869,8 @@ export interface components {
             name: string;
             /** Nodes */
             nodes: number;
+            /** Sessions Domain */
+            sessions_domain: string;
             /**
              * Status
              * @enum {string}
@@ -903,6 +905,8 @@ export interface components {
             name: string;
             /** Nodes */
             nodes: number;
+            /** Sessions Domain */
+            sessions_domain: string;
             /**
              * Status
              * @enum {string}
@@ -924,6 +928,12 @@ export interface components {
             kubeconfig: string;
             /** Name */
             name: string;
+            /**
+             * Sessions Domain
+             * @description The domain under which this cluster's ingress serves session pages, as its operator's GSHARE_SESSIONS_DOMAIN says: https://<session id>.<domain>/.
+             * @default sessions.gshare.local
+             */
+            sessions_domain: string;
         };
         /** ConsumptionDayOut */
         ConsumptionDayOut: {
@@ -942,10 +952,44 @@ export interface components {
              */
             wallet_id: string;
         };
+        /** EntryOut */
+        EntryOut: {
+            /** Actor Email */
+            actor_email: string | null;
+            /** Amount */
+            amount: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Balance After */
+            balance_after: string;
+            /** Counterparty Name */
+            counterparty_name: string | null;
+            /** Counterparty Wallet Id */
+            counterparty_wallet_id: string | null;
+            /** Hold Id */
+            hold_id: string | null;
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "mint" | "allocation" | "return" | "refill" | "capture";
+            /** Memo */
+            memo: string | null;
+            /**
+             * Transfer Id
+             * Format: uuid
+             */
+            transfer_id: string;
+        };
         /** EntryPage */
         EntryPage: {
             /** Items */
-            items: components["schemas"]["gshare__credits__schemas__EntryOut"][];
+            items: components["schemas"]["EntryOut"][];
             /** Next Cursor */
             next_cursor: string | null;
         };
@@ -1282,11 +1326,19 @@ export interface components {
              */
             role: "super_admin" | "org_admin" | "group_admin";
         };
+        /** SessionEntryOut */
+        SessionEntryOut: {
+            /**
+             * Url
+             * @description Open this within a minute to enter the session; it works once.
+             */
+            url: string;
+        };
         /** StatusAck */
         StatusAck: {
             /**
              * Applied
-             * @description False when the report was older than the one stored.
+             * @description False when the report was not newer than the stored one, or the session has ended.
              */
             applied: boolean;
             /** Sequence */
@@ -1317,11 +1369,6 @@ export interface components {
              * @description Grows with every report the operator sends.
              */
             sequence: number;
-            /**
-             * Url
-             * @default
-             */
-            url: string;
         };
         /** TransferOut */
         TransferOut: {
@@ -1446,48 +1493,6 @@ export interface components {
             /** Groups */
             groups: components["schemas"]["GroupWalletsOut"][];
             org: components["schemas"]["WalletOut"] | null;
-        };
-        /** EntryOut */
-        gshare__credits__schemas__EntryOut: {
-            /** Actor Email */
-            actor_email: string | null;
-            /** Amount */
-            amount: string;
-            /**
-             * At
-             * Format: date-time
-             */
-            at: string;
-            /** Balance After */
-            balance_after: string;
-            /** Counterparty Name */
-            counterparty_name: string | null;
-            /** Counterparty Wallet Id */
-            counterparty_wallet_id: string | null;
-            /** Hold Id */
-            hold_id: string | null;
-            /** Id */
-            id: number;
-            /**
-             * Kind
-             * @enum {string}
-             */
-            kind: "mint" | "allocation" | "return" | "refill" | "capture";
-            /** Memo */
-            memo: string | null;
-            /**
-             * Transfer Id
-             * Format: uuid
-             */
-            transfer_id: string;
-        };
-        /** EntryOut */
-        gshare__sessions__schemas__EntryOut: {
-            /**
-             * Url
-             * @description Open this within a minute to enter the session.
-             */
-            url: string;
         };
     };
     responses: never;
@@ -3812,7 +3817,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gshare__sessions__schemas__EntryOut"];
+                    "application/json": components["schemas"]["SessionEntryOut"];
                 };
             };
             /** @description Unauthorized */

@@ -60,6 +60,7 @@ def _out(summary: service.Summary) -> dict[str, Any]:
         "id": c.id,
         "name": c.name,
         "api_server": c.api_server,
+        "sessions_domain": c.sessions_domain,
         "status": c.status,
         "status_message": c.status_message,
         "last_contact_at": c.last_contact_at,
@@ -100,7 +101,11 @@ async def register_cluster(body: ClusterRegister, ctx: Ctx, request: Request) ->
     the secret store, never in the database; registration fails clearly when the API server
     cannot be reached or GShare's CRD is missing."""
     cluster = await service.register(
-        ctx, kubeconfig_store(request), name=body.name, kubeconfig_text=body.kubeconfig
+        ctx,
+        kubeconfig_store(request),
+        name=body.name,
+        kubeconfig_text=body.kubeconfig,
+        sessions_domain=body.sessions_domain,
     )
     summary = (await service.summaries(ctx.session, [cluster.id]))[0]
     return ClusterOut(**_out(summary))

@@ -30,6 +30,11 @@ class Cluster(Base):
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     name: Mapped[str] = mapped_column(String(63), nullable=False, unique=True)
     api_server: Mapped[str] = mapped_column(String(500), nullable=False)
+    # Session pages are served at https://<session id>.<sessions_domain>/ by this cluster's
+    # ingress; the API builds the links itself and never takes a URL from the operator.
+    sessions_domain: Mapped[str] = mapped_column(
+        String(253), nullable=False, server_default="sessions.gshare.local"
+    )
     status: Mapped[str] = mapped_column(String(20), nullable=False)
     status_message: Mapped[str] = mapped_column(Text, nullable=False, default="")
     last_contact_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

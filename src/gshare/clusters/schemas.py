@@ -18,9 +18,27 @@ ClusterName = Annotated[
 ]
 
 
+# A DNS name of lowercase labels, at least two of them: https://<session id>.<this>/ must work.
+SessionsDomain = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        to_lower=True,
+        max_length=200,
+        pattern=r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+    ),
+]
+DEFAULT_SESSIONS_DOMAIN = "sessions.gshare.local"
+
+
 class ClusterRegister(RequestModel):
     name: ClusterName
     kubeconfig: Annotated[str, StringConstraints(min_length=1, max_length=256 * 1024)]
+    sessions_domain: SessionsDomain = Field(
+        default=DEFAULT_SESSIONS_DOMAIN,
+        description="The domain under which this cluster's ingress serves session pages, "
+        "as its operator's GSHARE_SESSIONS_DOMAIN says: https://<session id>.<domain>/.",
+    )
 
 
 class CardOut(ResponseModel):
@@ -39,6 +57,7 @@ class ClusterOut(ResponseModel):
     id: uuid.UUID
     name: str
     api_server: str
+    sessions_domain: str
     status: Literal["connected", "unreachable", "missing_crd"]
     status_message: str
     last_contact_at: datetime | None

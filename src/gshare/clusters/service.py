@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.clusters import kube
 from gshare.clusters.kubeconfigs import KubeconfigStore
 from gshare.clusters.models import Cluster, GpuCard
-from gshare.clusters.schemas import InventoryReport
+from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN, InventoryReport
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
 from gshare.kit.errors import Conflict, NotFound, Unprocessable
@@ -31,7 +31,12 @@ class Summary:
 
 
 async def register(
-    ctx: Context, store: KubeconfigStore, *, name: str, kubeconfig_text: str
+    ctx: Context,
+    store: KubeconfigStore,
+    *,
+    name: str,
+    kubeconfig_text: str,
+    sessions_domain: str = DEFAULT_SESSIONS_DOMAIN,
 ) -> Cluster:
     """Check the cluster answers and has the CRD, then keep its kubeconfig in the store."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=name)
@@ -51,6 +56,7 @@ async def register(
         id=new_id(),
         name=name,
         api_server=probe.server,
+        sessions_domain=sessions_domain,
         status="connected",
         status_message="",
         last_contact_at=ctx.now,
@@ -70,7 +76,7 @@ async def register(
         "cluster.register",
         target_type="cluster",
         target_id=cluster.id,
-        detail={"name": name, "api_server": probe.server},
+        detail={"name": name, "api_server": probe.server, "sessions_domain": sessions_domain},
     )
     return cluster
 

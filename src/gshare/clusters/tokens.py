@@ -14,6 +14,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,20 @@ class SigningKey:
     created_at: datetime
 
     def private(self) -> rsa.RSAPrivateKey:
+        return self._keys[0]
+
+    def public(self) -> rsa.RSAPublicKey:
+        return self._keys[1]
+
+    @cached_property
+    def _keys(self) -> tuple[rsa.RSAPrivateKey, rsa.RSAPublicKey]:
+        # Parsed once: every request to a session's page verifies a token.
         key = serialization.load_pem_private_key(self.private_pem, password=None)
         assert isinstance(key, rsa.RSAPrivateKey)
-        return key
+        return key, key.public_key()
 
     def public_jwk(self) -> dict[str, str]:
-        numbers = self.private().public_key().public_numbers()
+        numbers = self.public().public_numbers()
         return {
             "kty": "RSA",
             "use": "sig",
@@ -122,7 +131,7 @@ class KeySet:
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
-                key.private().public_key(),
+                key.public(),
                 algorithms=["RS256"],
                 audience=audience,
                 # Times are checked below against the injected clock, not the wall clock.

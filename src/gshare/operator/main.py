@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-import httpx
 import kopf
 from kubernetes_asyncio import client, config
 
@@ -22,7 +23,7 @@ from gshare.operator.manifests import (
     resource_name,
 )
 from gshare.operator.reconcile import StatusRefresher, reconcile
-from gshare.operator.report import ReportTarget, send_inventory, send_status
+from gshare.operator.report import Reporter, ReportTarget
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
@@ -35,7 +36,6 @@ def operator_config() -> OperatorConfig:
         scheduler_name=os.environ.get("GSHARE_OPERATOR_SCHEDULER", defaults.scheduler_name),
         sessions_domain=os.environ.get("GSHARE_SESSIONS_DOMAIN", defaults.sessions_domain),
         auth_url=os.environ.get("GSHARE_SESSION_AUTH_URL", defaults.auth_url),
-        sessions_scheme=os.environ.get("GSHARE_SESSIONS_SCHEME", defaults.sessions_scheme),
     )
 
 
@@ -58,23 +58,30 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.config = operator_config()
     memo.refresher = StatusRefresher(memo.api, memo.config)
     memo.nodes = {}
-    memo.dirty = asyncio.Event()
-    # session id -> the status to report next; session id -> the status last reported
-    memo.statuses = {}
-    memo.reported = {}
-    memo.statuses_dirty = asyncio.Event()
     target = report_target()
-    memo.reporters = [asyncio.create_task(memo.refresher.run())]
-    if target is not None:
-        memo.reporters += [
-            asyncio.create_task(_report_loop(memo, target)),
-            asyncio.create_task(_status_loop(memo, target)),
-        ]
-    if target is None:
+    memo.reporter = Reporter(target) if target else None
+    memo.tasks = [_supervised(memo.refresher.run(), "the status writer")]
+    if memo.reporter is not None:
+        memo.tasks.append(_supervised(memo.reporter.run(), "reporting to the API"))
+    else:
         log.warning(
             "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
             "the GPU inventory and session statuses are not reported"
         )
+
+
+def _supervised(work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None]:
+    """A background task whose unexpected end is logged and stops the operator, so that it is
+    restarted rather than left running without it."""
+    task = asyncio.create_task(work)
+
+    def ended(done: asyncio.Task[None]) -> None:
+        if not done.cancelled():
+            log.error("%s stopped: %r; the operator exits", what, done.exception())
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    task.add_done_callback(ended)
+    return task
 
 
 def report_target() -> ReportTarget | None:
@@ -102,44 +109,13 @@ async def node_changed(
             memo.nodes[name] = inventory
         else:
             memo.nodes.pop(name, None)
-    memo.dirty.set()
-
-
-async def _report_loop(memo: kopf.Memo, target: ReportTarget) -> None:
-    while True:
-        await memo.dirty.wait()
-        await asyncio.sleep(1)  # gather a burst of node events into one report
-        memo.dirty.clear()
-        try:
-            await send_inventory(target, list(memo.nodes.values()))
-        except (OSError, httpx.HTTPError) as exc:
-            log.warning("cannot report the inventory: %s", exc)
-            await asyncio.sleep(5)
-            memo.dirty.set()
-
-
-async def _status_loop(memo: kopf.Memo, target: ReportTarget) -> None:
-    """Send each session's newest status; what cannot be sent now is tried again shortly."""
-    while True:
-        await memo.statuses_dirty.wait()
-        memo.statuses_dirty.clear()
-        for session_id, status in list(memo.statuses.items()):
-            try:
-                await send_status(target, session_id, status)
-            except (OSError, httpx.HTTPError) as exc:
-                log.warning("cannot report the status of session %s: %s", session_id, exc)
-                await asyncio.sleep(5)
-                memo.statuses_dirty.set()
-                break
-            # Refused reports are logged and dropped: sending them again would change nothing.
-            memo.reported[session_id] = status
-            if memo.statuses.get(session_id) is status:
-                del memo.statuses[session_id]
+    if memo.reporter is not None:
+        memo.reporter.inventory_changed(list(memo.nodes.values()))
 
 
 @kopf.on.cleanup(registry=registry)
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-    for task in memo.reporters:
+    for task in memo.tasks:
         task.cancel()
     await memo.api.close()
 
@@ -185,20 +161,16 @@ async def pod_changed(
 async def session_event(
     type: str | None, spec: kopf.Spec, status: kopf.Status, memo: kopf.Memo, **_: Any
 ) -> None:
-    """Queue the resource's status for the API whenever it differs from the last one sent."""
+    """Pass the resource's status on for the API (the reporter sends it if it is news)."""
     session_id = spec.get("sessionId")
-    if not session_id:
+    if not session_id or memo.reporter is None:
         return
     if type == "DELETED":
-        memo.statuses.pop(session_id, None)
-        memo.reported.pop(session_id, None)
+        memo.reporter.session_gone(session_id)
         return
-    fields = ("phase", "message", "url", "observedGeneration")
-    current = {k: status.get(k) for k in fields}
-    if not current["phase"] or memo.reported.get(session_id) == current:
-        return
-    memo.statuses[session_id] = current
-    memo.statuses_dirty.set()
+    current = {k: status.get(k) for k in ("phase", "message", "observedGeneration")}
+    if current["phase"]:
+        memo.reporter.status_changed(session_id, current)
 
 
 def run() -> None:

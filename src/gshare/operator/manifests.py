@@ -84,7 +84,6 @@ class OperatorConfig:
     namespace: str = "gshare-sessions"
     scheduler_name: str = "hami-scheduler"
     sessions_domain: str = "sessions.gshare.local"
-    sessions_scheme: str = "https"
     auth_url: str = "http://gshare-api.gshare-system.svc/internal/v1/session-access"
     ingress_class: str = "nginx"
     ingress_namespace: str = "ingress-nginx"

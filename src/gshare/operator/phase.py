@@ -37,4 +37,4 @@ def phase_of(desired_state: str, pod: Mapping[str, Any] | None) -> tuple[str, st
 
 def url_of(spec: SessionSpec, config: OperatorConfig) -> str:
     """Where the session's page is served (through the ingress, for its owner only)."""
-    return f"{config.sessions_scheme}://{host_of(spec, config)}/"
+    return f"https://{host_of(spec, config)}/"

@@ -114,6 +114,7 @@ class StatusRefresher:
                     log.warning("cannot update the status of %s: %r", name, exc)
                     self.mark(name, generation)
 
+        failing_rounds = 0
         while True:
             await self._wake.wait()
             await asyncio.sleep(self.delay)
@@ -121,3 +122,7 @@ class StatusRefresher:
             batch, self._marked = self._marked, {}
             # Each session appears once per round and rounds do not overlap.
             await asyncio.gather(*(one(n, g) for n, g in batch.items()))
+            # Sessions marked again by a failure wait longer each round, up to half a minute.
+            failing_rounds = failing_rounds + 1 if set(batch) & set(self._marked) else 0
+            if failing_rounds:
+                await asyncio.sleep(min(30.0, self.delay * 2**failing_rounds))

@@ -6,11 +6,13 @@ is picked up as soon as it lands."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -69,34 +71,149 @@ def status_body(status: dict[str, Any]) -> dict[str, Any]:
         "sequence": next_sequence(),
         "phase": status["phase"],
         "message": str(status.get("message") or "")[:1000],
-        "url": str(status.get("url") or ""),
     }
 
 
-async def _send(target: ReportTarget, method: str, path: str, body: dict[str, Any]) -> bool:
-    """True when the API took the report; False when it refused it (logged). Network errors
-    propagate, so that the caller tries again."""
-    token = target.token_file.read_text().strip()
-    async with httpx.AsyncClient(timeout=10) as client:
-        response = await client.request(
-            method,
-            f"{target.api_url.rstrip('/')}{path}",
-            json=body,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-    if response.status_code >= 500:
-        response.raise_for_status()  # the API is having trouble: try again later
-    if response.status_code != 200:
-        log.warning("report to %s refused: %s %s", path, response.status_code, response.text[:200])
-        return False
-    return True
+# delivered; dropped: the API cannot take this report, ever; refused: not now (a token not yet
+# valid, a session not yet placed here), try this one again later; unavailable: the API cannot
+# be reached or is busy, try everything again later.
+Outcome = Literal["delivered", "dropped", "refused", "unavailable"]
 
 
-async def send_inventory(target: ReportTarget, nodes: list[NodeInventory]) -> bool:
+async def _send(target: ReportTarget, method: str, path: str, body: dict[str, Any]) -> Outcome:
+    """Send one report and say how it went."""
+    try:
+        token = target.token_file.read_text().strip()
+        async with httpx.AsyncClient(timeout=10) as client:
+            response = await client.request(
+                method,
+                f"{target.api_url.rstrip('/')}{path}",
+                json=body,
+                headers={"Authorization": f"Bearer {token}"},
+            )
+    except Exception as exc:  # the network, the token file: try again later
+        log.warning("cannot report to %s: %r", path, exc)
+        return "unavailable"
+    code = response.status_code
+    if code == 200:
+        return "delivered"
+    log.warning("report to %s refused: %s %s", path, code, response.text[:200])
+    if code in (400, 404, 422):
+        return "dropped"
+    return "unavailable" if code == 429 or code >= 500 else "refused"
+
+
+class Reporter:
+    """Keeps the API up to date with this cluster's inventory and its sessions' statuses.
+
+    Changes only mark what to send; two loops send it, the newest state only, gathering a burst
+    of changes into one report and pausing longer after each failure in a row (up to a
+    minute). A session whose report is refused waits on its own, without holding up the others.
+    Every `resync_seconds` everything is sent again, so the API catches up with whatever it
+    missed (it ignores what it already has)."""
+
+    def __init__(
+        self,
+        target: ReportTarget,
+        *,
+        gather_seconds: float = 1.0,
+        first_pause_seconds: float = 1.0,
+        resync_seconds: float = 600.0,
+    ) -> None:
+        self.target = target
+        self.gather_seconds = gather_seconds
+        self.first_pause_seconds = first_pause_seconds
+        self.resync_seconds = resync_seconds
+        self._nodes: list[NodeInventory] = []
+        self._inventory_due = asyncio.Event()
+        self._pending: dict[str, dict[str, Any]] = {}  # session id -> status to send
+        self._delivered: dict[str, dict[str, Any]] = {}  # session id -> status last delivered
+        self._refusals: dict[str, tuple[int, float]] = {}  # session id -> (count, not before)
+        self._statuses_due = asyncio.Event()
+
+    def inventory_changed(self, nodes: list[NodeInventory]) -> None:
+        self._nodes = list(nodes)
+        self._inventory_due.set()
+
+    def status_changed(self, session_id: str, status: dict[str, Any]) -> None:
+        if session_id not in self._pending and self._delivered.get(session_id) == status:
+            return
+        self._pending[session_id] = dict(status)
+        self._statuses_due.set()
+
+    def session_gone(self, session_id: str) -> None:
+        self._pending.pop(session_id, None)
+        self._delivered.pop(session_id, None)
+        self._refusals.pop(session_id, None)
+
+    def _pause(self, failures: int) -> float:
+        return float(min(60.0, self.first_pause_seconds * 2 ** (failures - 1)))
+
+    async def _inventory_loop(self) -> None:
+        failures = 0
+        while True:
+            await self._inventory_due.wait()
+            await asyncio.sleep(self.gather_seconds)
+            self._inventory_due.clear()
+            if await send_inventory(self.target, self._nodes) in ("refused", "unavailable"):
+                failures += 1
+                self._inventory_due.set()
+                await asyncio.sleep(self._pause(failures))
+            else:
+                failures = 0
+
+    def _next_refused_in(self, now: float) -> float | None:
+        waits = [at - now for sid, (_, at) in self._refusals.items() if sid in self._pending]
+        return max(0.0, min(waits)) if waits else None
+
+    async def _status_loop(self) -> None:
+        clock = asyncio.get_running_loop().time
+        failures = 0
+        while True:
+            wait = self._next_refused_in(clock())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._statuses_due.wait(), wait)
+            self._statuses_due.clear()
+            for session_id, status in list(self._pending.items()):
+                count, not_before = self._refusals.get(session_id, (0, 0.0))
+                if not_before > clock():
+                    continue
+                outcome = await send_status(self.target, session_id, status)
+                if outcome == "unavailable":
+                    failures += 1
+                    self._statuses_due.set()
+                    await asyncio.sleep(self._pause(failures))
+                    break
+                failures = 0
+                if outcome == "refused":
+                    self._refusals[session_id] = (count + 1, clock() + self._pause(count + 1))
+                    continue
+                self._refusals.pop(session_id, None)
+                if outcome == "delivered":
+                    self._delivered[session_id] = status
+                if self._pending.get(session_id) is status:
+                    del self._pending[session_id]
+
+    async def _resync_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.resync_seconds)
+            for session_id, status in self._delivered.items():
+                self._pending.setdefault(session_id, status)
+            self._statuses_due.set()
+            self._inventory_due.set()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._inventory_loop())
+            group.create_task(self._status_loop())
+            group.create_task(self._resync_loop())
+
+
+async def send_inventory(target: ReportTarget, nodes: list[NodeInventory]) -> Outcome:
     path = f"/internal/v1/clusters/{target.cluster_id}/inventory"
     return await _send(target, "PUT", path, inventory_body(nodes, next_sequence()))
 
 
-async def send_status(target: ReportTarget, session_id: str, status: dict[str, Any]) -> bool:
+async def send_status(target: ReportTarget, session_id: str, status: dict[str, Any]) -> Outcome:
     path = f"/internal/v1/sessions/{session_id}/status"
     return await _send(target, "POST", path, status_body(status))

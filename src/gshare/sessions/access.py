@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from gshare.clusters.tokens import InvalidToken, KeySet, timed_claims
 
@@ -31,7 +31,9 @@ ACCESS_AUDIENCE = "gshare-session-access"
 ACCESS_LIFETIME = timedelta(hours=1)
 # An access token older than this is replaced by a fresh one on the next request.
 ACCESS_RENEW_AFTER = timedelta(minutes=15)
-ACCESS_COOKIE = "gshare_access"
+# The __Host- prefix makes browsers insist on Secure, Path=/ and no Domain: the cookie can only
+# be set by, and is only sent to, the one session host.
+ACCESS_COOKIE = "__Host-gshare_access"
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,18 @@ def read_access(keys: KeySet, token: str, now: datetime) -> Grant:
 
 def ticket_in(original_url: str | None) -> str | None:
     """The ticket in the query of the URL the browser asked for (ingress-nginx passes it to the
-    access check as X-Original-URL)."""
+    access check as X-Original-URL); none when there is not exactly one."""
     if not original_url:
         return None
     values = parse_qs(urlsplit(original_url).query).get(TICKET_PARAMETER)
-    return values[0] if values else None
+    return values[0] if values and len(values) == 1 else None
 
 
-def entry_link(session_url: str, ticket: str) -> str:
-    separator = "&" if "?" in session_url else "?"
-    return f"{session_url}{separator}{TICKET_PARAMETER}={ticket}"
+def session_url(session_id: uuid.UUID, sessions_domain: str) -> str:
+    """Where a session's page is served: its own host under its cluster's sessions domain."""
+    return f"https://{session_id}.{sessions_domain}/"
+
+
+def entry_link(session_id: uuid.UUID, sessions_domain: str, ticket: str) -> str:
+    query = urlencode({TICKET_PARAMETER: ticket})
+    return f"{session_url(session_id, sessions_domain)}?{query}"

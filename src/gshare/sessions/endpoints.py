@@ -10,9 +10,9 @@ from fastapi import APIRouter, Request, Response
 from gshare.clusters.endpoints import internal_keys, refused_callback, verified_cluster
 from gshare.identity.dependencies import Ctx, SignedIn
 from gshare.identity.permissions import Action
-from gshare.kit.web import DbSession, Now, declare
+from gshare.kit.web import DbSession, Now, client_of, declare
 from gshare.sessions import access, service
-from gshare.sessions.schemas import EntryOut, StatusAck, StatusReport
+from gshare.sessions.schemas import SessionEntryOut, StatusAck, StatusReport
 
 router = APIRouter()
 
@@ -56,10 +56,11 @@ async def session_access(
         ticket=access.ticket_in(request.headers.get("x-original-url")),
         cookie=request.cookies.get(access.ACCESS_COOKIE),
         now=now,
+        client=client_of(request),
     )
     response = Response(status_code=204, headers={"X-GShare-User": admitted.email})
     if admitted.cookie is not None:
-        # No Domain attribute: the cookie belongs to this session's host alone.
+        # No Domain attribute (and the __Host- name): the cookie belongs to this host alone.
         response.set_cookie(
             access.ACCESS_COOKIE,
             admitted.cookie,
@@ -74,14 +75,14 @@ async def session_access(
 
 @router.post(
     "/api/v1/sessions/{session_id}/entry",
-    response_model=EntryOut,
+    response_model=SessionEntryOut,
     **declare(Action.SESSION_ENTER, 404, 409),
 )
 async def enter_session(
     session_id: uuid.UUID, ctx: Ctx, principal: SignedIn, request: Request
-) -> EntryOut:
+) -> SessionEntryOut:
     """A one-minute link into the session's page, for its owner only."""
     url = await service.entry_link(
         ctx, internal_keys(request).get(ctx.now), session_id, principal.login_id
     )
-    return EntryOut(url=url)
+    return SessionEntryOut(url=url)

@@ -19,6 +19,9 @@ class InteractiveSession(Base):
     A session is live until `ended_at` is set. While it is placed on a cluster, `cluster_id`
     names it, and only that cluster's operator may report its status; placing a session takes a
     share lock on the cluster's row, so a cluster cannot be removed under a session landing on it.
+    Placing a session anew (a new resource, whose generations start again at 1) must reset
+    `observed_generation` and `status_sequence` to 0. Its page is served at
+    `https://<id>.<the cluster's sessions domain>/`.
     """
 
     __tablename__ = "sessions"
@@ -38,7 +41,6 @@ class InteractiveSession(Base):
     # As the operator last reported it (see status.py for which reports count).
     phase: Mapped[str] = mapped_column(String(20), nullable=False, default="Pending")
     phase_message: Mapped[str] = mapped_column(Text, nullable=False, default="")
-    url: Mapped[str] = mapped_column(String(500), nullable=False, default="")
     observed_generation: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     status_sequence: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     status_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

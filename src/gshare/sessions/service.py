@@ -11,11 +11,12 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.audit.service import AuditEvent, record_later
 from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import InvalidToken, KeySet
 from gshare.identity.authz import Context, audit
 from gshare.identity.models import LoginSession, User
-from gshare.kit.errors import Conflict, Forbidden, NotAuthenticated, NotFound
+from gshare.kit.errors import Conflict, Forbidden, GShareError, NotAuthenticated, NotFound
 from gshare.sessions import access
 from gshare.sessions.models import InteractiveSession, UsedTicket
 from gshare.sessions.schemas import StatusReport
@@ -44,6 +45,8 @@ async def record_status(
     await session.execute(
         update(Cluster).where(Cluster.id == cluster_id).values(last_contact_at=now)
     )
+    if row.ended_at is not None:
+        return False  # an ended session's record is final
     if not is_newer(
         stored_generation=row.observed_generation,
         stored_sequence=row.status_sequence,
@@ -55,7 +58,6 @@ async def record_status(
     row.status_sequence = report.sequence
     row.phase = report.phase
     row.phase_message = report.message
-    row.url = report.url
     row.status_at = now
     return True
 
@@ -92,14 +94,15 @@ async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id
     row = await ctx.session.get(InteractiveSession, session_id)
     if row is None or row.owner_id != ctx.actor.user_id or row.ended_at is not None:
         raise NotFound("No such session.", code="session_not_found")
-    if row.desired_state != "Running" or row.phase != "Running" or not row.url:
+    cluster = await ctx.session.get(Cluster, row.cluster_id) if row.cluster_id else None
+    if cluster is None or row.desired_state != "Running" or row.phase != "Running":
         raise Conflict(
             f"The session is not running (it is {row.phase.lower()}).", code="session_not_running"
         )
     grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
     ticket = access.mint_ticket(keys, grant, ctx.now)
     await audit(ctx, "session.enter", target_type="session", target_id=session_id)
-    return access.entry_link(row.url, ticket)
+    return access.entry_link(session_id, cluster.sessions_domain, ticket)
 
 
 @dataclass(frozen=True)
@@ -119,46 +122,95 @@ async def check_access(
     ticket: str | None,
     cookie: str | None,
     now: datetime,
+    client: str = "",
 ) -> Admitted:
     """Decide one request to a session's page (ingress-nginx's auth-url).
 
-    The access cookie is checked first; without a valid one, a ticket (first visit) is exchanged
-    for one. The cookie is renewed once it is a quarter of an hour old. Either must name this
-    session, and its owner's console sign-in must still be live."""
-    grant, from_ticket = _grant_of(keys, ticket=ticket, cookie=cookie, now=now)
-    if grant.session_id != session_id:
-        raise Forbidden("This access is for another session.", code="session_access_denied")
-    found = (
-        await session.execute(
-            select(InteractiveSession, User)
-            .join(User, User.id == InteractiveSession.owner_id)
-            .join(LoginSession, LoginSession.user_id == User.id)
-            .where(
-                InteractiveSession.id == session_id,
-                InteractiveSession.owner_id == grant.user_id,
-                InteractiveSession.ended_at.is_(None),
-                InteractiveSession.desired_state == "Running",
-                LoginSession.id == grant.login_id,
-                LoginSession.revoked_at.is_(None),
-                LoginSession.expires_at > now,
-                User.active.is_(True),
-            )
+    A ticket in the URL (a fresh entry from the console) is tried first and used up; otherwise,
+    or if it fails, the access cookie. Either must name this session, and its owner's console
+    sign-in must still be live. A ticket, or a cookie a quarter of an hour old, earns a fresh
+    cookie."""
+    presented = [(t, from_ticket) for t, from_ticket in ((ticket, True), (cookie, False)) if t]
+    if not presented:
+        raise NotAuthenticated("Open the session from the console.", code="no_session_access")
+    refusals: list[GShareError] = []
+    for token, from_ticket in presented:
+        read = access.read_ticket if from_ticket else access.read_access
+        try:
+            grant = read(keys, token, now)
+        except InvalidToken:
+            refusals.append(_expired())
+            continue
+        if grant.session_id != session_id:
+            refusals.append(_denied("This access is for another session."))
+            continue
+        user = await _owner_signed_in(session, grant, now)
+        if user is None:
+            refusals.append(_denied())
+            continue
+        if from_ticket and not await _first_use(session, grant):
+            refusals.append(_ticket_reused(session_id, grant, now, client))
+            continue
+        renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
+        fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
+        return Admitted(
+            user.id, user.email, access.mint_access(keys, fresh, now) if renew else None
         )
-    ).first()
-    if found is None:
-        raise Forbidden(
-            "You cannot enter this session; open it again from the console.",
-            code="session_access_denied",
+    raise refusals[0]
+
+
+async def _owner_signed_in(
+    session: AsyncSession, grant: access.Grant, now: datetime
+) -> User | None:
+    """The session's owner, if the grant is theirs, the session is live and meant to run, and
+    the console sign-in the grant came from is still live."""
+    return await session.scalar(
+        select(User)
+        .join(InteractiveSession, InteractiveSession.owner_id == User.id)
+        .join(LoginSession, LoginSession.user_id == User.id)
+        .where(
+            InteractiveSession.id == grant.session_id,
+            InteractiveSession.owner_id == grant.user_id,
+            InteractiveSession.ended_at.is_(None),
+            InteractiveSession.desired_state == "Running",
+            LoginSession.id == grant.login_id,
+            LoginSession.revoked_at.is_(None),
+            LoginSession.expires_at > now,
+            User.active.is_(True),
         )
-    if from_ticket and not await _first_use(session, grant):
-        raise NotAuthenticated(
-            "This link was used already; open the session again from the console.",
-            code="session_access_expired",
-        )
-    user = found[1]
-    renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
-    fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
-    return Admitted(user.id, user.email, access.mint_access(keys, fresh, now) if renew else None)
+    )
+
+
+def _expired() -> NotAuthenticated:
+    return NotAuthenticated(
+        "Your access to this session has ended; open it again from the console.",
+        code="session_access_expired",
+    )
+
+
+def _denied(
+    message: str = "You cannot enter this session; open it again from the console.",
+) -> Forbidden:
+    return Forbidden(message, code="session_access_denied")
+
+
+def _ticket_reused(
+    session_id: uuid.UUID, grant: access.Grant, now: datetime, client: str
+) -> NotAuthenticated:
+    """A ticket presented again: someone else may hold the link. Audited."""
+    event = AuditEvent(
+        action="session.access",
+        outcome="denied",
+        actor_id=grant.user_id,
+        target_type="session",
+        target_id=str(session_id),
+        detail={"reason": "entry ticket used already", "client": client},
+    )
+    return NotAuthenticated(
+        "This link was used already; open the session again from the console.",
+        code="session_access_expired",
+        durable=[record_later(event, now=now)],
+    )
 
 
 async def _first_use(session: AsyncSession, ticket: access.Grant) -> bool:
@@ -177,25 +229,3 @@ async def forget_used_tickets(session: AsyncSession, now: datetime) -> None:
     await session.execute(
         delete(UsedTicket).where(UsedTicket.expires_at < now - access.TICKET_LIFETIME)
     )
-
-
-def _grant_of(
-    keys: KeySet, *, ticket: str | None, cookie: str | None, now: datetime
-) -> tuple[access.Grant, bool]:
-    """The grant presented, and whether it came from a ticket."""
-    for token, read, from_ticket in (
-        (cookie, access.read_access, False),
-        (ticket, access.read_ticket, True),
-    ):
-        if not token:
-            continue
-        try:
-            return read(keys, token, now), from_ticket
-        except InvalidToken:
-            continue
-    if ticket or cookie:
-        raise NotAuthenticated(
-            "Your access to this session has ended; open it again from the console.",
-            code="session_access_expired",
-        )
-    raise NotAuthenticated("Open the session from the console.", code="no_session_access")

@@ -35,6 +35,11 @@ function Summary({ cluster }: { cluster: ClusterDetailOut }) {
             {cluster.api_server}
           </Text>
         </Fact>
+        <Fact label="Sessions domain">
+          <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }}>
+            {cluster.sessions_domain}
+          </Text>
+        </Fact>
         <Fact label="Last contact">
           <TimeAgo iso={cluster.last_contact_at} />
         </Fact>

@@ -23,6 +23,7 @@ function makeCluster(overrides: Partial<ClusterOut> = {}): ClusterOut {
     id: CLUSTER_ID,
     name: 'lab-east',
     api_server: 'https://10.0.0.1:6443',
+    sessions_domain: 'sessions.lab.example',
     status: 'connected',
     status_message: 'Reachable; the session resource is installed.',
     last_contact_at: '2026-11-30T11:58:00Z',
@@ -122,7 +123,7 @@ describe('clusters list', () => {
     expect(alert).toHaveTextContent('The cluster is not ready for GShare');
     expect(alert).toHaveTextContent('The GShareSession resource definition is not installed on this cluster.');
     const [sent] = api.callsTo('POST', '/api/v1/clusters');
-    expect(sent.body).toEqual({ name: 'lab-east', kubeconfig: KUBECONFIG });
+    expect(sent.body).toEqual({ name: 'lab-east', kubeconfig: KUBECONFIG, sessions_domain: 'sessions.gshare.local' });
     expect(sent.headers.get('X-CSRF-Token')).toBe('csrf-admin');
 
     refuse = false;
@@ -146,9 +147,13 @@ describe('clusters list', () => {
 
     await waitFor(() => expect(within(dialog).getByLabelText('Kubeconfig')).toHaveValue(KUBECONFIG));
     expect(within(dialog).getByText('Filled from lab.yaml.')).toBeInTheDocument();
+    const domain = within(dialog).getByLabelText('Sessions domain');
+    await user.clear(domain);
+    await user.type(domain, 'https://sessions.example/');
     await user.click(within(dialog).getByRole('button', { name: 'Register' }));
 
     expect(await within(dialog).findByText(/Use lowercase letters, digits and dashes/)).toBeInTheDocument();
+    expect(within(dialog).getByText('Enter a domain name such as sessions.example.org.')).toBeInTheDocument();
     expect(api.callsTo('POST', '/api/v1/clusters')).toHaveLength(0);
   });
 
@@ -158,8 +163,8 @@ describe('clusters list', () => {
       'GET /api/v1/clusters': json(200, { items: [makeCluster()], next_cursor: null }),
       [`DELETE /api/v1/clusters/${CLUSTER_ID}`]: apiError(
         409,
-        'cluster_in_use',
-        'Sessions are still running on this cluster.',
+        'cluster_has_live_sessions',
+        'The cluster still runs 2 session(s); stop them before removing it.',
       ),
     });
     renderApp('/admin/clusters');
@@ -172,7 +177,9 @@ describe('clusters list', () => {
     expect(api.calls.filter((c) => c.method === 'DELETE')).toHaveLength(0);
     await user.click(within(dialog).getByRole('button', { name: 'Remove cluster' }));
 
-    expect(await within(dialog).findByText('Sessions are still running on this cluster.')).toBeInTheDocument();
+    expect(
+      await within(dialog).findByText('The cluster still runs 2 session(s); stop them before removing it.'),
+    ).toBeInTheDocument();
     expect(api.calls.filter((c) => c.method === 'DELETE')[0].headers.get('X-CSRF-Token')).toBe('csrf-admin');
   });
 });

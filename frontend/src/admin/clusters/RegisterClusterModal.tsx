@@ -8,6 +8,10 @@ import type { ClusterOut } from '../../api/types';
 const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NAME_MAX = 63;
 const KUBECONFIG_MAX = 262_144;
+// The server's rule for a sessions domain: two or more lowercase DNS labels.
+const DOMAIN_PATTERN = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DOMAIN_MAX = 200;
+export const DEFAULT_SESSIONS_DOMAIN = 'sessions.gshare.local';
 
 const PROBLEM_TITLES: Record<string, string> = {
   invalid_kubeconfig: 'The kubeconfig was not accepted',
@@ -29,6 +33,13 @@ function checkName(name: string): string | null {
   return null;
 }
 
+function checkDomain(domain: string): string | null {
+  if (!domain) return 'Enter the domain session pages are served under.';
+  if (domain.length > DOMAIN_MAX) return `Use at most ${DOMAIN_MAX} characters.`;
+  if (!DOMAIN_PATTERN.test(domain)) return 'Enter a domain name such as sessions.example.org.';
+  return null;
+}
+
 function checkKubeconfig(kubeconfig: string): string | null {
   if (!kubeconfig.trim()) return 'Paste a kubeconfig or choose its file.';
   if (kubeconfig.length > KUBECONFIG_MAX) return 'This kubeconfig is too large (256 KiB at most).';
@@ -45,6 +56,8 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
   const register = useRegisterCluster();
   const [name, setName] = useState('');
   const [kubeconfig, setKubeconfig] = useState('');
+  const [domain, setDomain] = useState(DEFAULT_SESSIONS_DOMAIN);
+  const [domainError, setDomainError] = useState<string | null>(null);
   const [fileName, setFileName] = useState<string | null>(null);
   const [nameError, setNameError] = useState<string | null>(null);
   const [kubeconfigError, setKubeconfigError] = useState<string | null>(null);
@@ -55,6 +68,8 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
     // Also on close, so the credentials do not linger in the form.
     setName('');
     setKubeconfig('');
+    setDomain(DEFAULT_SESSIONS_DOMAIN);
+    setDomainError(null);
     setFileName(null);
     setNameError(null);
     setKubeconfigError(null);
@@ -87,12 +102,15 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
     const trimmedName = name.trim();
     const badName = checkName(trimmedName);
     const badKubeconfig = checkKubeconfig(kubeconfig);
+    const trimmedDomain = domain.trim().toLowerCase();
+    const badDomain = checkDomain(trimmedDomain);
     setNameError(badName);
     setKubeconfigError(badKubeconfig);
+    setDomainError(badDomain);
     setProblem(null);
-    if (badName || badKubeconfig) return;
+    if (badName || badKubeconfig || badDomain) return;
     register.mutate(
-      { name: trimmedName, kubeconfig },
+      { name: trimmedName, kubeconfig, sessions_domain: trimmedDomain },
       {
         onSuccess: (cluster) => {
           onRegistered(cluster);
@@ -118,6 +136,15 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
             onChange={(event) => setName(event.currentTarget.value)}
             error={nameError}
             data-autofocus
+          />
+          <TextInput
+            label="Sessions domain"
+            description="Session pages are served at https://<session id>.<this domain>/ by the cluster's ingress; use the domain its operator is configured with (GSHARE_SESSIONS_DOMAIN)."
+            autoComplete="off"
+            spellCheck={false}
+            value={domain}
+            onChange={(event) => setDomain(event.currentTarget.value)}
+            error={domainError}
           />
           <Stack gap={6}>
             <Textarea

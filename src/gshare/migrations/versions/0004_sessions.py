@@ -17,6 +17,15 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column(
+        "clusters",
+        sa.Column(
+            "sessions_domain",
+            sa.String(length=253),
+            server_default="sessions.gshare.local",
+            nullable=False,
+        ),
+    )
     op.create_table(
         "sessions",
         sa.Column("id", sa.UUID(), nullable=False),
@@ -28,7 +37,6 @@ def upgrade() -> None:
         sa.Column("ended_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("phase", sa.String(length=20), nullable=False),
         sa.Column("phase_message", sa.Text(), nullable=False),
-        sa.Column("url", sa.String(length=500), nullable=False),
         sa.Column("observed_generation", sa.BigInteger(), nullable=False),
         sa.Column("status_sequence", sa.BigInteger(), nullable=False),
         sa.Column("status_at", sa.DateTime(timezone=True), nullable=True),
@@ -77,3 +85,4 @@ def downgrade() -> None:
     op.drop_index("ix_sessions_live_on_cluster", table_name="sessions")
     op.drop_index("ix_sessions_owner", table_name="sessions")
     op.drop_table("sessions")
+    op.drop_column("clusters", "sessions_domain")

@@ -1,0 +1,85 @@
+"""The operator's reporter against a real API process: refused tokens are retried until a good
+one lands, reports the API cannot take are dropped, and only news is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gshare.clusters.tokens import KeySet, load_or_create, new_key
+from gshare.operator.report import Reporter, ReportTarget
+from gshare.sessions.models import InteractiveSession
+from tests.builders import Builder
+from tests.processes import start_api, stop
+
+
+async def _until(check, what: str, deadline_s: float = 20) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_refused_tokens_are_retried_and_bad_reports_dropped(
+    build: Builder, database_url: str, tmp_path: Path
+) -> None:
+    cluster = await build.cluster()
+    owner = await build.user()
+    placed = await build.interactive_session(owner, cluster)
+    data_dir = tmp_path / "api"
+    data_dir.mkdir()
+    now = datetime.now(UTC)
+    keys = load_or_create(data_dir / "internal-keys.json", now)
+    token_file = tmp_path / "token"
+    token_file.write_text(KeySet([new_key(now)]).mint(str(cluster.id), now))  # not the API's key
+    api, base = start_api(database_url, data_dir)
+    reporter = Reporter(
+        ReportTarget(base, str(cluster.id), token_file),
+        gather_seconds=0.05,
+        first_pause_seconds=0.2,
+    )
+    running = asyncio.create_task(reporter.run())
+
+    async def phase() -> str:
+        async with build.sessions() as session:
+            row = await session.get(InteractiveSession, placed.id)
+            assert row is not None
+            return row.phase
+
+    try:
+        status = {"phase": "Running", "message": "", "observedGeneration": 1}
+        # A session this API does not place here is refused again and again; it must not hold
+        # up the others.
+        stranger = str(uuid.uuid4())
+        reporter.status_changed(stranger, status)
+        reporter.status_changed(str(placed.id), status)
+        await asyncio.sleep(1.0)
+        assert await phase() == "Pending"  # refused, and kept for another try
+        assert str(placed.id) in reporter._pending
+        token_file.write_text(keys.mint(str(cluster.id), now))  # the fresh Secret lands
+        await _until(lambda: _is(phase, "Running"), "the report to be delivered")
+        assert list(reporter._pending) == [stranger]
+        reporter.session_gone(stranger)
+
+        # The same status again is not news; a report the API cannot take is dropped.
+        reporter.status_changed(str(placed.id), dict(status))
+        assert reporter._pending == {}
+        reporter.status_changed(str(placed.id), {**status, "phase": "Exploded"})
+        await _until(lambda: _empty(reporter._pending), "the bad report to be dropped")
+        assert await phase() == "Running"
+    finally:
+        running.cancel()
+        stop(api)
+
+
+async def _is(read, value: str) -> bool:
+    return await read() == value
+
+
+async def _empty(pending: dict) -> bool:
+    return not pending
