@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.credits import invariants, operations, repository
 from gshare.credits.amounts import MICRO
+from gshare.identity.models import Group, Membership, Organization, User
 
 
 @dataclass
@@ -17,6 +18,41 @@ class Wallets:
     org: uuid.UUID
     group: uuid.UUID
     users: list[uuid.UUID]
+
+
+async def tenancy(
+    session: AsyncSession, now: datetime, *, groups: int, members: int
+) -> tuple[uuid.UUID, list[tuple[uuid.UUID, list[uuid.UUID]]]]:
+    """An organization with `groups` groups of `members` members each, as real rows (refills
+    pay a grant only while its payer still applies). Returns the ids."""
+    org = Organization(id=uuid.uuid4(), name=f"Org {uuid.uuid4().hex[:8]}", created_at=now)
+    session.add(org)
+    await session.flush()
+    made = []
+    for g in range(groups):
+        group = Group(id=uuid.uuid4(), org_id=org.id, name=f"Group {g}", created_at=now)
+        session.add(group)
+        await session.flush()
+        user_ids = []
+        for _ in range(members):
+            user = User(
+                id=uuid.uuid4(),
+                email=f"{uuid.uuid4().hex}@example.org",
+                name="Member",
+                password_hash="-",
+                must_change_password=False,
+                created_at=now,
+                password_changed_at=now,
+            )
+            session.add(user)
+            await session.flush()
+            session.add(
+                Membership(user_id=user.id, group_id=group.id, role="member", created_at=now)
+            )
+            user_ids.append(user.id)
+        made.append((group.id, user_ids))
+    await session.flush()
+    return org.id, made
 
 
 async def funded_wallets(
@@ -28,14 +64,13 @@ async def funded_wallets(
     group_credits: int = 500,
     user_credits: int = 100,
 ) -> Wallets:
-    """An org, one group and `users` user wallets (owners are made-up ids; the ledger does not
-    look at identities), funded top-down with the real operations."""
+    """The wallets of an org, one group and `users` members, funded top-down with the real
+    operations."""
     async with sessions() as session, session.begin():
-        org = await repository.account_id(session, "org", uuid.uuid4(), now)
-        group = await repository.account_id(session, "group", uuid.uuid4(), now)
-        people = [
-            await repository.account_id(session, "user", uuid.uuid4(), now) for _ in range(users)
-        ]
+        org_id, [(group_id, user_ids)] = await tenancy(session, now, groups=1, members=users)
+        org = await repository.account_id(session, "org", org_id, now)
+        group = await repository.account_id(session, "group", group_id, now)
+        people = [await repository.account_id(session, "user", u, now) for u in user_ids]
         if org_credits:
             await operations.mint(session, wallet_id=org, amount=org_credits * MICRO, now=now)
         if group_credits:

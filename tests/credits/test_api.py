@@ -362,3 +362,98 @@ async def test_a_group_holding_credits_cannot_be_deleted(build: Builder) -> None
     back = {"from_wallet_id": empty_wallet["id"], "to_wallet_id": org_wallet["id"], "amount": "3"}
     assert (await client.post(TRANSFERS, json=back)).status_code == 201
     assert (await client.delete(f"/api/v1/groups/{empty.id}")).status_code == 204
+
+
+async def test_grants_end_with_their_reason_and_can_always_be_cleared(
+    build: Builder, sessions
+) -> None:
+    """A member who leaves the paying group, or a deleted group, is no longer paid; the grant
+    is cleared at the next refill, and the admins can clear it themselves before that."""
+    from gshare.credits.tasks import refill_month
+    from gshare.identity.models import Membership
+
+    t = await _tenant(build)
+    root_c, admin_c, lead_c = [await build.signed_in(u) for u in (t.root, t.admin, t.lead)]
+    leaver = await build.user("Lea Leaver")
+    await build.member(leaver, t.group)
+    spare = await build.group(t.org, "Spare")
+    assert (await root_c.post(MINT, json={"org_id": str(t.org.id), "amount": "1000"})).is_success
+    org_wallet = await _wallet(root_c, f"/api/v1/orgs/{t.org.id}/wallet")
+    group_wallet = await _wallet(admin_c, f"/api/v1/groups/{t.group.id}/wallet")
+    spare_wallet = await _wallet(admin_c, f"/api/v1/groups/{spare.id}/wallet")
+    grant = "/api/v1/wallets/{}/monthly-grant"
+    for wallet, amount in ((group_wallet, "200"), (spare_wallet, "50")):
+        assert (await admin_c.put(grant.format(wallet["id"]), json={"amount": amount})).is_success
+    ids = {}
+    for person in (t.member, leaver):
+        wallet = await _wallet(lead_c, f"/api/v1/users/{person.id}/wallet")
+        ids[person.id] = wallet["id"]
+        assert (await lead_c.put(grant.format(wallet["id"]), json={"amount": "20"})).is_success
+
+    # The leaver leaves; the spare group is deleted (its wallet is empty, so that is allowed).
+    assert (await lead_c.delete(f"/api/v1/groups/{t.group.id}/members/{leaver.id}")).is_success
+    assert (await admin_c.delete(f"/api/v1/groups/{spare.id}")).status_code == 204
+
+    summary = await refill_month(sessions, "2026-03", build.clock.now())
+    assert (summary.cleared, summary.failed) == (2, 0)
+    assert (await _wallet(root_c, f"/api/v1/wallets/{ids[t.member.id]}"))["balance"] == "20"
+    assert (await _wallet(root_c, f"/api/v1/wallets/{ids[leaver.id]}"))["balance"] == "0"
+    assert (await _wallet(root_c, f"/api/v1/wallets/{ids[leaver.id]}"))["monthly_grant"] is None
+    assert (await _wallet(root_c, f"/api/v1/wallets/{spare_wallet['id']}"))["balance"] == "0"
+    # The org paid its group 200 and nothing to the deleted one.
+    assert (await _wallet(root_c, f"/api/v1/wallets/{org_wallet['id']}"))["balance"] == "800"
+
+    # Clearing needs no payer: the paying group's admin clears a grant of someone who has left,
+    # and the super admin clears anything, even a deleted group's.
+    gone = await build.user("Gil Gone")
+    await build.member(gone, t.group)
+    gone_wallet = (await _wallet(lead_c, f"/api/v1/users/{gone.id}/wallet"))["id"]
+    assert (await lead_c.put(grant.format(gone_wallet), json={"amount": "5"})).is_success
+    async with sessions() as session, session.begin():
+        await session.execute(
+            Membership.__table__.delete().where(Membership.user_id == gone.id)  # type: ignore[attr-defined]
+        )
+    cleared = await lead_c.put(grant.format(gone_wallet), json={"amount": "0"})
+    assert cleared.status_code == 200, cleared.text
+    assert cleared.json()["monthly_grant"] is None
+    member_c = await build.signed_in(t.member)
+    denied = await member_c.put(grant.format(ids[t.member.id]), json={"amount": "0"})
+    assert denied.status_code == 403
+    ok = await root_c.put(grant.format(spare_wallet["id"]), json={"amount": "0"})
+    assert ok.status_code == 200, ok.text
+
+
+async def test_amounts_stay_inside_what_the_database_holds(build: Builder) -> None:
+    t = await _tenant(build)
+    client = await build.signed_in(t.root)
+    # Arabic-Indic and fullwidth digits, a bare point either side, a separator, over the cap.
+    for amount in ("\u0661\u0662", "\uff11\uff12", "12.", ".5", "1_000", "10000000000000"):
+        response = await client.post(MINT, json={"org_id": str(t.org.id), "amount": amount})
+        assert response.status_code == 400, amount
+        assert response.json()["error"]["code"] == "invalid_amount", amount
+    big = "900000000000"  # under the per-amount cap; ten of them would overflow a bigint
+    outcomes = [
+        (await client.post(MINT, json={"org_id": str(t.org.id), "amount": big})).status_code
+        for _ in range(11)
+    ]
+    assert outcomes[:10] == [201] * 10
+    assert outcomes[10] == 409
+    refused = await client.post(MINT, json={"org_id": str(t.org.id), "amount": big})
+    assert refused.json()["error"]["code"] == "balance_too_large"
+    wallet = await _wallet(client, f"/api/v1/orgs/{t.org.id}/wallet")
+    assert wallet["balance"] == "9000000000000"
+
+
+async def test_garbage_cursors_are_a_400(build: Builder) -> None:
+    import base64
+    import json
+
+    t = await _tenant(build)
+    client = await build.signed_in(t.root)
+    wallet = await _wallet(client, f"/api/v1/orgs/{t.org.id}/wallet")
+    for value in (["abc"], [None], [1e30], [99999999999999999999], [1, 2], [True], [0]):
+        cursor = base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+        for path in (f"/api/v1/wallets/{wallet['id']}/entries", "/api/v1/audit"):
+            response = await client.get(path, params={"cursor": cursor})
+            assert response.status_code == 400, (path, value, response.text)
+            assert response.json()["error"]["code"] == "invalid_cursor"

@@ -10,14 +10,13 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 from sqlalchemy import text
 
 from gshare.credits import operations, repository
 from gshare.credits.amounts import MICRO
-from tests.credits.builders import assert_ledger_clean
+from tests.credits.builders import assert_ledger_clean, tenancy
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = 8
@@ -26,15 +25,18 @@ KILLS = 6
 
 
 async def _plan(sessions, now, tmp_path: Path) -> Path:
+    """One organization, four groups of four members, each wallet with a grant; real tenancy
+    rows, because refills pay only grants whose payer still applies."""
     groups: dict[str, list[str]] = {}
     async with sessions() as session, session.begin():
-        org = await repository.account_id(session, "org", uuid.uuid4(), now)
+        org_id, made = await tenancy(session, now, groups=4, members=4)
+        org = await repository.account_id(session, "org", org_id, now)
         await operations.mint(session, wallet_id=org, amount=100_000 * MICRO, now=now)
         await operations.set_monthly_grant(
             session, wallet_id=org, amount=50_000 * MICRO, funding_wallet_id=None
         )
-        for _ in range(4):
-            group = await repository.account_id(session, "group", uuid.uuid4(), now)
+        for group_id, member_ids in made:
+            group = await repository.account_id(session, "group", group_id, now)
             await operations.move(
                 session, from_id=org, to_id=group, amount=10_000 * MICRO, kind="allocation", now=now
             )
@@ -42,8 +44,8 @@ async def _plan(sessions, now, tmp_path: Path) -> Path:
                 session, wallet_id=group, amount=5_000 * MICRO, funding_wallet_id=org
             )
             users = []
-            for _ in range(4):
-                user = await repository.account_id(session, "user", uuid.uuid4(), now)
+            for member_id in member_ids:
+                user = await repository.account_id(session, "user", member_id, now)
                 await operations.move(
                     session,
                     from_id=group,

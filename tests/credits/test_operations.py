@@ -220,3 +220,43 @@ async def test_accounts_are_created_once_under_concurrency(sessions, clock: Froz
 
     ids = await asyncio.gather(*(create() for _ in range(6)))
     assert len(set(ids)) == 1
+
+
+async def test_the_check_sees_an_entry_posted_to_the_wrong_wallet(
+    sessions, clock: FrozenClock
+) -> None:
+    """A transfer from the org to one user whose credit entry landed on another user's wallet:
+    sums still balance, but the check names the transfer."""
+    from gshare.credits import invariants
+    from gshare.credits.models import CreditEntry, CreditTransfer
+
+    now = clock.now()
+    w = await funded_wallets(sessions, now, users=2, user_credits=0)
+    intended, wrong = w.users
+    transfer_id = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        session.add(
+            CreditTransfer(
+                id=transfer_id,
+                kind="allocation",
+                debit_account_id=w.group,
+                credit_account_id=intended,
+                amount=MICRO,
+                created_at=now,
+            )
+        )
+        await session.flush()
+        session.add_all(
+            [
+                CreditEntry(
+                    transfer_id=transfer_id, account_id=w.group, amount=-MICRO, created_at=now
+                ),
+                CreditEntry(
+                    transfer_id=transfer_id, account_id=wrong, amount=MICRO, created_at=now
+                ),
+            ]
+        )
+    async with sessions() as session:
+        report = await invariants.check(session)
+    named = {v.invariant: v.detail for v in report.violations}
+    assert str(transfer_id) in named["each transfer has one debit and one credit of equal amount"]

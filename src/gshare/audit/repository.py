@@ -62,8 +62,9 @@ async def list_entries(
         conditions.append(AuditEntry.at >= filters.since)
     if filters.until is not None:
         conditions.append(AuditEntry.at < filters.until)
-    if page.after is not None:
-        conditions.append(AuditEntry.id < int(page.after[0]))
+    after = page.after_sequence()
+    if after is not None:
+        conditions.append(AuditEntry.id < after)
     query = (
         select(AuditEntry).where(*conditions).order_by(AuditEntry.id.desc()).limit(page.limit + 1)
     )

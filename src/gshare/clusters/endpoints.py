@@ -79,7 +79,7 @@ async def list_clusters(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> ClusterPage:
     page = page_request(limit, cursor)
-    after = str(page.after[0]) if page.after else ""
+    after = page.after_text() or ""
     rows = [s for s in await service.list_clusters(ctx) if s.cluster.name > after]
     items = rows[: page.limit]
     nxt = None

@@ -36,8 +36,9 @@ IdempotencyKey = Annotated[
     str | None,
     Header(
         alias="Idempotency-Key",
-        max_length=200,
-        description="Repeating a call with the same key returns the first result unchanged.",
+        # Checked by check_key, which says what is wrong (invalid_idempotency_key).
+        description="Repeating a call with the same key (1 to 200 printable characters) "
+        "returns the first result unchanged.",
     ),
 ]
 

@@ -48,8 +48,10 @@ CHECKS: list[tuple[str, str]] = [
         "SELECT t.id FROM credit_transfers t LEFT JOIN credit_entries e ON e.transfer_id = t.id "
         "GROUP BY t.id, t.amount, t.debit_account_id, t.credit_account_id "
         "HAVING count(e.id) <> 2 OR coalesce(sum(e.amount), 0) <> 0 "
-        "OR sum(e.amount) FILTER (WHERE e.account_id = t.credit_account_id) <> t.amount "
-        "OR sum(e.amount) FILTER (WHERE e.account_id = t.debit_account_id) <> -t.amount "
+        "OR coalesce(sum(e.amount) FILTER (WHERE e.account_id = t.credit_account_id), 0) "
+        "<> t.amount "
+        "OR coalesce(sum(e.amount) FILTER (WHERE e.account_id = t.debit_account_id), 0) "
+        "<> -t.amount "
         "LIMIT 5",
     ),
     (

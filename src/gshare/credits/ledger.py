@@ -16,6 +16,15 @@ class InsufficientCredits(Conflict):
     message = "Not enough available credits."
 
 
+class BalanceTooLarge(Conflict):
+    code = "balance_too_large"
+    message = "This would take the wallet's balance beyond what it can hold."
+
+
+# The largest balance PostgreSQL's bigint holds.
+BALANCE_MAX = 2**63 - 1
+
+
 class HoldExhausted(Conflict):
     code = "hold_exhausted"
     message = "The hold has less reserved than that; extend it first."
@@ -46,6 +55,8 @@ def pay(wallet: Wallet, amount: int) -> Wallet:
 
 def receive(wallet: Wallet, amount: int) -> Wallet:
     _positive(amount)
+    if wallet.balance + amount > BALANCE_MAX:
+        raise BalanceTooLarge()
     return Wallet(wallet.balance + amount, wallet.held)
 
 

@@ -201,8 +201,9 @@ async def entries(
         query = query.where(CreditEntry.created_at >= since)
     if until is not None:
         query = query.where(CreditEntry.created_at < until)
-    if page.after is not None:
-        query = query.where(CreditEntry.id < int(page.after[0]))
+    after = page.after_sequence()
+    if after is not None:
+        query = query.where(CreditEntry.id < after)
     query = query.order_by(CreditEntry.id.desc()).limit(page.limit + 1)
     rows = (await session.execute(query)).all()
     return [EntryRow(r[0], r[1], r[2]) for r in rows]

@@ -25,7 +25,7 @@ from gshare.credits.schemas import (
 )
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
-from gshare.identity.permissions import Action, Scope
+from gshare.identity.permissions import Action, Scope, is_allowed
 from gshare.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from gshare.kit.pagination import PageRequest, page_of
 
@@ -352,7 +352,9 @@ async def set_monthly_grant(
     if account is None or account.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
     funding: uuid.UUID | None = None
-    if account.kind == "org":
+    if amount == 0:
+        await _require_grant_clearing(ctx, account)
+    elif account.kind == "org":
         require(
             ctx,
             Action.GRANT_SET_ORG,
@@ -372,7 +374,7 @@ async def set_monthly_grant(
         funding = await repository.account_id(ctx.session, "org", org_id, ctx.now)
     else:
         funding = await _user_grant_source(ctx, account, funding_wallet_id)
-    org_id, group_id = await _audit_scope(ctx, account, funding)
+    org_id, group_id = await _audit_scope(ctx, account, funding or account.grant_funding_account_id)
     updated = await operations.set_monthly_grant(
         ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
     )
@@ -389,6 +391,35 @@ async def set_monthly_grant(
         },
     )
     return await _view(ctx.session, updated)
+
+
+async def _require_grant_clearing(ctx: Context, account: CreditAccount) -> None:
+    """Clearing a grant needs no payer, and works after the owner left the paying group or the
+    group was deleted: whoever may set the grant where it stands may clear it, and the super
+    admin always may."""
+    assert account.owner_id is not None
+    scope = Scope()
+    action = Action.GRANT_SET_USER
+    if account.kind == "org":
+        action, scope = Action.GRANT_SET_ORG, Scope(org_id=account.owner_id)
+    elif account.kind == "group":
+        org_id = await identity.group_org(ctx.session, account.owner_id)
+        action, scope = Action.GRANT_SET_GROUP, Scope(org_id=org_id)
+    else:
+        # The paying group's admins, or the admins of any group the user is in now.
+        candidates: list[Scope] = []
+        if account.grant_funding_account_id is not None:
+            funding = await repository.wallet(ctx.session, account.grant_funding_account_id)
+            group_id = funding.owner_id if funding else None
+            org_id = await identity.group_org(ctx.session, group_id) if group_id else None
+            if group_id is not None and org_id is not None:
+                candidates.append(Scope.of_group(group_id, org_id))
+        user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
+        for group_id, org_id in (user_scope.groups if user_scope else {}).items():
+            candidates.append(Scope.of_group(group_id, org_id))
+        allowed = [c for c in candidates if is_allowed(ctx.actor, action, c)]
+        scope = allowed[0] if allowed else (candidates[0] if candidates else Scope())
+    require(ctx, action, scope, target_type="wallet", target_id=account.id)
 
 
 async def _audit_scope(

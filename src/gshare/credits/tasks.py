@@ -11,6 +11,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.credits import operations, repository
+from gshare.credits.models import CreditAccount
+from gshare.identity import service as identity
 from gshare.kit.db import run_in_transaction
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,28 @@ class RefillSummary:
     skipped: int = 0
     credited: int = 0
     shortfall: int = 0
+    cleared: int = 0
+    failed: int = 0
+
+
+async def grant_still_applies(session: AsyncSession, account: CreditAccount, now: datetime) -> bool:
+    """A grant is paid only while what it was set for lasts: the organization exists, the group
+    still belongs to the organization that pays, the user is still in the group that pays (a
+    guest until their membership expires)."""
+    if account.owner_id is None:
+        return False
+    if account.kind == "org":
+        return bool(await identity.names(session, "org", [account.owner_id]))
+    funding_id = account.grant_funding_account_id
+    funding = await repository.wallet(session, funding_id) if funding_id else None
+    if funding is None or funding.owner_id is None:
+        return False
+    if account.kind == "group":
+        org_id = await identity.group_org(session, account.owner_id)
+        return funding.kind == "org" and org_id == funding.owner_id
+    return funding.kind == "group" and await identity.is_current_member(
+        session, account.owner_id, funding.owner_id, now
+    )
 
 
 async def refill_month(
@@ -37,7 +61,9 @@ async def refill_month(
     """Refill every wallet with a grant for `period`, parents before children.
 
     Each wallet is refilled in its own transaction; a wallet already refilled for the period
-    (by an earlier run, a crashed run, or another worker right now) is skipped.
+    (by an earlier run, a crashed run, or another worker right now) is skipped. A grant whose
+    reason has gone (a member who left the paying group, a deleted group) is cleared instead of
+    paid. One wallet failing is logged and does not stop the others.
     """
     async with sessions() as session:
         wallets = await repository.wallets_with_grants(session)
@@ -47,17 +73,42 @@ async def refill_month(
         wallet_id: uuid.UUID = wallet.id
 
         async def one(session: AsyncSession, wallet_id: uuid.UUID = wallet_id) -> object:
+            account = await repository.wallet(session, wallet_id)
+            if account is None or account.monthly_grant is None:
+                return None
+            if not await grant_still_applies(session, account, now):
+                await operations.set_monthly_grant(
+                    session, wallet_id=wallet_id, amount=0, funding_wallet_id=None
+                )
+                log.info(
+                    "cleared the monthly grant of wallet %s: its payer no longer applies", wallet_id
+                )
+                return "cleared"
             return await operations.refill_wallet(
                 session, wallet_id=wallet_id, period=period, now=now
             )
 
-        result = await run_in_transaction(sessions, one)
+        try:
+            result = await run_in_transaction(sessions, one)
+        except Exception:
+            log.exception("the refill of wallet %s failed; the others go on", wallet_id)
+            summary.failed += 1
+            continue
+        if result == "cleared":
+            summary.cleared += 1
+            continue
         if not isinstance(result, operations.RefillResult):
             summary.skipped += 1
             continue
         summary.refilled += 1
         summary.credited += result.amount
         summary.shortfall += result.shortfall
-    if summary.refilled:
-        log.info("refilled %d wallets for %s", summary.refilled, period)
+    if summary.refilled or summary.cleared or summary.failed:
+        log.info(
+            "monthly refill %s: %d refilled, %d grants cleared, %d failed",
+            period,
+            summary.refilled,
+            summary.cleared,
+            summary.failed,
+        )
     return summary

@@ -405,3 +405,16 @@ async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.U
 
 async def forget_failures_before(session: AsyncSession, cutoff: datetime) -> None:
     await session.execute(delete(SignInFailure).where(SignInFailure.at < cutoff))
+
+
+async def is_current_member(
+    session: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+) -> bool:
+    found = await session.scalar(
+        select(Membership.user_id).where(
+            Membership.user_id == user_id,
+            Membership.group_id == group_id,
+            or_(Membership.expires_at.is_(None), Membership.expires_at > now),
+        )
+    )
+    return found is not None

@@ -578,3 +578,10 @@ async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.U
 async def forget_sign_in_failures(session: AsyncSession, now: datetime) -> None:
     """Failed sign-ins older than the longest throttling window no longer matter."""
     await repository.forget_failures_before(session, now - LONGEST_WINDOW)
+
+
+async def is_current_member(
+    session: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+) -> bool:
+    """Whether the user is in the group now (a guest until their membership expires)."""
+    return await repository.is_current_member(session, user_id, group_id, now)

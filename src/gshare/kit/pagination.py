@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from gshare.kit.errors import BadRequest
@@ -14,10 +16,47 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
 
+BIGINT_MAX = 2**63 - 1
+
+
+def _bad_cursor() -> BadRequest:
+    return BadRequest("The cursor is not valid.", code="invalid_cursor")
+
+
 @dataclass(frozen=True)
 class PageRequest:
     limit: int = DEFAULT_LIMIT
     after: tuple[Any, ...] | None = None
+
+    # A cursor comes back from the client, so its values are checked like any other input.
+
+    def after_sequence(self) -> int | None:
+        """The position after a row numbered by a sequence (a positive bigint)."""
+        if self.after is None:
+            return None
+        value = self.after[0]
+        if len(self.after) != 1 or type(value) is not int or not 1 <= value <= BIGINT_MAX:
+            raise _bad_cursor()
+        return value
+
+    def after_text(self) -> str | None:
+        """The position after a row sorted by a unique name."""
+        if self.after is None:
+            return None
+        if len(self.after) != 1 or not isinstance(self.after[0], str) or len(self.after[0]) > 500:
+            raise _bad_cursor()
+        return self.after[0]
+
+    def after_time_and_id(self) -> tuple[datetime, uuid.UUID] | None:
+        """The position after a row sorted by (a time, its id)."""
+        if self.after is None:
+            return None
+        try:
+            when, ident = self.after
+            at = datetime.fromisoformat(when)
+            return at, uuid.UUID(ident)
+        except (TypeError, ValueError):
+            raise _bad_cursor() from None
 
 
 def encode_cursor(key: tuple[Any, ...]) -> str:
