@@ -88,3 +88,22 @@ async def test_responses_carry_security_headers(client: httpx.AsyncClient) -> No
     assert response.status_code == 401
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["cache-control"] == "no-store"
+
+
+async def test_an_unexpected_error_is_a_plain_500_with_the_security_headers(app) -> None:
+    async def boom() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/api/v1/test-boom", boom, methods=["GET"])
+    # Ahead of the console's catch-all route, which was added when the app was built.
+    app.router.routes.insert(0, app.router.routes.pop())
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        response = await client.get("/api/v1/test-boom")
+    assert response.status_code == 500
+    assert response.json() == {
+        "error": {"code": "internal_error", "message": "Something went wrong on our side."}
+    }
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["cache-control"] == "no-store"

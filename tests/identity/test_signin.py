@@ -272,3 +272,87 @@ async def test_login_records_one_audit_entry(build: Builder, sessions) -> None:
             )
         )
     assert count == 1
+
+
+async def test_long_emails_are_throttled_and_audited_too(build: Builder, sessions) -> None:
+    user = await build.user(email=("x" * 90) + "@example.org")
+    for i in range(10):
+        client = build.anonymous(client_ip=f"198.51.100.{i + 20}")
+        response = await client.post(LOGIN, json={"email": user.email, "password": "wrong-123"})
+        assert response.status_code == 401, response.text
+    refused = await build.anonymous("198.51.100.99").post(
+        LOGIN, json={"email": user.email, "password": PASSWORD}
+    )
+    assert refused.status_code == 429
+    async with sessions() as session:
+        failed = await session.scalar(
+            select(func.count()).where(
+                AuditEntry.action == "auth.login", AuditEntry.target_id == user.email
+            )
+        )
+    assert failed == 10
+
+
+async def test_guesses_sent_in_parallel_do_not_slip_past_the_throttle(build: Builder) -> None:
+    import asyncio
+
+    user = await build.user()
+
+    async def guess(i: int) -> int:
+        client = build.anonymous(client_ip=f"203.0.113.{i + 1}")
+        response = await client.post(LOGIN, json={"email": user.email, "password": f"wrong-{i}"})
+        return response.status_code
+
+    outcomes = await asyncio.gather(*(guess(i) for i in range(40)))
+    assert set(outcomes) <= {401, 429}
+    assert outcomes.count(401) <= 10, outcomes  # the limit is 10 a minute
+    assert outcomes.count(429) >= 30
+
+
+async def test_guessing_the_current_password_is_throttled(build: Builder) -> None:
+    user = await build.user()
+    client = await build.signed_in(user)
+    for _ in range(10):
+        wrong = await client.post(
+            "/api/v1/auth/password",
+            json={"current_password": "not-it-at-all-1", "new_password": NEW_PASSWORD},
+        )
+        assert wrong.status_code == 401
+    right = await client.post(
+        "/api/v1/auth/password", json={"current_password": PASSWORD, "new_password": NEW_PASSWORD}
+    )
+    assert right.status_code == 429
+    assert right.json()["error"]["code"] == "too_many_attempts"
+
+
+async def test_nul_characters_are_refused_not_a_500(build: Builder) -> None:
+    root = await build.signed_in(await build.user(super_admin=True))
+    anonymous = build.anonymous()
+    sign_in = await anonymous.post(LOGIN, json={"email": "a\x00b@example.org", "password": "x"})
+    assert sign_in.status_code == 422
+    org = await root.post("/api/v1/orgs", json={"name": "Phys\x00ics"})
+    assert org.status_code == 422
+    assert org.json()["error"]["code"] == "invalid_request"
+    for path, params in (("/api/v1/users", {"q": "a\x00"}), ("/api/v1/audit", {"action": "\x00"})):
+        response = await root.get(path, params=params)
+        assert response.status_code == 422, path
+    # A lowercase form longer than the limit is refused too (some letters grow when lowered).
+    grown = "\u0130" * 200 + "@example.org"
+    created = await root.post(
+        "/api/v1/users", json={"email": grown, "name": "Long", "initial_password": NEW_PASSWORD}
+    )
+    assert created.status_code == 422
+    assert (await anonymous.post(LOGIN, json={"email": grown, "password": "x"})).status_code == 401
+
+
+async def test_garbage_cursors_on_tenancy_lists_are_a_400(build: Builder) -> None:
+    import base64
+    import json
+
+    root = await build.signed_in(await build.user(super_admin=True))
+    for value in (["x"], [1, 2], [None, None], ["2026-01-01T00:00:00+00:00", "nope"]):
+        cursor = base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+        for path in ("/api/v1/orgs", "/api/v1/users"):
+            response = await root.get(path, params={"cursor": cursor})
+            assert response.status_code == 400, (path, value, response.text)
+            assert response.json()["error"]["code"] == "invalid_cursor"

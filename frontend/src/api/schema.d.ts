@@ -1774,6 +1774,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     password_check: {
@@ -2138,7 +2147,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Repeating a call with the same key returns the first result unchanged. */
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -2228,7 +2237,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Repeating a call with the same key returns the first result unchanged. */
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -4454,7 +4463,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Repeating a call with the same key returns the first result unchanged. */
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
                 "Idempotency-Key"?: string | null;
             };
             path: {

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from gshare.api.middleware import SECURITY_HEADERS
 from gshare.kit.db import RETRYABLE_SQLSTATES, Busy, sqlstate
 from gshare.kit.errors import GShareError
 
@@ -71,4 +72,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(500, "internal_error", "Something went wrong on our side.")
+        # Starlette answers this outside the middleware stack, so the headers are added here.
+        headers = {k.decode(): v.decode() for k, v in SECURITY_HEADERS}
+        headers["Cache-Control"] = "no-store"
+        return error_response(500, "internal_error", "Something went wrong on our side.", headers)

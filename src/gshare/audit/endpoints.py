@@ -15,6 +15,7 @@ from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.errors import BadRequest
 from gshare.kit.pagination import page_of, page_request
+from gshare.kit.schemas import NO_NUL
 from gshare.kit.web import declare
 
 router = APIRouter(prefix="/api/v1")
@@ -24,7 +25,7 @@ router = APIRouter(prefix="/api/v1")
 async def list_audit(
     ctx: Ctx,
     actor_id: uuid.UUID | None = None,
-    action: Annotated[str | None, Query(max_length=80)] = None,
+    action: Annotated[str | None, Query(max_length=80, pattern=NO_NUL)] = None,
     outcome: Literal["allowed", "denied", "failed"] | None = None,
     target_type: Annotated[str | None, Query(max_length=40)] = None,
     target_id: Annotated[str | None, Query(max_length=80)] = None,

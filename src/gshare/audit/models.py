@@ -22,7 +22,7 @@ class AuditEntry(Base):
     actor_email: Mapped[str | None] = mapped_column(String(320))
     action: Mapped[str] = mapped_column(String(80), nullable=False)
     target_type: Mapped[str | None] = mapped_column(String(40))
-    target_id: Mapped[str | None] = mapped_column(String(80))
+    target_id: Mapped[str | None] = mapped_column(String(320))  # an email can be the target
     org_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     group_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     outcome: Mapped[str] = mapped_column(String(16), nullable=False)

@@ -49,6 +49,7 @@ from gshare.identity.schemas import (
     UserUpdate,
 )
 from gshare.kit.pagination import page_request
+from gshare.kit.schemas import NO_NUL
 from gshare.kit.web import (
     AppSettings,
     DbSession,
@@ -174,12 +175,21 @@ async def logout(principal: PendingOk, session: DbSession, now: Now, response: R
     response.delete_cookie(COOKIE, path="/")
 
 
-@router.post("/auth/password", response_model=MeOut, **declare(Action.SELF, 400))
+@router.post("/auth/password", response_model=MeOut, **declare(Action.SELF, 400, 429))
 async def change_password(
-    body: PasswordChangeRequest, principal: PendingOk, session: DbSession, now: Now
+    body: PasswordChangeRequest,
+    principal: PendingOk,
+    session: DbSession,
+    now: Now,
+    request: Request,
 ) -> MeOut:
     await signin.change_password(
-        session, principal, current=body.current_password, new=body.new_password, now=now
+        session,
+        principal,
+        current=body.current_password,
+        new=body.new_password,
+        now=now,
+        client=client_of(request),
     )
     return await me_out(session, replace(principal, must_change_password=False), now)
 
@@ -221,7 +231,7 @@ async def me(request: Request, principal: PendingOk) -> Response:
 @router.get("/orgs", response_model=OrgPage, **declare(Action.ORG_LIST, 400))
 async def list_orgs(
     ctx: Ctx,
-    q: Annotated[str | None, Query(max_length=120)] = None,
+    q: Annotated[str | None, Query(max_length=120, pattern=NO_NUL)] = None,
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> OrgPage:
@@ -293,7 +303,7 @@ async def delete_group(group_id: uuid.UUID, ctx: Ctx) -> None:
 @router.get("/users", response_model=UserPage, **declare(Action.USER_LIST, 400))
 async def list_users(
     ctx: Ctx,
-    q: Annotated[str | None, Query(max_length=320)] = None,
+    q: Annotated[str | None, Query(max_length=320, pattern=NO_NUL)] = None,
     org_id: uuid.UUID | None = None,
     group_id: uuid.UUID | None = None,
     limit: Limit = None,

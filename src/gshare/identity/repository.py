@@ -185,9 +185,10 @@ async def add_failure(
 def _after(
     page: PageRequest, created: SQLColumnExpression[datetime], ident: SQLColumnExpression[uuid.UUID]
 ) -> ColumnElement[bool]:
-    assert page.after is not None
-    at = datetime.fromisoformat(str(page.after[0]))
-    return tuple_(created, ident) > tuple_(literal(at), literal(uuid.UUID(str(page.after[1]))))
+    after = page.after_time_and_id()
+    assert after is not None
+    at, after_id = after
+    return tuple_(created, ident) > tuple_(literal(at), literal(after_id))
 
 
 async def list_orgs(

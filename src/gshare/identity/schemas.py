@@ -16,6 +16,8 @@ def _email(value: str) -> str:
     local, at, domain = value.partition("@")
     if not at or not local or "." not in domain or " " in value or domain.startswith("."):
         raise ValueError("must be an email address")
+    if len(value) > 320:  # lowercasing can lengthen some characters
+        raise ValueError("must be at most 320 characters")
     return value
 
 

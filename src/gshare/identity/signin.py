@@ -21,7 +21,6 @@ from gshare.identity.throttle import ACCOUNT_LIMITS, CLIENT_LIMITS, LONGEST_WIND
 from gshare.kit.errors import (
     BadRequest,
     Conflict,
-    DurableWrite,
     GShareError,
     NotAuthenticated,
     TooManyRequests,
@@ -51,33 +50,126 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-def _record_failure(email_key: str, client: str, now: datetime, reason: str) -> list[DurableWrite]:
+class Attempt:
+    """One sign-in (or password check) under way, counted against its account and client."""
+
+    def __init__(self, attempts: Attempts, keys: tuple[str, ...], started: datetime) -> None:
+        self._attempts = attempts
+        self.keys = keys
+        self.started = started
+        self._open = True
+
+    def end(self) -> None:
+        if self._open:
+            self._open = False
+            self._attempts.end(self)
+
+
+class Attempts:
+    """Attempts under way in this process. Until its outcome is recorded an attempt counts as a
+    failure for the throttle, so guesses sent in parallel cannot all pass the check before any
+    failure is written. An attempt whose outcome never came is forgotten after a minute."""
+
+    STALE = timedelta(minutes=1)
+
+    def __init__(self) -> None:
+        self._open: dict[str, list[Attempt]] = {}
+
+    def begin(self, keys: tuple[str, ...], now: datetime) -> Attempt:
+        attempt = Attempt(self, keys, now)
+        for key in keys:
+            self._open.setdefault(key, []).append(attempt)
+        return attempt
+
+    def others(self, key: str, attempt: Attempt, now: datetime) -> list[datetime]:
+        return [
+            a.started
+            for a in self._open.get(key, [])
+            if a is not attempt and now - a.started < self.STALE
+        ]
+
+    def end(self, attempt: Attempt) -> None:
+        for key in attempt.keys:
+            open_now = [a for a in self._open.get(key, []) if a is not attempt]
+            if open_now:
+                self._open[key] = open_now
+            else:
+                self._open.pop(key, None)
+
+
+_attempts = Attempts()
+
+
+def _begin(email_key: str, client: str, now: datetime) -> Attempt:
+    return _attempts.begin((f"account:{email_key}", f"client:{client}"), now)
+
+
+def _failed(
+    error: GShareError,
+    email_key: str,
+    client: str,
+    now: datetime,
+    event: AuditEvent,
+    attempt: Attempt,
+) -> GShareError:
+    """`error`, with what to write after the request's rollback: the failure for the throttle
+    and its audit entry. The attempt stops counting as under way once they are committed."""
+
     async def add(session: AsyncSession) -> None:
         await repository.add_failure(session, email_key, client, now, keep=LONGEST_WINDOW)
 
-    event = AuditEvent(
+    error.durable += [add, record_later(event, now=now)]
+    error.then.append(attempt.end)
+    return error
+
+
+def _failed_login(email_key: str, client: str, reason: str) -> AuditEvent:
+    return AuditEvent(
         action="auth.login",
         outcome="failed",
         target_type="user",
         target_id=email_key,
         detail={"reason": reason, "client": client},
     )
-    return [add, record_later(event, now=now)]
 
 
-async def _throttle(session: AsyncSession, email_key: str, client: str, now: datetime) -> None:
+async def _throttle(
+    session: AsyncSession, email_key: str, client: str, now: datetime, attempt: Attempt
+) -> None:
     since = now - LONGEST_WINDOW
     by_account = await repository.failure_times(session, email_key=email_key, since=since)
     by_client = await repository.failure_times(session, client=client, since=since)
+    by_account += _attempts.others(f"account:{email_key}", attempt, now)
+    by_client += _attempts.others(f"client:{client}", attempt, now)
     wait = max(
-        wait_seconds(by_account, now, ACCOUNT_LIMITS), wait_seconds(by_client, now, CLIENT_LIMITS)
+        wait_seconds(sorted(by_account), now, ACCOUNT_LIMITS),
+        wait_seconds(sorted(by_client), now, CLIENT_LIMITS),
     )
     if wait:
         raise TooManyRequests(
-            "Too many failed sign-ins. Wait before trying again.",
+            "Too many failed attempts. Wait before trying again.",
             code="too_many_attempts",
             retry_after=wait,
         )
+
+
+async def _checked_password(
+    session: AsyncSession,
+    email_key: str,
+    client: str,
+    now: datetime,
+    password: str,
+    password_hash: str,
+) -> tuple[bool, Attempt]:
+    """Throttle, then verify; the attempt stays open for the caller to end or record."""
+    attempt = _begin(email_key, client, now)  # before any await: parallel calls see each other
+    try:
+        await _throttle(session, email_key, client, now, attempt)
+        ok = await passwords.verify_password(password_hash, password)
+    except BaseException:
+        attempt.end()
+        raise
+    return ok, attempt
 
 
 async def login(
@@ -92,15 +184,21 @@ async def login(
 ) -> tuple[User, str, LoginSession]:
     """Check the password and open a login session; returns the raw cookie token once."""
     email_key = email.strip().lower()[:320]
-    await _throttle(session, email_key, client, now)
     user = await repository.user_by_email(session, email_key)
     # Unknown accounts verify against a dummy hash so both failures cost the same time.
-    ok = await passwords.verify_password(
-        user.password_hash if user else passwords.DUMMY_HASH, password
+    ok, attempt = await _checked_password(
+        session,
+        email_key,
+        client,
+        now,
+        password,
+        user.password_hash if user else passwords.DUMMY_HASH,
     )
     if user is None or not ok or not user.active:
         reason = "unknown_email" if user is None else ("inactive" if ok else "wrong_password")
-        raise InvalidCredentials(durable=_record_failure(email_key, client, now, reason))
+        event = _failed_login(email_key, client, reason)
+        raise _failed(InvalidCredentials(), email_key, client, now, event, attempt)
+    attempt.end()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
     token = secrets.token_urlsafe(32)
@@ -206,20 +304,31 @@ def check_new_password(password: str, *, email: str | None, name: str | None) ->
 
 
 async def change_password(
-    session: AsyncSession, principal: Principal, *, current: str, new: str, now: datetime
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    current: str,
+    new: str,
+    now: datetime,
+    client: str = "",
 ) -> None:
+    """Guesses of the current password count against the same throttle as sign-ins, so a
+    stolen cookie is no way around it."""
     user, login_session = await _own_rows(session, principal)
-    if not await passwords.verify_password(user.password_hash, current):
+    ok, attempt = await _checked_password(
+        session, user.email, client, now, current, user.password_hash
+    )
+    if not ok:
         event = _about_self(
             user.id,
             user.email,
             "auth.password_change",
             outcome="failed",
-            detail={"reason": "wrong_current_password"},
+            detail={"reason": "wrong_current_password", "client": client},
         )
-        raise InvalidCredentials(
-            "The current password is not correct.", durable=[record_later(event, now=now)]
-        )
+        error = InvalidCredentials("The current password is not correct.")
+        raise _failed(error, user.email, client, now, event, attempt)
+    attempt.end()
     if current == new:
         raise PasswordRejected("Choose a password different from the current one.")
     check_new_password(new, email=user.email, name=user.name)

@@ -25,11 +25,14 @@ class GShareError(Exception):
         code: str | None = None,
         headers: dict[str, str] | None = None,
         durable: list[DurableWrite] | None = None,
+        then: list[Callable[[], None]] | None = None,
     ) -> None:
         self.message = message or type(self).message
         self.code = code or type(self).code
         self.headers = headers or {}
         self.durable: list[DurableWrite] = list(durable or [])
+        # Called once the durable writes are committed (or have failed).
+        self.then: list[Callable[[], None]] = list(then or [])
         super().__init__(self.message)
 
     def body(self) -> dict[str, Any]:

@@ -32,10 +32,14 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
             await session.commit()
         except GShareError as exc:
             await session.rollback()
-            if exc.durable:
-                async with sessions() as side, side.begin():
-                    for write in exc.durable:
-                        await write(side)
+            try:
+                if exc.durable:
+                    async with sessions() as side, side.begin():
+                        for write in exc.durable:
+                            await write(side)
+            finally:
+                for hook in exc.then:
+                    hook()
             raise
         except BaseException:
             await session.rollback()
