@@ -153,3 +153,54 @@ async def test_a_sessions_domain_must_be_a_domain_name(build: Builder) -> None:
         )
         assert response.status_code == 422, bad
         assert response.json()["error"]["code"] == "invalid_request"
+
+
+async def test_inventory_reports_out_of_bounds_are_refused(
+    build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
+) -> None:
+    await client.get("/.well-known/gshare-internal-jwks.json")
+    cluster_id = await _cluster(sessions, clock)
+    token = _keys(build.app).mint(str(cluster_id), clock.now())
+    twice = _report(1, [("gpu-0", "GPU-a", True), ("gpu-1", "GPU-a", True)])
+    huge = _report(1, [("gpu-0", "GPU-a", True)])
+    huge["nodes"][0]["cards"][0]["memory_mib"] = 2**31
+    for body in (twice, huge, _report(2**63, [])):
+        assert (await _put(client, cluster_id, token, body)).status_code == 422
+    # A sequence from far in the future would freeze the inventory until then.
+    future_ms = int((clock.now() + timedelta(days=2)).timestamp() * 1000)
+    ahead = await _put(client, cluster_id, token, _report(future_ms, [("n", "GPU-a", True)]))
+    assert ahead.status_code == 422
+    assert ahead.json()["error"]["code"] == "sequence_in_future"
+    now_ms = int(clock.now().timestamp() * 1000)
+    assert (await _put(client, cluster_id, token, _report(now_ms, []))).json()["applied"] is True
+
+
+async def test_one_clusters_store_trouble_does_not_stop_the_token_refresh(
+    sessions, clock: FrozenClock
+) -> None:
+    """The store fails for one cluster and has nothing for the other: both are marked, neither
+    stops the pass."""
+    from gshare.clusters.tasks import refresh_operator_tokens
+
+    broken = await _cluster(sessions, clock, "a-broken")
+    empty = await _cluster(sessions, clock, "b-empty")
+
+    class FailingFirst:
+        async def get(self, cluster_id: uuid.UUID) -> str | None:
+            if cluster_id == broken:
+                raise OSError("the secret store is down")
+            return None
+
+    outcome = await refresh_operator_tokens(
+        sessions, FailingFirst(), KeySet([new_key(clock.now())]), clock.now()
+    )  # type: ignore[arg-type]
+    assert outcome.failed == 2
+    async with sessions() as session:
+        rows = {c.name: c for c in (await session.scalars(select(Cluster))).all()}
+    assert rows["a-broken"].status == "unreachable"
+    assert "the secret store is down" in rows["a-broken"].status_message
+    assert (
+        rows["b-empty"].status_message
+        == "token refresh failed: its kubeconfig is missing from the store"
+    )
+    assert empty in {c.id for c in rows.values()}

@@ -141,6 +141,7 @@ async def test_bad_reports_are_refused_and_change_nothing(
         {**_report(1, 1), "url": "https://elsewhere.example/"},  # links are the API's own
         {**_report(2**63, 1)},
         {**_report(1, 2**63)},
+        {**_report(1, int(clock.now().timestamp() * 1000) + 2 * 3600 * 1000)},  # clock ahead
         {**_report(1, 1), "message": "x" * 1001},
         {**_report(1, 0)},
         {**_report(1, 1), "extra": True},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
 
 from gshare.audit.service import AuditEvent, record_later
 from gshare.clusters import service
@@ -19,7 +19,7 @@ from gshare.clusters.schemas import (
     InventoryAck,
     InventoryReport,
 )
-from gshare.clusters.tokens import InvalidToken, KeySet, load_or_create
+from gshare.clusters.tokens import InvalidToken, KeyFile
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.errors import NotAuthenticated
@@ -29,23 +29,10 @@ from gshare.kit.web import DbSession, Now, client_of, declare, settings_of
 router = APIRouter()
 
 
-class InternalKeys:
-    """The API's signing keys, loaded (or created) on first use."""
-
-    def __init__(self, path: Any) -> None:
-        self.path = path
-        self._keys: KeySet | None = None
-
-    def get(self, now: Any) -> KeySet:
-        if self._keys is None:
-            self._keys = load_or_create(self.path, now)
-        return self._keys
-
-
-def internal_keys(request: Request) -> InternalKeys:
-    keys: InternalKeys | None = getattr(request.app.state, "internal_keys", None)
+def internal_keys(request: Request) -> KeyFile:
+    keys: KeyFile | None = getattr(request.app.state, "internal_keys", None)
     if keys is None:
-        keys = InternalKeys(settings_of(request).data_dir / "internal-keys.json")
+        keys = KeyFile(settings_of(request).data_dir / "internal-keys.json")
         request.app.state.internal_keys = keys
     return keys
 
@@ -124,8 +111,12 @@ async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterDetailOut:
 @router.delete(
     "/api/v1/clusters/{cluster_id}", status_code=204, **declare(Action.CLUSTERS_MANAGE, 404, 409)
 )
-async def remove_cluster(cluster_id: uuid.UUID, ctx: Ctx, request: Request) -> None:
-    await service.remove(ctx, kubeconfig_store(request), cluster_id)
+async def remove_cluster(
+    cluster_id: uuid.UUID, ctx: Ctx, request: Request, after: BackgroundTasks
+) -> None:
+    await service.remove(ctx, cluster_id)
+    # Runs once the response is out, so after the commit; a failed removal keeps its kubeconfig.
+    after.add_task(kubeconfig_store(request).delete, cluster_id)
 
 
 @router.get("/.well-known/gshare-internal-jwks.json", **declare(Action.PUBLIC))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import os
+import ssl
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes_asyncio import client, config
+from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from gshare.kit import kubeapi
@@ -29,34 +35,135 @@ class Probe:
     problem: str = ""
 
 
+# What a registered kubeconfig may say, and nothing else. Everything that would make the API
+# read local files (tokenFile, certificate paths), run commands (exec, auth-provider) or send
+# credentials elsewhere (auth-provider, proxy-url) is refused, as is turning TLS checks off.
+CLUSTER_KEYS = frozenset({"server", "certificate-authority-data", "tls-server-name"})
+USER_KEYS = frozenset({"token", "client-certificate-data", "client-key-data"})
+NAME = "gshare"
+
+
+def _named(parsed: dict[str, Any], section: str, name: Any, key: str) -> dict[str, Any]:
+    entries = parsed.get(section)
+    if not isinstance(entries, list):
+        raise KubeconfigError(f"the kubeconfig's {section} must be a list")
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            body = entry.get(key)
+            if not isinstance(body, dict):
+                raise KubeconfigError(f"{section} entry {name!r} has no {key}")
+            return body
+    raise KubeconfigError(f"the kubeconfig has no {key} named {name!r}")
+
+
+def _only(body: dict[str, Any], allowed: frozenset[str], what: str) -> dict[str, str]:
+    extra = sorted(str(k) for k in body if k not in allowed)
+    if extra:
+        raise KubeconfigError(
+            f"the kubeconfig's {what} uses {', '.join(extra)}, which GShare does not accept: "
+            "embed the credentials (certificate-authority-data, client-certificate-data and "
+            "client-key-data, or a token); files, exec and auth plugins, proxies and "
+            "insecure-skip-tls-verify cannot be used here"
+        )
+    if not all(isinstance(v, str) and v for v in body.values()):
+        raise KubeconfigError(f"the kubeconfig's {what} has an empty or non-text value")
+    return dict(body)
+
+
+def _pem(value: str, what: str) -> bytes:
+    try:
+        data = base64.b64decode(value, validate=True)
+    except binascii.Error as exc:
+        raise KubeconfigError(f"{what} is not valid base64") from exc
+    if b"-----BEGIN" not in data:
+        raise KubeconfigError(f"{what} is not PEM data")
+    return data
+
+
 def parse_kubeconfig(text: str) -> dict[str, Any]:
+    """The kubeconfig's current context reduced to its server and embedded credentials, as a
+    small kubeconfig of its own; raises KubeconfigError saying what is wrong."""
     try:
         parsed = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise KubeconfigError(f"the kubeconfig is not valid YAML: {exc}") from exc
     if not isinstance(parsed, dict) or not parsed.get("clusters"):
         raise KubeconfigError("the kubeconfig names no cluster")
-    for entry in parsed.get("clusters", []):
-        cluster = (entry or {}).get("cluster") or {}
-        if "certificate-authority" in cluster:
-            raise KubeconfigError(
-                "the kubeconfig points at files on your machine; embed them "
-                "(certificate-authority-data, client-certificate-data, client-key-data)"
-            )
-    for entry in parsed.get("users", []) or []:
-        user = (entry or {}).get("user") or {}
-        if "client-certificate" in user or "client-key" in user or "exec" in user:
-            raise KubeconfigError(
-                "the kubeconfig needs embedded credentials (client-certificate-data and "
-                "client-key-data, or a token); files and exec plugins cannot be used here"
-            )
-    return parsed
+    current = parsed.get("current-context")
+    if not current:
+        raise KubeconfigError("the kubeconfig has no current-context")
+    context = _named(parsed, "contexts", current, "context")
+    cluster = _only(
+        _named(parsed, "clusters", context.get("cluster"), "cluster"), CLUSTER_KEYS, "cluster"
+    )
+    user = _only(_named(parsed, "users", context.get("user"), "user"), USER_KEYS, "user")
+    server = cluster.get("server", "")
+    if not server.startswith("https://"):
+        raise KubeconfigError("the cluster's server must be an https:// URL")
+    if "token" not in user and not {"client-certificate-data", "client-key-data"} <= set(user):
+        raise KubeconfigError(
+            "the kubeconfig needs embedded credentials: client-certificate-data and "
+            "client-key-data, or a token"
+        )
+    for key, what in (
+        ("certificate-authority-data", "certificate-authority-data"),
+        ("client-certificate-data", "client-certificate-data"),
+        ("client-key-data", "client-key-data"),
+    ):
+        if key in cluster or key in user:
+            _pem((cluster | user)[key], what)
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": NAME,
+        "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}],
+        "clusters": [{"name": NAME, "cluster": cluster}],
+        "users": [{"name": NAME, "user": user}],
+    }
+
+
+def dump_kubeconfig(kubeconfig: dict[str, Any]) -> str:
+    return str(yaml.safe_dump(kubeconfig, sort_keys=False))
 
 
 async def api_client(kubeconfig: dict[str, Any]) -> client.ApiClient:
+    """A client for a kubeconfig from parse_kubeconfig. The certificates go to a private folder
+    only while the TLS context is built from them, then are removed."""
+    checked = parse_kubeconfig(dump_kubeconfig(kubeconfig))
+    cluster, user = checked["clusters"][0]["cluster"], checked["users"][0]["user"]
     configuration = client.Configuration()
-    await config.load_kube_config_from_dict(kubeconfig, client_configuration=configuration)
-    return client.ApiClient(configuration)
+    configuration.host = cluster["server"]
+    configuration.tls_server_name = cluster.get("tls-server-name")
+    if "token" in user:
+        configuration.api_key = {"BearerToken": f"Bearer {user['token']}"}
+    with tempfile.TemporaryDirectory(prefix="gshare-kube-") as folder:
+        for key, attribute in (
+            ("certificate-authority-data", "ssl_ca_cert"),
+            ("client-certificate-data", "cert_file"),
+            ("client-key-data", "key_file"),
+        ):
+            value = cluster.get(key) or user.get(key)
+            if value:
+                path = Path(folder) / attribute
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(descriptor, "wb") as handle:
+                    handle.write(_pem(value, key))
+                setattr(configuration, attribute, str(path))
+        try:
+            return client.ApiClient(configuration)
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise KubeconfigError(
+                f"the kubeconfig's certificates or key cannot be used: {exc}"
+            ) from exc
+
+
+def said(exc: BaseException) -> str:
+    """What went wrong, without echoing what the other side sent (headers, bodies)."""
+    if isinstance(exc, ApiException):
+        return f"it answered {exc.status} {exc.reason}"
+    if isinstance(exc, KubeconfigError):
+        return str(exc)
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 async def probe(kubeconfig: dict[str, Any]) -> Probe:
@@ -65,10 +172,9 @@ async def probe(kubeconfig: dict[str, Any]) -> Probe:
     try:
         try:
             await client.VersionApi(api).get_code(_request_timeout=10)
-        except (ApiException, OSError, TimeoutError) as exc:
-            return Probe(server, False, False, f"cannot reach the API server at {server}: {exc}")
         except Exception as exc:  # aiohttp wraps TLS and connection failures in its own types
-            return Probe(server, False, False, f"cannot reach the API server at {server}: {exc}")
+            problem = f"cannot reach the API server at {server}: {said(exc)}"
+            return Probe(server, False, False, problem)
         try:
             await client.ApiextensionsV1Api(api).read_custom_resource_definition(
                 CRD_NAME, _request_timeout=10

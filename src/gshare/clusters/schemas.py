@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from gshare.kit.schemas import RequestModel, ResponseModel
 
@@ -77,13 +77,16 @@ class ClusterPage(ResponseModel):
     next_cursor: str | None
 
 
+INT_MAX = 2**31 - 1
+
+
 class ReportedCard(RequestModel):
     uuid: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     model: Annotated[str, StringConstraints(max_length=120)]
-    memory_mib: int = Field(gt=0)
-    cores: int = Field(ge=0)
-    split_count: int = Field(gt=0)
-    numa: int = Field(ge=0)
+    memory_mib: int = Field(gt=0, le=INT_MAX)
+    cores: int = Field(ge=0, le=INT_MAX)
+    split_count: int = Field(gt=0, le=INT_MAX)
+    numa: int = Field(ge=0, le=INT_MAX)
     healthy: bool
 
 
@@ -95,8 +98,18 @@ class ReportedNode(RequestModel):
 class InventoryReport(RequestModel):
     """The whole inventory of a cluster; `sequence` grows with every report the operator sends."""
 
-    sequence: int = Field(ge=1)
+    sequence: int = Field(ge=1, le=2**63 - 1)
     nodes: list[ReportedNode] = Field(max_length=5000)
+
+    @model_validator(mode="after")
+    def _each_card_once(self) -> InventoryReport:
+        uuids = [card.uuid for node in self.nodes for card in node.cards]
+        if len(uuids) != len(set(uuids)):
+            raise ValueError("each card may be reported once")
+        names = [node.name for node in self.nodes]
+        if len(names) != len(set(names)):
+            raise ValueError("each node may be reported once")
+        return self
 
 
 class InventoryAck(ResponseModel):

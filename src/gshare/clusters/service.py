@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -70,7 +70,6 @@ async def register(
         raise Conflict(
             f"A cluster named {name!r} is registered already.", code="already_exists"
         ) from exc
-    await store.put(cluster.id, kubeconfig_text)
     await audit(
         ctx,
         "cluster.register",
@@ -78,7 +77,25 @@ async def register(
         target_id=cluster.id,
         detail={"name": name, "api_server": probe.server, "sessions_domain": sessions_domain},
     )
+    await ctx.session.flush()
+    # Only what was checked is kept: the current context's server and embedded credentials.
+    # Written last, so nothing after it can fail; if the commit still does, the registry says
+    # the kubeconfig is missing and removal cleans it up.
+    await store.put(cluster.id, kube.dump_kubeconfig(parsed))
     return cluster
+
+
+FUTURE_SKEW = timedelta(hours=1)
+
+
+def refuse_future_sequence(sequence: int, now: datetime) -> None:
+    """Report sequences are the operator's clock in milliseconds; one far ahead of ours would
+    freeze what it reports until that day, so it is refused."""
+    if sequence > (now.timestamp() + FUTURE_SKEW.total_seconds()) * 1000:
+        raise Unprocessable(
+            "The report's sequence is ahead of the API's clock; check the operator's clock.",
+            code="sequence_in_future",
+        )
 
 
 RemovalGuard = Callable[[AsyncSession, uuid.UUID], Awaitable[None]]
@@ -92,7 +109,9 @@ def add_removal_guard(guard: RemovalGuard) -> None:
         _removal_guards.append(guard)
 
 
-async def remove(ctx: Context, store: KubeconfigStore, cluster_id: uuid.UUID) -> None:
+async def remove(ctx: Context, cluster_id: uuid.UUID) -> None:
+    """Forget a cluster. Its kubeconfig is deleted from the store by the caller once this is
+    committed, so a failed removal never leaves a cluster without its kubeconfig."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
     cluster = await ctx.session.get(Cluster, cluster_id, with_for_update=True)
     if cluster is None:
@@ -100,8 +119,6 @@ async def remove(ctx: Context, store: KubeconfigStore, cluster_id: uuid.UUID) ->
     for guard in _removal_guards:
         await guard(ctx.session, cluster_id)
     await ctx.session.delete(cluster)
-    await ctx.session.flush()
-    await store.delete(cluster_id)
     await audit(
         ctx,
         "cluster.remove",
@@ -109,6 +126,7 @@ async def remove(ctx: Context, store: KubeconfigStore, cluster_id: uuid.UUID) ->
         target_id=cluster_id,
         detail={"name": cluster.name},
     )
+    await ctx.session.flush()
 
 
 async def summaries(session: AsyncSession, ids: Sequence[uuid.UUID] | None = None) -> list[Summary]:
@@ -173,6 +191,7 @@ async def apply_inventory(
         raise NotFound("No such cluster.", code="cluster_not_found")
     cluster.last_contact_at = now
     cluster.status, cluster.status_message = "connected", ""
+    refuse_future_sequence(report.sequence, now)
     if report.sequence <= cluster.inventory_sequence:
         await session.flush()
         return False

@@ -25,6 +25,15 @@ class TokenRefresh:
     failed: int = 0
 
 
+def _expiry(value: str | None) -> datetime | None:
+    """The recorded expiry, or None (refresh now) when there is none or it cannot be read."""
+    try:
+        when = datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+    return when if when is not None and when.tzinfo is not None else None
+
+
 async def refresh_operator_tokens(
     sessions: async_sessionmaker[AsyncSession],
     store: KubeconfigStore,
@@ -39,22 +48,22 @@ async def refresh_operator_tokens(
         clusters = list(await session.scalars(select(Cluster).order_by(Cluster.name)))
     outcome = TokenRefresh()
     for cluster in clusters:
-        text = await store.get(cluster.id)
         status, message = "connected", ""
         try:
+            text = await store.get(cluster.id)
             if text is None:
                 raise kube.KubeconfigError("its kubeconfig is missing from the store")
             config = kube.parse_kubeconfig(text)
-            expiry = await kube.operator_token_expiry(config)
-            if expiry is not None and datetime.fromisoformat(expiry) - now > REFRESH_BEFORE:
+            expiry = _expiry(await kube.operator_token_expiry(config))
+            if expiry is not None and expiry - now > REFRESH_BEFORE:
                 outcome.fresh += 1
             else:
                 token = keys.mint(str(cluster.id), now, MAX_LIFETIME)
                 await kube.write_operator_token(config, token, (now + MAX_LIFETIME).isoformat())
                 outcome.refreshed += 1
         except Exception as exc:  # one cluster's trouble must not stop the others
-            log.warning("cannot refresh the operator token of %s: %s", cluster.name, exc)
-            status, message = "unreachable", f"token refresh failed: {exc}"[:500]
+            log.warning("cannot refresh the operator token of %s: %s", cluster.name, kube.said(exc))
+            status, message = "unreachable", f"token refresh failed: {kube.said(exc)}"[:500]
             outcome.failed += 1
         async with sessions() as session, session.begin():
             current = await session.get(Cluster, cluster.id)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record_later
 from gshare.clusters.models import Cluster
+from gshare.clusters.service import refuse_future_sequence
 from gshare.clusters.tokens import InvalidToken, KeySet
 from gshare.identity.authz import Context, audit
 from gshare.identity.models import LoginSession, User
@@ -37,6 +38,7 @@ async def record_status(
     """Store an operator's report if it is newer than the stored one; returns whether it was.
 
     Raises NotOwned unless the session is placed on `cluster_id`."""
+    refuse_future_sequence(report.sequence, now)
     row = await session.scalar(
         select(InteractiveSession).where(InteractiveSession.id == session_id).with_for_update()
     )

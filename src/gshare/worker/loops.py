@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.clusters.kubeconfigs import store_for
 from gshare.clusters.tasks import refresh_operator_tokens
-from gshare.clusters.tokens import load_or_create
+from gshare.clusters.tokens import load_or_create, rotate_if_due
 from gshare.credits.tasks import period_of, refill_month
 from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock
@@ -58,6 +58,8 @@ def worker_loops(
 
     async def operator_tokens() -> object:
         now = clock.now()
+        if rotate_if_due(keys_path, now):
+            log.info("the internal signing key was rotated")
         return await refresh_operator_tokens(sessions, store, load_or_create(keys_path, now), now)
 
     return [
