@@ -71,6 +71,8 @@ def test_a_plain_kubeconfig_is_reduced_to_what_was_checked() -> None:
         ({"cluster__certificate-authority-data": "%%%"}, "base64"),
         ({"cluster__certificate-authority-data": base64.b64encode(b"hello").decode()}, "PEM"),
         ({"user__token": ""}, "empty"),
+        ({"user__token": "abc\n"}, "control characters"),
+        ({"user__token": "a b"}, "spaces"),
     ],
 )
 def test_anything_else_is_refused_and_named(changes: dict[str, Any], says: str) -> None:

@@ -419,6 +419,14 @@ async def test_grants_end_with_their_reason_and_can_always_be_cleared(
     member_c = await build.signed_in(t.member)
     denied = await member_c.put(grant.format(ids[t.member.id]), json={"amount": "0"})
     assert denied.status_code == 403
+    # While the paying group pays, the admin of another group the member is in cannot clear it.
+    elsewhere = await build.group(await build.org("Elsewhere"), "Other")
+    await build.member(t.member, elsewhere)
+    other_lead = await build.user("Otto Lead")
+    await build.group_admin(other_lead, elsewhere)
+    other_c = await build.signed_in(other_lead)
+    refused = await other_c.put(grant.format(ids[t.member.id]), json={"amount": "0"})
+    assert refused.status_code == 403
     ok = await root_c.put(grant.format(spare_wallet["id"]), json={"amount": "0"})
     assert ok.status_code == 200, ok.text
 

@@ -333,7 +333,12 @@ async def test_nul_characters_are_refused_not_a_500(build: Builder) -> None:
     org = await root.post("/api/v1/orgs", json={"name": "Phys\x00ics"})
     assert org.status_code == 422
     assert org.json()["error"]["code"] == "invalid_request"
-    for path, params in (("/api/v1/users", {"q": "a\x00"}), ("/api/v1/audit", {"action": "\x00"})):
+    for path, params in (
+        ("/api/v1/users", {"q": "a\x00"}),
+        ("/api/v1/audit", {"action": "\x00"}),
+        ("/api/v1/audit", {"target_id": "\x00"}),
+        ("/api/v1/audit", {"target_type": "\x00"}),
+    ):
         response = await root.get(path, params=params)
         assert response.status_code == 422, path
     # A lowercase form longer than the limit is refused too (some letters grow when lowered).
@@ -350,9 +355,33 @@ async def test_garbage_cursors_on_tenancy_lists_are_a_400(build: Builder) -> Non
     import json
 
     root = await build.signed_in(await build.user(super_admin=True))
-    for value in (["x"], [1, 2], [None, None], ["2026-01-01T00:00:00+00:00", "nope"]):
+    for value in (
+        ["x"],
+        [1, 2],
+        [None, None],
+        ["2026-01-01T00:00:00+00:00", "nope"],
+        ["2026-01-01T00:00:00+00:00", 5],
+        ["2026-01-01T00:00:00", "00000000-0000-4000-8000-000000000001"],
+    ):
         cursor = base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
         for path in ("/api/v1/orgs", "/api/v1/users"):
             response = await root.get(path, params={"cursor": cursor})
             assert response.status_code == 400, (path, value, response.text)
             assert response.json()["error"]["code"] == "invalid_cursor"
+
+
+def test_attempts_whose_outcome_never_came_are_forgotten() -> None:
+    from datetime import UTC, datetime
+
+    from gshare.identity.signin import Attempts
+
+    attempts = Attempts()
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    lost = attempts.begin(("account:a", "client:c"), start)
+    later = start + timedelta(minutes=2)
+    current = attempts.begin(("account:a", "client:c"), later)
+    assert attempts.others("account:a", current, later) == []
+    assert attempts._open["account:a"] == [current]  # the lost one is gone, not only ignored
+    current.end()
+    lost.end()  # ending twice, or after pruning, is harmless
+    assert attempts._open == {}

@@ -83,3 +83,11 @@ async def _is(read, value: str) -> bool:
 
 async def _empty(pending: dict) -> bool:
     return not pending
+
+
+def test_pauses_stay_bounded_however_long_the_trouble() -> None:
+    from pathlib import Path as P
+
+    reporter = Reporter(ReportTarget("http://api", "c", P("/nonexistent")))
+    assert reporter._pause(1) == 1.0
+    assert reporter._pause(10_000) == 60.0

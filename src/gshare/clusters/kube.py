@@ -100,6 +100,9 @@ def parse_kubeconfig(text: str) -> dict[str, Any]:
     server = cluster.get("server", "")
     if not server.startswith("https://"):
         raise KubeconfigError("the cluster's server must be an https:// URL")
+    token = user.get("token")
+    if token is not None and (token.strip() != token or not token.isprintable() or " " in token):
+        raise KubeconfigError("the kubeconfig's token has spaces or control characters")
     if "token" not in user and not {"client-certificate-data", "client-key-data"} <= set(user):
         raise KubeconfigError(
             "the kubeconfig needs embedded credentials: client-certificate-data and "

@@ -271,7 +271,8 @@ class KeyFile:
         except FileNotFoundError:
             stamp = None
         if self._keys is None or stamp != self._stamp:
+            # Stamped from before the read: if the file is replaced meanwhile, the next call
+            # sees a new stamp and reads again.
             self._keys = load_or_create(self.path, now)
-            info = self.path.stat()
-            self._stamp = (info.st_mtime_ns, info.st_ino)
+            self._stamp = stamp
         return self._keys

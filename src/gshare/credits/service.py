@@ -406,19 +406,24 @@ async def _require_grant_clearing(ctx: Context, account: CreditAccount) -> None:
         org_id = await identity.group_org(ctx.session, account.owner_id)
         action, scope = Action.GRANT_SET_GROUP, Scope(org_id=org_id)
     else:
-        # The paying group's admins, or the admins of any group the user is in now.
-        candidates: list[Scope] = []
+        # The paying group's admins while that group exists; once it is gone, the admins of
+        # the groups the user is in now (the super admin always).
+        paying: Scope | None = None
         if account.grant_funding_account_id is not None:
             funding = await repository.wallet(ctx.session, account.grant_funding_account_id)
             group_id = funding.owner_id if funding else None
             org_id = await identity.group_org(ctx.session, group_id) if group_id else None
             if group_id is not None and org_id is not None:
-                candidates.append(Scope.of_group(group_id, org_id))
-        user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
-        for group_id, org_id in (user_scope.groups if user_scope else {}).items():
-            candidates.append(Scope.of_group(group_id, org_id))
-        allowed = [c for c in candidates if is_allowed(ctx.actor, action, c)]
-        scope = allowed[0] if allowed else (candidates[0] if candidates else Scope())
+                paying = Scope.of_group(group_id, org_id)
+        if paying is not None:
+            scope = paying
+        else:
+            user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
+            candidates = [
+                Scope.of_group(g, o) for g, o in (user_scope.groups if user_scope else {}).items()
+            ]
+            allowed = [c for c in candidates if is_allowed(ctx.actor, action, c)]
+            scope = allowed[0] if allowed else (candidates[0] if candidates else Scope())
     require(ctx, action, scope, target_type="wallet", target_id=account.id)
 
 

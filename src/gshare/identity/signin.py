@@ -78,7 +78,8 @@ class Attempts:
     def begin(self, keys: tuple[str, ...], now: datetime) -> Attempt:
         attempt = Attempt(self, keys, now)
         for key in keys:
-            self._open.setdefault(key, []).append(attempt)
+            open_now = [a for a in self._open.get(key, []) if now - a.started < self.STALE]
+            self._open[key] = [*open_now, attempt]
         return attempt
 
     def others(self, key: str, attempt: Attempt, now: datetime) -> list[datetime]:

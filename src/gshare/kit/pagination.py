@@ -51,12 +51,15 @@ class PageRequest:
         """The position after a row sorted by (a time, its id)."""
         if self.after is None:
             return None
+        if len(self.after) != 2 or not all(isinstance(v, str) for v in self.after):
+            raise _bad_cursor()
         try:
-            when, ident = self.after
-            at = datetime.fromisoformat(when)
-            return at, uuid.UUID(ident)
-        except (TypeError, ValueError):
+            at, ident = datetime.fromisoformat(self.after[0]), uuid.UUID(self.after[1])
+        except ValueError:
             raise _bad_cursor() from None
+        if at.tzinfo is None:
+            raise _bad_cursor()
+        return at, ident
 
 
 def encode_cursor(key: tuple[Any, ...]) -> str:

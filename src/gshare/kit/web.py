@@ -31,8 +31,8 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
             yield session
             await session.commit()
         except GShareError as exc:
-            await session.rollback()
             try:
+                await session.rollback()
                 if exc.durable:
                     async with sessions() as side, side.begin():
                         for write in exc.durable:

@@ -102,6 +102,8 @@ class StatusRefresher:
     async def run(self) -> None:
         gate = asyncio.Semaphore(self.parallel)
 
+        failed: set[str] = set()
+
         async def one(name: str, generation: int | None) -> None:
             async with gate:
                 try:
@@ -109,9 +111,11 @@ class StatusRefresher:
                 except client.exceptions.ApiException as exc:
                     log.warning("cannot update the status of %s: %s", name, exc.reason)
                     if exc.status in (409, 429) or exc.status >= 500:
+                        failed.add(name)
                         self.mark(name, generation)  # a passing trouble: next round
                 except Exception as exc:  # the connection: next round, so the loop lives on
                     log.warning("cannot update the status of %s: %r", name, exc)
+                    failed.add(name)
                     self.mark(name, generation)
 
         failing_rounds = 0
@@ -120,9 +124,10 @@ class StatusRefresher:
             await asyncio.sleep(self.delay)
             self._wake.clear()
             batch, self._marked = self._marked, {}
+            failed.clear()
             # Each session appears once per round and rounds do not overlap.
             await asyncio.gather(*(one(n, g) for n, g in batch.items()))
-            # Sessions marked again by a failure wait longer each round, up to half a minute.
-            failing_rounds = failing_rounds + 1 if set(batch) & set(self._marked) else 0
+            # After rounds with failures, wait longer each time, up to half a minute.
+            failing_rounds = failing_rounds + 1 if failed else 0
             if failing_rounds:
-                await asyncio.sleep(min(30.0, self.delay * 2**failing_rounds))
+                await asyncio.sleep(min(30.0, self.delay * 2 ** min(failing_rounds, 10)))

@@ -147,7 +147,7 @@ class Reporter:
         self._refusals.pop(session_id, None)
 
     def _pause(self, failures: int) -> float:
-        return float(min(60.0, self.first_pause_seconds * 2 ** (failures - 1)))
+        return float(min(60.0, self.first_pause_seconds * 2 ** min(failures - 1, 16)))
 
     async def _inventory_loop(self) -> None:
         failures = 0
@@ -185,14 +185,15 @@ class Reporter:
                     await asyncio.sleep(self._pause(failures))
                     break
                 failures = 0
+                if self._pending.get(session_id) is not status:
+                    continue  # changed or gone meanwhile: the newer news decides
                 if outcome == "refused":
                     self._refusals[session_id] = (count + 1, clock() + self._pause(count + 1))
                     continue
                 self._refusals.pop(session_id, None)
                 if outcome == "delivered":
                     self._delivered[session_id] = status
-                if self._pending.get(session_id) is status:
-                    del self._pending[session_id]
+                del self._pending[session_id]
 
     async def _resync_loop(self) -> None:
         while True:
