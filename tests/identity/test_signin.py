@@ -180,13 +180,26 @@ async def test_password_change_ends_the_other_sessions(build: Builder) -> None:
     user = await build.user()
     laptop = await build.signed_in(user)
     phone = await build.signed_in(user)
+    old_cookie = laptop.cookies.get("gshare_session")
+    old_csrf = laptop.headers["X-CSRF-Token"]
     response = await laptop.post(
         "/api/v1/auth/password",
         json={"current_password": PASSWORD, "new_password": NEW_PASSWORD},
     )
     assert response.status_code == 200
+    # This browser continues with a new cookie and a new CSRF token; the old ones are dead.
+    new_csrf = response.json()["csrf_token"]
+    assert new_csrf != old_csrf
+    assert laptop.cookies.get("gshare_session") != old_cookie
     assert (await laptop.get("/api/v1/me")).status_code == 200
+    stale = await laptop.post("/api/v1/auth/logout")
+    assert stale.status_code == 403  # the old CSRF token
+    replay = build.anonymous()
+    replay.cookies.set("gshare_session", old_cookie)
+    assert (await replay.get("/api/v1/me")).status_code == 401
     assert (await phone.get("/api/v1/me")).status_code == 401
+    laptop.headers["X-CSRF-Token"] = new_csrf
+    assert (await laptop.post("/api/v1/auth/logout")).status_code == 204
     assert (await build.signed_in(user, NEW_PASSWORD)).headers["X-CSRF-Token"]
 
 

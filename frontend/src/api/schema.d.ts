@@ -84,7 +84,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change Password */
+        /**
+         * Change Password
+         * @description Every sign-in of the user ends; this browser gets a new cookie and a new CSRF token
+         *     (in the answer) in place of the old.
+         */
         post: operations["change_password"];
         delete?: never;
         options?: never;

@@ -131,6 +131,23 @@ async def me_out(session: AsyncSession, principal: Principal, now: datetime) -> 
 # ---- sign-in and the caller ----------------------------------------------------------------
 
 
+def _set_session_cookie(
+    response: Response, request: Request, settings: AppSettings, token: str
+) -> None:
+    secure = settings.cookie_secure == "always" or (
+        settings.cookie_secure == "auto" and request.url.scheme == "https"
+    )
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=int(session_policy(settings).absolute_timeout.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=secure,
+        path="/",
+    )
+
+
 @router.post("/auth/login", response_model=LoginResponse, **declare(Action.PUBLIC, 401, 429))
 async def login(
     body: LoginRequest,
@@ -150,18 +167,7 @@ async def login(
         now=now,
         policy=policy,
     )
-    secure = settings.cookie_secure == "always" or (
-        settings.cookie_secure == "auto" and request.url.scheme == "https"
-    )
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=int(policy.absolute_timeout.total_seconds()),
-        httponly=True,
-        samesite="lax",
-        secure=secure,
-        path="/",
-    )
+    _set_session_cookie(response, request, settings, token)
     return LoginResponse(
         user=UserOut.model_validate(user),
         csrf_token=login_session.csrf_token,
@@ -182,16 +188,31 @@ async def change_password(
     session: DbSession,
     now: Now,
     request: Request,
+    response: Response,
+    settings: AppSettings,
 ) -> MeOut:
-    await signin.change_password(
+    """Every sign-in of the user ends; this browser gets a new cookie and a new CSRF token
+    (in the answer) in place of the old."""
+    token, fresh = await signin.change_password(
         session,
         principal,
         current=body.current_password,
         new=body.new_password,
         now=now,
+        policy=session_policy(settings),
         client=client_of(request),
+        user_agent=request.headers.get("user-agent"),
     )
-    return await me_out(session, replace(principal, must_change_password=False), now)
+    _set_session_cookie(response, request, settings, token)
+    renewed = replace(
+        principal,
+        must_change_password=False,
+        login_id=fresh.id,
+        csrf_token=fresh.csrf_token,
+        login_expires_at=fresh.expires_at,
+        last_seen_at=fresh.last_seen_at,
+    )
+    return await me_out(session, renewed, now)
 
 
 @router.post("/auth/password-check", response_model=PasswordCheckOut, **declare(Action.SELF))

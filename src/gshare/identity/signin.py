@@ -173,6 +173,32 @@ async def _checked_password(
     return ok, attempt
 
 
+def _open_login_session(
+    session: AsyncSession,
+    user: User,
+    *,
+    client: str,
+    user_agent: str | None,
+    now: datetime,
+    policy: SessionPolicy,
+) -> tuple[str, LoginSession]:
+    """A new login session with a fresh cookie token and CSRF token; returns the raw token."""
+    token = secrets.token_urlsafe(32)
+    login_session = LoginSession(
+        id=new_id(),
+        token_hash=token_hash(token),
+        user_id=user.id,
+        csrf_token=secrets.token_urlsafe(32),
+        created_at=now,
+        last_seen_at=now,
+        expires_at=now + policy.absolute_timeout,
+        client=client[:64],
+        user_agent=(user_agent or "")[:300] or None,
+    )
+    session.add(login_session)
+    return token, login_session
+
+
 async def login(
     session: AsyncSession,
     *,
@@ -202,19 +228,9 @@ async def login(
     attempt.end()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
-    token = secrets.token_urlsafe(32)
-    login_session = LoginSession(
-        id=new_id(),
-        token_hash=token_hash(token),
-        user_id=user.id,
-        csrf_token=secrets.token_urlsafe(32),
-        created_at=now,
-        last_seen_at=now,
-        expires_at=now + policy.absolute_timeout,
-        client=client[:64],
-        user_agent=(user_agent or "")[:300] or None,
+    token, login_session = _open_login_session(
+        session, user, client=client, user_agent=user_agent, now=now, policy=policy
     )
-    session.add(login_session)
     await record(
         session, _about_self(user.id, user.email, "auth.login", detail={"client": client}), now=now
     )
@@ -311,11 +327,16 @@ async def change_password(
     current: str,
     new: str,
     now: datetime,
+    policy: SessionPolicy,
     client: str = "",
-) -> None:
-    """Guesses of the current password count against the same throttle as sign-ins, so a
-    stolen cookie is no way around it."""
-    user, login_session = await _own_rows(session, principal)
+    user_agent: str | None = None,
+) -> tuple[str, LoginSession]:
+    """Change the caller's password. Every sign-in of the user ends, this one included, and a
+    new one takes its place: the returned cookie token and its CSRF token replace the old.
+
+    Guesses of the current password count against the same throttle as sign-ins, so a stolen
+    cookie is no way around it."""
+    user, _ = await _own_rows(session, principal)
     ok, attempt = await _checked_password(
         session, user.email, client, now, current, user.password_hash
     )
@@ -336,10 +357,14 @@ async def change_password(
     user.password_hash = await passwords.hash_password(new)
     user.must_change_password = False
     user.password_changed_at = now
-    await repository.revoke_login_sessions(session, user.id, now, keep=login_session.id)
+    await repository.revoke_login_sessions(session, user.id, now)
+    token, fresh = _open_login_session(
+        session, user, client=client, user_agent=user_agent, now=now, policy=policy
+    )
     await announce_user_changed(session, user.id)
     await record(session, _about_self(user.id, user.email, "auth.password_change"), now=now)
     await session.flush()
+    return token, fresh
 
 
 async def bootstrap_super_admin(
