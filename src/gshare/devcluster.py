@@ -249,33 +249,12 @@ class Cluster:
         )
         self.kubeconfig = self.folder / "kubeconfig"
         self.kubeconfig.write_text(
-            json.dumps(
+            self._kubeconfig(
+                {"certificate-authority": str(pki / "ca.crt")},
                 {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "current-context": self.name,
-                    "clusters": [
-                        {
-                            "name": self.name,
-                            "cluster": {
-                                "server": self.server,
-                                "certificate-authority": str(pki / "ca.crt"),
-                            },
-                        }
-                    ],
-                    "users": [
-                        {
-                            "name": "admin",
-                            "user": {
-                                "client-certificate": str(pki / "admin.crt"),
-                                "client-key": str(pki / "admin.key"),
-                            },
-                        }
-                    ],
-                    "contexts": [
-                        {"name": self.name, "context": {"cluster": self.name, "user": "admin"}}
-                    ],
-                }
+                    "client-certificate": str(pki / "admin.crt"),
+                    "client-key": str(pki / "admin.key"),
+                },
             )
         )
         self._wait_ready()
@@ -356,29 +335,20 @@ class Cluster:
         def data(name: str) -> str:
             return base64.b64encode((pki / name).read_bytes()).decode()
 
+        return self._kubeconfig(
+            {"certificate-authority-data": data("ca.crt")},
+            {"client-certificate-data": data("admin.crt"), "client-key-data": data("admin.key")},
+        )
+
+    def _kubeconfig(self, cluster: dict[str, str], user: dict[str, str]) -> str:
+        """A kubeconfig for this cluster's admin, with certificates as `cluster` and `user` say."""
         return json.dumps(
             {
                 "apiVersion": "v1",
                 "kind": "Config",
                 "current-context": self.name,
-                "clusters": [
-                    {
-                        "name": self.name,
-                        "cluster": {
-                            "server": self.server,
-                            "certificate-authority-data": data("ca.crt"),
-                        },
-                    }
-                ],
-                "users": [
-                    {
-                        "name": "admin",
-                        "user": {
-                            "client-certificate-data": data("admin.crt"),
-                            "client-key-data": data("admin.key"),
-                        },
-                    }
-                ],
+                "clusters": [{"name": self.name, "cluster": {"server": self.server, **cluster}}],
+                "users": [{"name": "admin", "user": user}],
                 "contexts": [
                     {"name": self.name, "context": {"cluster": self.name, "user": "admin"}}
                 ],

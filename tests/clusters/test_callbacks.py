@@ -16,21 +16,6 @@ from gshare.kit.clock import FrozenClock
 from tests.builders import Builder
 
 
-async def _cluster(sessions, clock: FrozenClock, name: str = "lab") -> uuid.UUID:
-    cluster = Cluster(
-        id=uuid.uuid4(),
-        name=name,
-        api_server="https://127.0.0.1:1",
-        status="connected",
-        status_message="",
-        inventory_sequence=0,
-        created_at=clock.now(),
-    )
-    async with sessions() as session, session.begin():
-        session.add(cluster)
-    return cluster.id
-
-
 def _keys(client_app) -> KeySet:
     return client_app.state.internal_keys.get(None)
 
@@ -73,7 +58,7 @@ async def test_inventory_is_stored_and_cards_that_vanish_become_missing(
     build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
 ) -> None:
     await client.get("/.well-known/gshare-internal-jwks.json")  # creates the key set
-    cluster_id = await _cluster(sessions, clock)
+    cluster_id = (await build.cluster("lab")).id
     token = _keys(build.app).mint(str(cluster_id), clock.now())
     first = _report(
         1, [("gpu-0", "GPU-a", True), ("gpu-0", "GPU-b", True), ("gpu-1", "GPU-c", False)]
@@ -105,8 +90,8 @@ async def test_bad_callbacks_get_401_and_are_audited(
     build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
 ) -> None:
     await client.get("/.well-known/gshare-internal-jwks.json")
-    mine = await _cluster(sessions, clock, "mine")
-    other = await _cluster(sessions, clock, "other")
+    mine = (await build.cluster("mine")).id
+    other = (await build.cluster("other")).id
     keys = _keys(build.app)
     now = clock.now()
     stranger = KeySet([new_key(now)])
@@ -159,7 +144,7 @@ async def test_inventory_reports_out_of_bounds_are_refused(
     build: Builder, client: httpx.AsyncClient, sessions, clock: FrozenClock
 ) -> None:
     await client.get("/.well-known/gshare-internal-jwks.json")
-    cluster_id = await _cluster(sessions, clock)
+    cluster_id = (await build.cluster("lab")).id
     token = _keys(build.app).mint(str(cluster_id), clock.now())
     twice = _report(1, [("gpu-0", "GPU-a", True), ("gpu-1", "GPU-a", True)])
     huge = _report(1, [("gpu-0", "GPU-a", True)])
@@ -176,14 +161,14 @@ async def test_inventory_reports_out_of_bounds_are_refused(
 
 
 async def test_one_clusters_store_trouble_does_not_stop_the_token_refresh(
-    sessions, clock: FrozenClock
+    build: Builder, sessions, clock: FrozenClock
 ) -> None:
     """The store fails for one cluster and has nothing for the other: both are marked, neither
     stops the pass."""
     from gshare.clusters.tasks import refresh_operator_tokens
 
-    broken = await _cluster(sessions, clock, "a-broken")
-    empty = await _cluster(sessions, clock, "b-empty")
+    broken = (await build.cluster("a-broken")).id
+    empty = (await build.cluster("b-empty")).id
 
     class FailingFirst:
         async def get(self, cluster_id: uuid.UUID) -> str | None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import time
 import uuid
 
-import httpx
-
 from gshare.devcluster import Cluster
 from gshare.operator.crd import session_crd
 from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
@@ -19,27 +17,6 @@ from gshare.operator.manifests import (
     children,
     owner_reference,
 )
-
-
-def _namespace(client: httpx.Client, name: str, enforce: str = "restricted") -> None:
-    body = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "pod-security.kubernetes.io/enforce": enforce,
-                "pod-security.kubernetes.io/warn": "restricted",
-                "pod-security.kubernetes.io/audit": "restricted",
-            },
-        },
-    }
-    response = client.post("/api/v1/namespaces", json=body)
-    assert response.status_code in (201, 409), response.text
-    deadline = time.monotonic() + 30  # the controller manager adds the default account
-    while client.get(f"/api/v1/namespaces/{name}/serviceaccounts/default").status_code != 200:
-        assert time.monotonic() < deadline, "no default service account"
-        time.sleep(0.1)
 
 
 def _spec(node: str = "gpu-0", card: str = "GPU-gpu0-00-a100") -> SessionSpec:
@@ -71,7 +48,7 @@ def test_generated_pods_pass_restricted_pod_security_with_no_warnings(kube: Clus
     config = OperatorConfig(namespace="gshare-sessions")
     spec = _spec()
     with kube.client() as client:
-        _namespace(client, config.namespace)
+        kube.create_namespace(config.namespace)
         objects = children(spec, config, owner_reference("s", str(uuid.uuid4())))
         pod = next(o for o in objects if o["kind"] == "Pod")
         pod["metadata"].pop("ownerReferences")
@@ -84,7 +61,7 @@ def test_a_hami_scheduled_pod_lands_on_its_node_and_runs(kube: Cluster) -> None:
     config = OperatorConfig(namespace="gshare-run")
     spec = _spec(node="gpu-1", card="GPU-gpu1-02-a100")
     with kube.client() as client:
-        _namespace(client, config.namespace, enforce="restricted")
+        kube.create_namespace(config.namespace)
         pod = next(
             o for o in children(spec, config, owner_reference("s", "u")) if o["kind"] == "Pod"
         )
@@ -125,7 +102,7 @@ def test_the_crd_is_accepted_and_validates(kube: Cluster) -> None:
             if conditions.get("Established") == "True":
                 break
             time.sleep(0.2)
-        _namespace(client, "gshare-crd")
+        kube.create_namespace("gshare-crd")
         good = {
             "apiVersion": "gshare.io/v1alpha1",
             "kind": "GShareSession",

@@ -55,23 +55,7 @@ def _start_operator(kube: Cluster, log: Path) -> subprocess.Popen[bytes]:
 @pytest.fixture
 def operator(kube: Cluster, tmp_path: Path) -> Iterator[dict[str, Any]]:
     kube.install_crd()
-    with kube.client() as client:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NAMESPACE,
-                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-            },
-        }
-        client.post("/api/v1/namespaces", json=body)
-        _eventually(
-            lambda: (
-                client.get(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default").status_code
-                == 200
-            ),
-            what="the default service account",
-        )
+    kube.create_namespace(NAMESPACE)
     state: dict[str, Any] = {"log": tmp_path / "operator.log"}
     state["proc"] = _start_operator(kube, state["log"])
     yield state

@@ -242,13 +242,9 @@ async def operator_token_expiry(kubeconfig: dict[str, Any]) -> str | None:
     """When the token now in the cluster expires (ISO 8601), or None if there is none."""
     api = await api_client(kubeconfig)
     try:
-        secret = await client.CoreV1Api(api).read_namespaced_secret(TOKEN_SECRET, SYSTEM_NAMESPACE)
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
+        secret = await kubeapi.get(api, "Secret", TOKEN_SECRET, SYSTEM_NAMESPACE)
     finally:
         await api.close()
-    annotations = secret.metadata.annotations or {}
+    annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
     value = annotations.get("gshare.io/expires-at")
     return str(value) if value else None

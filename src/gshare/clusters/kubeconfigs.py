@@ -6,6 +6,7 @@ Secret per cluster in gshare-system of its own cluster (chosen by GSHARE_KUBECON
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import uuid
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Protocol
 
 from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from gshare.kit import kubeapi
 from gshare.kit.settings import Settings
@@ -104,20 +104,12 @@ class SecretKubeconfigStore:
             await api.close()
 
     async def get(self, cluster_id: uuid.UUID) -> str | None:
-        import base64
-
         api = await self._api()
         try:
-            secret = await client.CoreV1Api(api).read_namespaced_secret(
-                self.name_of(cluster_id), SECRET_NAMESPACE
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+            secret = await kubeapi.get(api, "Secret", self.name_of(cluster_id), SECRET_NAMESPACE)
         finally:
             await api.close()
-        data = (secret.data or {}).get("kubeconfig")
+        data = ((secret or {}).get("data") or {}).get("kubeconfig")
         return base64.b64decode(data).decode() if data else None
 
     async def delete(self, cluster_id: uuid.UUID) -> None:
