@@ -9,14 +9,15 @@ STAMP := $(VENV)/.installed
 FRONTEND := frontend
 NODE_STAMP := $(FRONTEND)/node_modules/.installed
 
-.PHONY: help up demo install console test lint typecheck pytest frontend-test e2e-deps testenv bench openapi clean
+.PHONY: help up demo install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
 	@echo "make test      install what the tests need and run them all"
 	@echo "make demo      make up plus a simulated GPU cluster and its operator (needs Go)"
 	@echo "make lint      ruff, mypy and import contracts"
-	@echo "make bench     run the benchmarks (API reads, ledger throughput)"
+	@echo "make bench     run every benchmark in benchmarks/ at full size, checking its goal"
+	@echo "make bench-smoke  run each benchmark once at a tiny size (part of make test)"
 	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -66,12 +67,19 @@ testenv:
 pytest: install console e2e-deps testenv
 	$(BIN)/pytest
 
-test: lint frontend-test pytest
+test: lint frontend-test pytest bench-smoke
+
+# Full size; each benchmark exits non-zero when it misses its goal.
+BENCHMARKS := $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py))
 
 bench: install console testenv
-	$(BIN)/python benchmarks/api_read.py
-	$(BIN)/python benchmarks/ledger.py
-	$(BIN)/python benchmarks/operator_latency.py
+	set -e; for script in $(BENCHMARKS); do echo "== $$script"; $(BIN)/python $$script; done
+
+# Each benchmark once at a tiny size with no goal checked, so a benchmark that no longer runs
+# fails `make test` instead of waiting for the next `make bench`.
+# Every script in benchmarks/ takes part, so a new one cannot be left out.
+bench-smoke: install testenv
+	set -e; for script in $(BENCHMARKS); do echo "== $$script --quick"; $(BIN)/python $$script --quick; done
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist .pytest_cache .mypy_cache .ruff_cache

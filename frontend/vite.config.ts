@@ -5,6 +5,8 @@ const backend = 'http://localhost:8000';
 
 export default defineConfig({
   plugins: [react()],
+  // The server replaces this with a fresh nonce per page (src/gshare/api/csp.py).
+  html: { cspNonce: 'GSHARE_CSP_NONCE' },
   server: {
     proxy: {
       '/api': backend,
@@ -18,9 +20,14 @@ export default defineConfig({
         // Libraries change less often than the console; cache them apart.
         codeSplitting: {
           groups: [
-            { name: 'mantine', test: /node_modules[\\/](@mantine|@floating-ui)[\\/]/, priority: 2 },
+            { name: 'mantine', test: /node_modules[\\/](@mantine[\\/](core|hooks)|@floating-ui)[\\/]/, priority: 2 },
             { name: 'react', test: /node_modules[\\/](react|react-dom|scheduler|react-router)[\\/]/, priority: 2 },
-            { name: 'vendor', test: /node_modules[\\/]/, priority: 1 },
+            // The charting libraries stay out: only wallet pages load them, in a chunk of their own.
+            {
+              name: 'vendor',
+              test: /node_modules[\\/](?!@mantine[\\/]charts|recharts|victory-vendor|d3-|@reduxjs|redux|react-redux|immer|reselect|decimal\.js-light|es-toolkit)/,
+              priority: 1,
+            },
           ],
         },
       },
@@ -30,5 +37,6 @@ export default defineConfig({
     environment: 'jsdom',
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
+    testTimeout: 30_000,
   },
 });

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -11,9 +12,15 @@ import time
 from pathlib import Path
 
 import httpx
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.audit.models import AuditEntry
 from gshare.devcluster import free_port
+from gshare.identity.models import User
 from gshare.kit.embedded_db import EmbeddedPostgres, ensure_database
+from gshare.kit.settings import READ_ELSEWHERE, unknown_variables
+from tests.builders import Builder
 from tests.processes import clean_env
 
 GSHARE = [sys.executable, "-m", "gshare"]
@@ -182,3 +189,139 @@ def test_a_weak_bootstrap_password_is_refused(tmp_path: Path) -> None:
         .splitlines()[-1]
         .startswith("gshare: invalid configuration: GSHARE_BOOTSTRAP_ADMIN_PASSWORD:")
     )
+
+
+def _recover(database_url: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GSHARE, "recover-admin", *args],
+        env=clean_env(GSHARE_DATABASE_URL=database_url),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+async def _recoveries(sessions: async_sessionmaker[AsyncSession]) -> list[AuditEntry]:
+    async with sessions() as db:
+        query = select(AuditEntry).where(AuditEntry.action == "user.recover_admin")
+        return list(await db.scalars(query.order_by(AuditEntry.id)))
+
+
+async def test_recover_admin_restores_an_existing_account(
+    build: Builder,
+    database_url: str,
+    sessions: async_sessionmaker[AsyncSession],
+    tmp_path: Path,
+) -> None:
+    user = await build.user("Locked Out")
+    old_client = await build.signed_in(user)
+    async with sessions() as db, db.begin():
+        await db.execute(update(User).where(User.id == user.id).values(active=False))
+
+    new_password = "granite-otter-lullaby-35"
+    result = _recover(
+        database_url, tmp_path, "--email", user.email.upper(), "--password", new_password
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Super admin recovered." in result.stdout
+    assert new_password not in result.stdout, "a chosen password is not echoed"
+
+    assert (await old_client.get("/api/v1/me")).status_code == 401, "old sign-ins end"
+    client = await build.signed_in(user, new_password)
+    me = (await client.get("/api/v1/me")).json()
+    assert me["user"]["is_super_admin"] is True
+    assert me["user"]["active"] is True
+    assert me["must_change_password"] is True
+    [entry] = await _recoveries(sessions)
+    assert (entry.actor_id, entry.target_id, entry.outcome) == (None, str(user.id), "allowed")
+    assert entry.detail["by"] == "host"
+    assert entry.detail["created"] is False
+
+
+async def test_recover_admin_creates_a_missing_account_with_a_generated_password(
+    build: Builder,
+    database_url: str,
+    sessions: async_sessionmaker[AsyncSession],
+    tmp_path: Path,
+) -> None:
+    result = _recover(database_url, tmp_path, "--email", "rescue@example.org")
+    assert result.returncode == 0, result.stderr
+    assert "Super admin created." in result.stdout
+    password = next(
+        line.split(":", 1)[1].strip()
+        for line in result.stdout.splitlines()
+        if line.strip().startswith("password:")
+    )
+    async with sessions() as db:
+        user = await db.scalar(select(User).where(User.email == "rescue@example.org"))
+    assert user is not None
+    assert (user.is_super_admin, user.active, user.must_change_password) == (True, True, True)
+    assert await build.signed_in(user, password)
+    [entry] = await _recoveries(sessions)
+    assert entry.detail["created"] is True
+
+
+async def test_recover_admin_refuses_weak_passwords_and_bad_emails(
+    build: Builder,
+    database_url: str,
+    sessions: async_sessionmaker[AsyncSession],
+    tmp_path: Path,
+) -> None:
+    user = await build.user()
+    weak = _recover(database_url, tmp_path, "--email", user.email, "--password", "password123")
+    assert weak.returncode == 2
+    assert weak.stderr.strip().splitlines()[-1].startswith("gshare: --password:")
+    bad = _recover(database_url, tmp_path, "--email", "not an email", "--password", "x")
+    assert bad.returncode == 2
+    assert "--email" in bad.stderr
+    async with sessions() as db:
+        stored = await db.get(User, user.id)
+    assert stored is not None
+    assert stored.is_super_admin is False
+    assert await _recoveries(sessions) == []
+
+
+def test_unknown_gshare_variables_are_named_in_a_warning(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("GSHARE_DATA_DIRR=/tmp/elsewhere\nGSHARE_LOG_LEVEL=info\n")
+    result = subprocess.run(
+        [*GSHARE, "api"],
+        env=clean_env(GSHARE_PROT="9000", GSHARE_PORT="8001", GSHARE_OPERATOR_NAMESPACE="x"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2  # no database URL, after the warnings
+    warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
+    assert len(warnings) == 2, result.stderr
+    assert "GSHARE_DATA_DIRR (in .env)" in warnings[0]
+    assert "did you mean GSHARE_DATA_DIR?" in warnings[0]
+    assert "GSHARE_PROT (in the environment)" in warnings[1]
+    assert "did you mean GSHARE_PORT?" in warnings[1]
+
+
+def test_variables_read_by_settings_or_elsewhere_are_not_named() -> None:
+    environ = {
+        "GSHARE_PORT": "1",
+        "gshare_log_level": "info",  # settings ignore case
+        "GSHARE_OPERATOR_API_URL": "http://x",
+        "GSHARE_SESION_IDLE_TIMEOUT": "60",
+        "PATH": "/bin",
+    }
+    warnings = unknown_variables(environ, env_file=Path("/nonexistent/.env"))
+    assert len(warnings) == 1
+    assert warnings[0].startswith("GSHARE_SESION_IDLE_TIMEOUT (in the environment)")
+
+
+def test_every_variable_read_outside_settings_is_known() -> None:
+    """A GSHARE_ variable read straight from the environment must not be warned about."""
+    source = Path(__file__).parents[1] / "src" / "gshare"
+    pattern = re.compile(r"""environ(?:\.get\(|\[)\s*["'](GSHARE_[A-Z0-9_]+)["']""")
+    read = {
+        name
+        for path in source.rglob("*.py")
+        for name in pattern.findall(path.read_text(encoding="utf-8"))
+    }
+    assert read, "the pattern finds the operator's variables"
+    assert read <= READ_ELSEWHERE

@@ -11,7 +11,7 @@ import { GroupDetailPage } from './admin/groups/GroupDetailPage';
 import { GroupsPage } from './admin/groups/GroupsPage';
 import { OrgDetailPage } from './admin/orgs/OrgDetailPage';
 import { OrgsPage } from './admin/orgs/OrgsPage';
-import { RequireAdmin, RequirePermission } from './admin/RequireAdmin';
+import { RequireAdmin, RequireCapability } from './admin/RequireAdmin';
 import { UsersPage } from './admin/users/UsersPage';
 import { createQueryClient } from './api/queryClient';
 import { PasswordChangePage } from './auth/PasswordChangePage';
@@ -20,39 +20,50 @@ import { SignInPage } from './auth/SignInPage';
 import { HomePage } from './home/HomePage';
 import { Shell } from './shell/Shell';
 import { theme } from './theme';
+import { RouteErrorBoundary } from './ui/RouteErrorBoundary';
 import { WalletPage } from './wallet/WalletPage';
 
-export function AppProviders({ client, children }: { client: QueryClient; children: ReactNode }) {
+interface AppProvidersProps {
+  client: QueryClient;
+  /** Put on every <style> tag Mantine writes, as the page's Content-Security-Policy requires. */
+  styleNonce?: string;
+  children: ReactNode;
+}
+
+export function AppProviders({ client, styleNonce, children }: AppProvidersProps) {
   return (
-    <MantineProvider theme={theme}>
+    <MantineProvider theme={theme} getStyleNonce={styleNonce ? () => styleNonce : undefined}>
       <QueryClientProvider client={client}>{children}</QueryClientProvider>
     </MantineProvider>
   );
 }
 
+/** Each page has its own error boundary: one failing page leaves the shell usable. */
+const page = (element: ReactNode) => <RouteErrorBoundary>{element}</RouteErrorBoundary>;
+
 export function AppRoutes() {
   return (
     <Routes>
-      <Route path="/sign-in" element={<SignInPage />} />
+      <Route path="/sign-in" element={page(<SignInPage />)} />
       <Route element={<RequireAuth />}>
-        <Route path={CHANGE_PASSWORD_PATH} element={<PasswordChangePage />} />
+        <Route path={CHANGE_PASSWORD_PATH} element={page(<PasswordChangePage />)} />
         <Route element={<Shell />}>
-          <Route index element={<HomePage />} />
-          <Route path="wallet" element={<WalletPage />} />
+          <Route index element={page(<HomePage />)} />
+          <Route path="wallet" element={page(<WalletPage />)} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
-            <Route path="orgs" element={<OrgsPage />} />
-            <Route path="orgs/:orgId" element={<OrgDetailPage />} />
-            <Route path="groups" element={<GroupsPage />} />
-            <Route path="groups/:groupId" element={<GroupDetailPage />} />
-            <Route path="users" element={<UsersPage />} />
-            <Route path="credits" element={<CreditsPage />} />
-            <Route path="credits/wallets/:walletId" element={<WalletDetailPage />} />
-            <Route element={<RequirePermission allowed={(can) => can.canManageClusters} />}>
-              <Route path="clusters" element={<ClustersPage />} />
-              <Route path="clusters/:clusterId" element={<ClusterDetailPage />} />
+            <Route path="orgs" element={page(<OrgsPage />)} />
+            <Route path="orgs/:orgId" element={page(<OrgDetailPage />)} />
+            <Route path="groups" element={page(<GroupsPage />)} />
+            <Route path="groups/:groupId" element={page(<GroupDetailPage />)} />
+            <Route path="users" element={page(<UsersPage />)} />
+            <Route path="credits" element={page(<CreditsPage />)} />
+            <Route path="credits/wallets/:walletId" element={page(<WalletDetailPage />)} />
+            <Route element={<RequireCapability action="clusters.manage" />}>
+              <Route path="clusters" element={page(<ClustersPage />)} />
+              <Route path="clusters/:clusterId" element={page(<ClusterDetailPage />)} />
             </Route>
-            <Route path="audit" element={<AuditPage />} />
+            <Route path="audit" element={page(<AuditPage />)} />
           </Route>
         </Route>
       </Route>
@@ -61,10 +72,10 @@ export function AppRoutes() {
   );
 }
 
-export function App() {
+export function App({ styleNonce }: { styleNonce?: string }) {
   const [client] = useState(() => createQueryClient());
   return (
-    <AppProviders client={client}>
+    <AppProviders client={client} styleNonce={styleNonce}>
       <BrowserRouter>
         <AppRoutes />
       </BrowserRouter>

@@ -2,12 +2,13 @@ import '@mantine/core/styles.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
+import { adoptStyleNonce } from './styleNonce';
 
 const root = document.getElementById('root');
 if (!root) throw new Error('Missing #root element');
 
 createRoot(root).render(
   <StrictMode>
-    <App />
+    <App styleNonce={adoptStyleNonce()} />
   </StrictMode>,
 );

@@ -1,5 +1,5 @@
 """Process entrypoints: `gshare up` (local, everything), `gshare api`, `gshare worker`,
-`gshare migrate`.
+`gshare migrate`, and `gshare recover-admin` for whoever runs the host.
 
 These start services; GShare has no end-user command line.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import logging
 import os
 import secrets
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from gshare.kit.errors import Conflict
-from gshare.kit.settings import Settings, get_settings
+from gshare.kit.settings import Settings, get_settings, unknown_variables
 
 log = logging.getLogger("gshare")
 DEFAULT_ADMIN_EMAIL = "admin@gshare.local"
@@ -165,7 +166,8 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        proxy_headers=True,
+        # The app reads forwarded headers itself, from GSHARE_TRUSTED_PROXIES only.
+        proxy_headers=False,
         server_header=False,
         access_log=settings.log_level in ("debug", "info"),
     )
@@ -239,6 +241,67 @@ def cmd_operator(settings: Settings) -> None:
     run()
 
 
+def _host_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid, as in some containers
+        return f"uid {os.getuid()}"
+
+
+def cmd_recover_admin(settings: Settings, args: argparse.Namespace) -> None:
+    """Super admin access for whoever runs the host, straight on the database."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from gshare.identity.schemas import Email
+    from gshare.identity.service import recover_super_admin
+    from gshare.identity.signin import PasswordRejected
+    from gshare.kit.clock import SystemClock
+    from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
+
+    try:
+        email: str = TypeAdapter(Email).validate_python(args.email)
+    except ValidationError:
+        print("gshare: --email: must be an email address", file=sys.stderr)
+        raise SystemExit(2) from None
+    password: str | None = args.password
+    generated = password is None
+    if password is None:
+        password = secrets.token_urlsafe(18)
+    chosen = password
+    detail = {"by": "host", "host_user": _host_user(), "command": "recover-admin"}
+
+    async def run(url: str) -> bool:
+        engine = make_engine(url, pool_size=1)
+        try:
+            return await run_in_transaction(
+                make_sessionmaker(engine),
+                lambda db: recover_super_admin(
+                    db,
+                    email=email,
+                    password=chosen,
+                    name=args.name,
+                    now=SystemClock().now(),
+                    detail=detail,
+                ),
+            )
+        finally:
+            await engine.dispose()
+
+    with database(settings) as url:
+        _refuse_unmigrated(url)
+        try:
+            created = asyncio.run(run(url))
+        except PasswordRejected as exc:
+            print(f"gshare: --password: {exc.message}", file=sys.stderr)
+            raise SystemExit(2) from None
+    what = "created" if created else "recovered"
+    lines = [f"\n  Super admin {what}.", f"    email:    {email}"]
+    if generated:
+        lines.append(f"    password: {password}")
+    lines.append("  The password must be changed at the first sign-in; other sign-ins ended.\n")
+    print("\n".join(lines), flush=True)
+
+
 COMMANDS = {
     "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
     "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
@@ -257,12 +320,26 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text)
+    recover = sub.add_parser(
+        "recover-admin",
+        help="make an account an active super admin with a new initial password, ending its "
+        "sign-ins (created when missing); works on the database directly",
+    )
+    recover.add_argument("--email", required=True, help="the account's email")
+    recover.add_argument(
+        "--password", help="the new initial password; generated and printed once when omitted"
+    )
+    recover.add_argument("--name", default="Administrator", help="the name of a new account")
     args = parser.parse_args(argv)
     settings = get_settings()
     _configure_logging(settings)
-    handler = COMMANDS[args.command][0]
+    for warning in unknown_variables():
+        log.warning("%s", warning)
     with suppress(KeyboardInterrupt):
-        handler(settings)
+        if args.command == "recover-admin":
+            cmd_recover_admin(settings, args)
+        else:
+            COMMANDS[args.command][0](settings)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def register_demo_cluster(url: str, settings: Settings, server: str, kubeconfig:
 def _keep_token_fresh(
     settings: Settings, cluster_id: uuid.UUID, path: Path, stop: threading.Event
 ) -> None:
-    from gshare.clusters.tokens import load_or_create
+    from gshare.clusters.keyfile import load_or_create
 
     while True:
         now = datetime.now(UTC)

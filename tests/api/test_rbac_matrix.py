@@ -1,28 +1,36 @@
 """The role-by-route matrix: each role gets exactly the routes it should, and no others.
 
-Every test builds the same world in a fresh database:
-organization A with groups A1 and A2, organization B with group B1, and one user per role.
+Every test runs in the same world: organization A with groups A1 and A2, organization B with
+group B1, and one user per role. Reads share one world; each change gets a fresh one.
 A call is "allowed" when it gets past the permission check (any status but 401/403);
 roles expected to be denied run first, so an allowed call's changes cannot mask a denial.
+A route with a body is also called with its smallest valid body (only the fields the spec
+requires): which fields a body carries must never decide whether the check runs.
 """
 
 from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
+from gshare.api.app import create_app
 from gshare.api.openapi import spec
 from gshare.credits.repository import account_id
 from gshare.identity.permissions import Action
+from gshare.kit.clock import FrozenClock
+from gshare.kit.db import make_engine, make_sessionmaker
+from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
+from gshare.kit.settings import Settings
 from gshare.kit.web import PERMISSION_KEY
 from tests.builders import PASSWORD, Builder
+from tests.conftest import TEMPLATE
 
 ROLES = (
     "super_admin",
@@ -41,6 +49,7 @@ ADMINS_A = frozenset({"super_admin", "org_admin_a"})
 ADMINS_A1 = ADMINS_A | {"group_admin_a1"}
 SUPER = frozenset({"super_admin"})
 _emails = itertools.count(1)
+SPEC: dict[str, Any] = spec()
 
 
 @dataclass
@@ -59,6 +68,9 @@ class Case:
     path: str
     allowed: frozenset[str]
     body: Body = lambda role: None
+    # Who may send the smallest valid body, where leaving out an optional field legitimately
+    # changes the scope checked (a user created in no group); by default, `allowed`.
+    minimal_allowed: frozenset[str] | None = None
 
 
 def _new_user(role: str) -> dict[str, Any]:
@@ -91,9 +103,23 @@ CASES = [
     Case("PATCH", "/api/v1/groups/{A1}", ADMINS_A1, lambda role: {"name": "Group A1"}),
     Case("DELETE", "/api/v1/groups/{A1}", ADMINS_A),
     Case("GET", "/api/v1/users", EVERYONE),
-    Case("POST", "/api/v1/users", ADMINS_A1, lambda role: _new_user(role) | {"group_id": "{A1}"}),
+    Case(
+        "POST",
+        "/api/v1/users",
+        ADMINS_A1,
+        lambda role: _new_user(role) | {"group_id": "{A1}"},
+        minimal_allowed=SUPER,
+    ),
     Case("GET", "/api/v1/users/{target}", SEES_ORG_A),
     Case("PATCH", "/api/v1/users/{target}", ADMINS_A1, lambda role: {"active": True}),
+    Case(
+        "POST",
+        "/api/v1/users/{target}/password-reset",
+        ADMINS_A1,
+        lambda role: {"initial_password": "saffron-kettle-orbit-93"},
+    ),
+    Case("PUT", "/api/v1/users/{target}/super-admin", SUPER),
+    Case("DELETE", "/api/v1/users/{target}/super-admin", SUPER),
     Case("GET", "/api/v1/groups/{A1}/members", SEES_ORG_A),
     Case("PUT", "/api/v1/groups/{A1}/members/{target}", ADMINS_A1, lambda r: {"role": "member"}),
     Case("DELETE", "/api/v1/groups/{A1}/members/{target}", ADMINS_A1),
@@ -132,6 +158,7 @@ CASES = [
     ),
     Case("GET", "/api/v1/credits/check", SUPER),
     Case("GET", "/api/v1/clusters", SUPER),
+    Case("GET", "/api/v1/callback-refusals", SUPER),
     Case(
         "POST",
         "/api/v1/clusters",
@@ -155,7 +182,7 @@ def _template(path: str) -> str:
 def test_the_matrix_covers_every_signed_in_route() -> None:
     operations = {
         (method.upper(), _template(path))
-        for path, item in spec()["paths"].items()  # type: ignore[union-attr]
+        for path, item in SPEC["paths"].items()
         for method, op in item.items()
         # Not console routes: an operator's token, or a session's access cookie, is the caller.
         if op.get(PERMISSION_KEY)
@@ -211,6 +238,28 @@ async def _world(build: Builder) -> World:
     return World(ids, clients, build.anonymous())
 
 
+def _required_fields(method: str, path: str) -> frozenset[str]:
+    """The fields the spec requires in a route's request body."""
+    operation = SPEC["paths"][path][method.lower()]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    name = schema["$ref"].rsplit("/", 1)[-1]
+    return frozenset(SPEC["components"]["schemas"][name].get("required", ()))
+
+
+def _spec_path(path: str) -> str:
+    template = _template(path)
+    return next(p for p in SPEC["paths"] if _template(p) == template)
+
+
+def _minimal(case: Case, body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The smallest valid body, or None when the case's body is that already."""
+    if body is None:
+        return None
+    required = _required_fields(case.method, _spec_path(case.path))
+    smallest = {key: value for key, value in body.items() if key in required}
+    return smallest if smallest != body else None
+
+
 def _fill(value: Any, ids: dict[str, str]) -> Any:
     if isinstance(value, str):
         return value.format(**ids)
@@ -219,20 +268,70 @@ def _fill(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.method} {c.path}")
-async def test_each_role_gets_exactly_what_it_should(case: Case, build: Builder) -> None:
-    world = await _world(build)
+async def _check(case: Case, world: World) -> None:
     path = case.path.format(**world.ids)
     anonymous = await world.anonymous.request(
         case.method, path, json=_fill(case.body("x"), world.ids)
     )
     assert anonymous.status_code == 401, "anonymous callers must be turned away"
-    order = sorted(ROLES, key=lambda role: role in case.allowed)  # denied roles first
+    minimal_allowed = case.allowed if case.minimal_allowed is None else case.minimal_allowed
     outcome: dict[str, int] = {}
-    for role in order:
+    minimal_outcome: dict[str, int] = {}
+    calls: list[tuple[bool, str, Any, dict[str, int]]] = []
+    for role in ROLES:
         body = _fill(case.body(role), world.ids)
-        response = await world.clients[role].request(case.method, path, json=body)
-        outcome[role] = response.status_code
+        calls.append((role in case.allowed, role, body, outcome))
+        smallest = _minimal(case, body)
+        if smallest is not None:
+            calls.append((role in minimal_allowed, role, smallest, minimal_outcome))
+    for _, role, sent, outcomes in sorted(calls, key=lambda call: call[0]):  # denied first
+        response = await world.clients[role].request(case.method, path, json=sent)
+        outcomes[role] = response.status_code
         assert response.status_code != 401, f"{role}: {response.text}"
+        assert response.status_code < 500, f"{role}: {response.text}"
     allowed = {role for role, status in outcome.items() if status != 403}
     assert allowed == case.allowed, outcome
+    if minimal_outcome:
+        allowed = {role for role, status in minimal_outcome.items() if status != 403}
+        assert allowed == minimal_allowed, ("smallest body", minimal_outcome)
+
+
+READS = [case for case in CASES if case.method == "GET"]
+CHANGES = [case for case in CASES if case.method != "GET"]
+
+
+@pytest.fixture(scope="module")
+async def read_world(
+    postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[World]:
+    """One world for every read: reads change nothing a permission depends on."""
+    name = f"rbac_reads_{uuid.uuid4().hex}"
+    await ensure_database(postgres.url(), name, template=TEMPLATE)
+    engine = make_engine(postgres.url(name), pool_size=5)
+    root = tmp_path_factory.mktemp("rbac")
+    settings = Settings(
+        data_dir=root / "data", console_dir=root / "no-console", auth_cache_seconds=0
+    )
+    clock = FrozenClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    app = create_app(settings, database_url=postgres.url(name), clock=clock, engine=engine)
+    try:
+        async with app.router.lifespan_context(app):
+            build = Builder(make_sessionmaker(engine), clock, app)
+            try:
+                yield await _world(build)
+            finally:
+                await build.close()
+    finally:
+        await engine.dispose()
+        await drop_database(postgres.url(), name)
+
+
+@pytest.mark.parametrize("case", READS, ids=lambda c: f"{c.method} {c.path}")
+async def test_each_role_reads_exactly_what_it_should(case: Case, read_world: World) -> None:
+    await _check(case, read_world)
+
+
+@pytest.mark.parametrize("case", CHANGES, ids=lambda c: f"{c.method} {c.path}")
+async def test_each_role_changes_exactly_what_it_should(case: Case, build: Builder) -> None:
+    # Each change gets a fresh world: an allowed change may alter what the next call finds.
+    await _check(case, await _world(build))

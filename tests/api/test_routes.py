@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from gshare.api.app import create_app
 from gshare.api.openapi import spec
 from gshare.identity.permissions import RULES, Action
+from gshare.kit.settings import Settings
 from gshare.kit.web import PERMISSION_KEY
+from tests.builders import Builder
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 SPEC = spec()
@@ -90,3 +96,70 @@ async def test_unknown_api_routes_answer_json_404(client: httpx.AsyncClient) -> 
     response = await client.get("/api/v1/nothing-here")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+@asynccontextmanager
+async def _app_with(
+    settings: Settings, database_url: str, engine, clock, **changes: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app under other settings, and a client for it."""
+    app = create_app(
+        settings.model_copy(update=changes), database_url=database_url, clock=clock, engine=engine
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+
+
+async def test_console_paths_the_file_system_cannot_take_get_the_app(
+    settings: Settings, database_url: str, engine, clock, tmp_path: Path
+) -> None:
+    console = tmp_path / "console"
+    (console / "assets").mkdir(parents=True)
+    (console / "index.html").write_text("<!doctype html><title>GShare</title>")
+    (console / "assets" / "app.js").write_text("console.log(1)")
+    async with _app_with(settings, database_url, engine, clock, console_dir=console) as client:
+        for path in (
+            "/%00",
+            "/foo%00bar",
+            "/assets/app.js%00",
+            "/" + "a" * 300,
+            "/" + "/".join(["b" * 250] * 30),
+            "/..%2f..%2fetc%2fpasswd",
+        ):
+            response = await client.get(path)
+            assert response.status_code == 200, (path, response.text)
+            assert response.text.startswith("<!doctype html>"), path
+        served = await client.get("/assets/app.js")
+        assert served.text == "console.log(1)"
+        for path in ("/api/%00", "/internal/x%00"):
+            assert (await client.get(path)).status_code == 404
+
+
+PATH_ROUTES = [(path, method) for path, method, _ in OPERATIONS if "{" in path and method != "head"]
+
+
+@pytest.mark.parametrize("value", ["%00", "a%00b"])
+async def test_a_nul_in_any_path_parameter_is_a_client_error(build: Builder, value: str) -> None:
+    import re
+
+    root = await build.signed_in(await build.user(super_admin=True))
+    for path, method in PATH_ROUTES:
+        url = re.sub(r"\{[^}]+\}", value, path)
+        response = await root.request(method.upper(), url, json={})
+        assert 400 <= response.status_code < 500, (method, url, response.text)
+        assert set(response.json()) == {"error"}, (method, url)
+
+
+async def test_the_api_docs_page_is_off_unless_configured(
+    client: httpx.AsyncClient, settings: Settings, database_url: str, engine, clock
+) -> None:
+    off = await client.get("/api/v1/docs")
+    assert off.status_code == 404
+    assert off.json()["error"]["code"] == "not_found"
+    assert (await client.get("/api/v1/openapi.json")).json()["info"]["title"] == "GShare API"
+    async with _app_with(settings, database_url, engine, clock, api_docs=True) as with_docs:
+        page = await with_docs.get("/api/v1/docs")
+        assert page.status_code == 200
+        assert "swagger" in page.text.lower()

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from tests.builders import Builder
+from tests.builders import PASSWORD, Builder
 
 
 async def test_changes_and_denials_are_recorded(build: Builder) -> None:
@@ -34,15 +34,19 @@ async def test_admins_read_only_their_scope(build: Builder) -> None:
     root = await build.user(super_admin=True)
     root_client = await build.signed_in(root)
     a = (await root_client.post("/api/v1/orgs", json={"name": "A"})).json()
-    b = (await root_client.post("/api/v1/orgs", json={"name": "B"})).json()
+    assert (await root_client.post("/api/v1/orgs", json={"name": "B"})).status_code == 201
     admin_a = await build.user()
     granted = await root_client.put(f"/api/v1/orgs/{a['id']}/admins/{admin_a.id}")
     assert granted.status_code == 200
     client = await build.signed_in(admin_a)
     entries = (await client.get("/api/v1/audit")).json()["items"]
     assert entries, "the org admin sees their organization's entries"
-    assert {e["org_id"] for e in entries} == {a["id"]}
-    assert b["id"] not in {e["org_id"] for e in entries}
+    scoped = [e for e in entries if e["org_id"] or e["group_id"]]
+    assert {e["org_id"] for e in scoped} == {a["id"]}
+    # Entries of no organization: only the org admin's own sign-in, as a user of A.
+    assert {(e["action"], e["target_id"]) for e in entries if e not in scoped} == {
+        ("auth.login", str(admin_a.id))
+    }
     filtered = (await client.get("/api/v1/audit", params={"action": "org.create"})).json()["items"]
     assert [e["action"] for e in filtered] == ["org.create"]
 
@@ -62,7 +66,7 @@ async def test_filters_and_pagination(build: Builder) -> None:
     assert [e["detail"]["name"] for e in rest["items"]] == ["One"]
     assert rest["next_cursor"] is None
     naive = await client.get("/api/v1/audit", params={"since": "2026-01-01T00:00:00"})
-    assert naive.status_code == 400
+    assert naive.status_code == 422
 
 
 async def test_members_cannot_read_the_audit_log(build: Builder) -> None:
@@ -77,3 +81,44 @@ async def test_the_audit_table_is_append_only(build: Builder) -> None:
     async with build.sessions() as session:
         with pytest.raises(DBAPIError, match="cannot be changed"):
             await session.execute(text("DELETE FROM audit_entries"))
+
+
+async def test_admins_see_the_sign_ins_of_their_users_only(build: Builder) -> None:
+    org_a, org_b = await build.org("A"), await build.org("B")
+    a1, b1 = await build.group(org_a), await build.group(org_b)
+    alice, bob = await build.user("Alice"), await build.user("Bob")
+    await build.member(alice, a1)
+    await build.member(bob, b1)
+    admin_a, admin_a1 = await build.user(), await build.user()
+    await build.org_admin(admin_a, org_a)
+    await build.group_admin(admin_a1, a1)
+    for user in (alice, bob):
+        wrong = {"email": user.email, "password": "not-the-password-9"}
+        assert (await build.anonymous().post("/api/v1/auth/login", json=wrong)).status_code == 401
+        client = await build.signed_in(user)
+        changed = await client.post(
+            "/api/v1/auth/password",
+            json={"current_password": PASSWORD, "new_password": "quartz-meadow-lantern-58"},
+        )
+        assert changed.status_code == 200
+        client.headers["X-CSRF-Token"] = changed.json()["csrf_token"]
+        assert (await client.post("/api/v1/auth/logout")).status_code == 204
+    unknown = {"email": "nobody@example.org", "password": "not-the-password-9"}
+    await build.anonymous().post("/api/v1/auth/login", json=unknown)
+
+    expected = {
+        ("auth.login", "failed", alice.email),
+        ("auth.login", "allowed", str(alice.id)),
+        ("auth.password_change", "allowed", str(alice.id)),
+        ("auth.logout", "allowed", str(alice.id)),
+    }
+    about_alice_or_bob = {alice.email, str(alice.id), bob.email, str(bob.id), unknown["email"]}
+    for admin in (admin_a, admin_a1):
+        client = await build.signed_in(admin)
+        entries = (await client.get("/api/v1/audit", params={"target_type": "user"})).json()
+        seen = {
+            (e["action"], e["outcome"], e["target_id"])
+            for e in entries["items"]
+            if e["target_id"] in about_alice_or_bob
+        }
+        assert seen == expected, admin.name

@@ -9,12 +9,12 @@ from pathlib import Path
 import jwt
 import pytest
 
+from gshare.clusters.keyfile import load_or_create
 from gshare.clusters.tokens import (
     AUDIENCE,
     TOKEN_TYPE,
     InvalidToken,
     KeySet,
-    load_or_create,
     new_key,
 )
 
@@ -136,7 +136,7 @@ def test_processes_creating_the_key_set_together_agree(tmp_path: Path) -> None:
     path = tmp_path / "keys" / "internal-keys.json"
     script = (
         "import sys, datetime, pathlib\n"
-        "from gshare.clusters.tokens import load_or_create\n"
+        "from gshare.clusters.keyfile import load_or_create\n"
         "keys = load_or_create(pathlib.Path(sys.argv[1]), datetime.datetime.now(datetime.UTC))\n"
         "print(keys.current.kid)\n"
     )
@@ -153,7 +153,7 @@ def test_processes_creating_the_key_set_together_agree(tmp_path: Path) -> None:
 def test_rotation_is_picked_up_by_every_process(tmp_path: Path) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from gshare.clusters.tokens import KeyFile, rotate_if_due
+    from gshare.clusters.keyfile import KeyFile, rotate_if_due
 
     path = tmp_path / "internal-keys.json"
     start = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,11 +6,16 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.credits import invariants, operations, repository
 from gshare.credits.amounts import MICRO
 from gshare.identity.models import Group, Membership, Organization, User
+from tests.builders import Builder
+
+MINT = "/api/v1/credits/mint"
+TRANSFERS = "/api/v1/credits/transfers"
 
 
 @dataclass
@@ -118,3 +123,72 @@ async def grants(
             await operations.set_monthly_grant(
                 session, wallet_id=person, amount=user * MICRO, funding_wallet_id=w.group
             )
+
+
+@dataclass
+class TwoOrgs:
+    """Uma is a member of Optics (in Physics) and of Botany (in Biology); each group gave her
+    10 credits. Pia administers Optics only, Bea Botany only."""
+
+    root: httpx.AsyncClient
+    pia: httpx.AsyncClient
+    bea: httpx.AsyncClient
+    physics: Organization
+    biology: Organization
+    optics: Group
+    botany: Group
+    uma: User
+    optics_wallet: str
+    botany_wallet: str
+    uma_wallet: str
+
+
+async def wallet_via_api(client: httpx.AsyncClient, path: str) -> dict:
+    response = await client.get(path)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def move_via_api(
+    client: httpx.AsyncClient, source: str, target: str, amount: str
+) -> httpx.Response:
+    return await client.post(
+        TRANSFERS, json={"from_wallet_id": source, "to_wallet_id": target, "amount": amount}
+    )
+
+
+async def two_orgs(build: Builder) -> TwoOrgs:
+    root_user = await build.user("Root", super_admin=True)
+    physics, biology = await build.org("Physics"), await build.org("Biology")
+    optics, botany = await build.group(physics, "Optics"), await build.group(biology, "Botany")
+    uma = await build.user("Uma Both")
+    await build.member(uma, optics)
+    await build.member(uma, botany)
+    pia, bea = await build.user("Pia Lead"), await build.user("Bea Lead")
+    await build.group_admin(pia, optics)
+    await build.group_admin(bea, botany)
+    root = await build.signed_in(root_user)
+    wallets = {}
+    for org, group in ((physics, optics), (biology, botany)):
+        assert (await root.post(MINT, json={"org_id": str(org.id), "amount": "100"})).is_success
+        org_wallet = await wallet_via_api(root, f"/api/v1/orgs/{org.id}/wallet")
+        group_wallet = await wallet_via_api(root, f"/api/v1/groups/{group.id}/wallet")
+        assert (await move_via_api(root, org_wallet["id"], group_wallet["id"], "50")).is_success
+        wallets[group.id] = group_wallet["id"]
+    uma_wallet = (await wallet_via_api(root, f"/api/v1/users/{uma.id}/wallet"))["id"]
+    pia_c, bea_c = await build.signed_in(pia), await build.signed_in(bea)
+    assert (await move_via_api(pia_c, wallets[optics.id], uma_wallet, "10")).is_success
+    assert (await move_via_api(bea_c, wallets[botany.id], uma_wallet, "10")).is_success
+    return TwoOrgs(
+        root,
+        pia_c,
+        bea_c,
+        physics,
+        biology,
+        optics,
+        botany,
+        uma,
+        wallets[optics.id],
+        wallets[botany.id],
+        uma_wallet,
+    )

@@ -36,6 +36,7 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
     groups = {uuid.UUID(g): [uuid.UUID(u) for u in users] for g, users in plan["groups"].items()}
     pairs = [(org, g) for g in groups] + [(g, u) for g, us in groups.items() for u in us]
     users = [u for us in groups.values() for u in us]
+    group_of = {u: g for g, us in groups.items() for u in us}
     rng = random.Random(seed)
     engine = make_engine(url, pool_size=2)
     sessions = make_sessionmaker(engine)
@@ -64,13 +65,15 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
 
     async def hold(session: AsyncSession) -> object:
         await dawdle(session)
+        user = rng.choice(users)
         return await operations.place_hold(
             session,
-            wallet_id=rng.choice(users),
+            wallet_id=user,
             session_id=uuid.uuid4(),
             rate_per_hour=rng.randint(100_000, 5_000_000),
             window_seconds=3600,
             now=now(),
+            for_group_wallet_id=group_of[user] if rng.random() < 0.5 else None,
         )
 
     async def on_open_hold(session: AsyncSession) -> object:

@@ -62,3 +62,42 @@ async def test_no_one_can_bill_another_wallet(build: Builder, sessions) -> None:
             wallet_id=alice_w,
         )
         assert same.account_id == alice_w
+
+
+async def test_a_session_names_only_a_group_its_owner_is_in(build: Builder, sessions) -> None:
+    alice = await build.user("Alice")
+    org = await build.org()
+    mine, other = await build.group(org, "Mine"), await build.group(org, "Other")
+    await build.member(alice, mine)
+    now = build.clock.now()
+    async with sessions() as session, session.begin():
+        org_w = await repository.account_id(session, "org", org.id, now)
+        mine_w = await repository.account_id(session, "group", mine.id, now)
+        alice_w = await repository.account_id(session, "user", alice.id, now)
+        await operations.mint(session, wallet_id=org_w, amount=10 * MICRO, now=now)
+        await operations.move(
+            session, from_id=org_w, to_id=mine_w, amount=5 * MICRO, kind="allocation", now=now
+        )
+        await operations.move(
+            session, from_id=mine_w, to_id=alice_w, amount=5 * MICRO, kind="allocation", now=now
+        )
+    async with sessions() as session, session.begin():
+        actor = Actor(user_id=alice.id, email=alice.email, member_of={mine.id: org.id})
+        ctx = Context(session=session, actor=actor, now=now)
+        with pytest.raises(Forbidden) as refused:
+            await service.hold_for_session(
+                ctx,
+                session_id=uuid.uuid4(),
+                rate_per_hour=MICRO,
+                window_seconds=3600,
+                for_group_id=other.id,
+            )
+        assert refused.value.code == "not_in_group"
+        hold = await service.hold_for_session(
+            ctx,
+            session_id=uuid.uuid4(),
+            rate_per_hour=MICRO,
+            window_seconds=3600,
+            for_group_id=mine.id,
+        )
+        assert hold.for_group_wallet_id == mine_w

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,7 +16,14 @@ from gshare.credits.amounts import (
     hold_amount,
     parse_amount,
 )
-from gshare.credits.ledger import HoldExhausted, InsufficientCredits, Wallet
+from gshare.credits.ledger import (
+    Draw,
+    HoldExhausted,
+    InsufficientCredits,
+    Lot,
+    TakeBackTooLarge,
+    Wallet,
+)
 
 micro = st.integers(min_value=1, max_value=10**18)
 
@@ -104,3 +113,76 @@ def test_settlement_splits_the_hold(reserved: int, used: int) -> None:
 def test_top_up(balance: int, grant: int, source: int | None, expected: tuple[int, int]) -> None:
     result = ledger.top_up(balance, grant, source)
     assert (result.amount, result.shortfall) == expected
+
+
+# ---- lots ----------------------------------------------------------------------------------
+
+_funders = [uuid.UUID(int=i) for i in range(1, 6)]
+lot_sets = st.lists(
+    st.tuples(st.sampled_from(_funders), st.integers(0, 10**6)),
+    max_size=5,
+    unique_by=lambda t: t[0],
+).map(lambda pairs: [Lot(f, a, seq) for seq, (f, a) in enumerate(pairs)])
+
+
+@given(lot_sets, st.integers(1, 5 * 10**6), st.none() | st.sampled_from(_funders))
+def test_spending_draws_exactly_in_the_one_order(
+    lots: list[Lot], amount: int, prefer: uuid.UUID | None
+) -> None:
+    total = sum(lot.amount for lot in lots)
+    if amount > total:
+        with pytest.raises(InsufficientCredits):
+            ledger.draw_spending(lots, amount, prefer)
+        return
+    draws = ledger.draw_spending(lots, amount, prefer)
+    assert sum(d.amount for d in draws) == amount
+    after = ledger.after_draws(lots, draws)
+    assert sum(lot.amount for lot in after) == total - amount
+    assert all(lot.amount >= 0 for lot in after)
+    # A lot is touched only once every lot before it in the order is empty.
+    ordered = ledger.spending_order(after, prefer)
+    left = {lot.funder_id: lot.amount for lot in ordered}
+    drawn = {d.funder_id for d in draws}
+    for i, lot in enumerate(ordered):
+        if lot.funder_id in drawn:
+            assert all(left[earlier.funder_id] == 0 for earlier in ordered[:i])
+    if prefer is not None and any(lot.funder_id == prefer and lot.amount for lot in lots):
+        assert draws[0].funder_id == prefer
+
+
+def test_spending_takes_the_preferred_lot_then_the_oldest() -> None:
+    a, b, c = _funders[:3]
+    lots = [Lot(a, 5, 1), Lot(b, 5, 2), Lot(c, 5, 3)]
+    assert ledger.draw_spending(lots, 7) == [Draw(a, 5), Draw(b, 2)]
+    assert ledger.draw_spending(lots, 7, prefer=c) == [Draw(c, 5), Draw(a, 2)]
+
+
+@given(lot_sets, st.sampled_from(_funders), st.integers(1, 2 * 10**6))
+def test_a_take_back_draws_only_the_takers_lot(
+    lots: list[Lot], funder: uuid.UUID, amount: int
+) -> None:
+    own = sum(lot.amount for lot in lots if lot.funder_id == funder)
+    if amount > own:
+        with pytest.raises(TakeBackTooLarge):
+            ledger.draw_take_back(lots, funder, amount)
+        return
+    after = ledger.after_draws(lots, ledger.draw_take_back(lots, funder, amount))
+    for before, now in zip(lots, after, strict=True):
+        expected = before.amount - amount if before.funder_id == funder else before.amount
+        assert now.amount == expected
+
+
+def test_credits_taken_back_return_to_the_takers_own_oldest_lot() -> None:
+    org, mint, other = _funders[:3]
+    lots = [Lot(other, 0, 7), Lot(mint, 3, 2)]
+    assert ledger.receiving_funder(lots, org, take_back=True) == mint
+    assert ledger.receiving_funder(lots, org, take_back=False) == org
+    assert ledger.receiving_funder([], org, take_back=True) == org
+
+
+def test_a_draw_beyond_a_lot_is_impossible() -> None:
+    a, b = _funders[:2]
+    with pytest.raises(ValueError):
+        ledger.after_draws([Lot(a, 1, 1)], [Draw(a, 2)])
+    with pytest.raises(ValueError):
+        ledger.after_draws([Lot(a, 1, 1)], [Draw(b, 1)])

@@ -1,5 +1,5 @@
 """A Hypothesis state machine drives the ledger on the real database and compares every step
-with a plain model of balances, holds and totals."""
+with a plain model of balances, lots by funder, holds and totals."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.credits import invariants, operations, repository
 from gshare.credits.amounts import hold_amount
-from gshare.credits.ledger import HoldExhausted, InsufficientCredits
+from gshare.credits.ledger import HoldExhausted, InsufficientCredits, TakeBackTooLarge
 from gshare.credits.models import CreditAccount
 from gshare.credits.operations import HoldResolved
 from gshare.kit.db import make_engine, make_sessionmaker
@@ -54,6 +54,9 @@ class LedgerMachine(RuleBasedStateMachine):
         self.held: dict[uuid.UUID, int] = {}
         self.reserved: dict[uuid.UUID, int] = {}  # open holds
         self.hold_wallet: dict[uuid.UUID, uuid.UUID] = {}
+        self.hold_group: dict[uuid.UUID, uuid.UUID | None] = {}
+        # wallet -> funder -> amount, funders in the order they first gave (oldest first)
+        self.lots: dict[uuid.UUID, dict[uuid.UUID, int]] = {}
         self.minted = 0
         self.consumed = 0
 
@@ -75,51 +78,89 @@ class LedgerMachine(RuleBasedStateMachine):
     def available(self, wallet: uuid.UUID) -> int:
         return self.balance[wallet] - self.held[wallet]
 
+    def spend(self, wallet: uuid.UUID, amount: int, prefer: uuid.UUID | None = None) -> None:
+        """The documented order: the preferred funder's lot, then the oldest."""
+        lots = self.lots[wallet]
+        order = sorted(lots, key=lambda f: f != prefer)  # stable: oldest first otherwise
+        for funder in order:
+            take = min(amount, lots[funder])
+            lots[funder] -= take
+            amount -= take
+        assert amount == 0
+
+    def give(self, wallet: uuid.UUID, funder: uuid.UUID, amount: int) -> None:
+        self.lots[wallet][funder] = self.lots[wallet].get(funder, 0) + amount
+
     @initialize()
     def wallets(self) -> None:
         async def create(session: AsyncSession) -> list[uuid.UUID]:
             return [
                 await repository.account_id(session, kind, uuid.uuid4(), NOW)
-                for kind in ("org", "group", "user", "user")
-            ]
+                for kind in ("org", "group", "group", "user", "user")
+            ] + [await repository.account_id(session, "mint", None, NOW)]
 
-        self.org, self.group, self.alice, self.bob = self.tx(create)
-        for wallet in (self.org, self.group, self.alice, self.bob):
+        self.org, self.group, self.group2, self.alice, self.bob, self.mint_account = self.tx(create)
+        for wallet in (self.org, self.group, self.group2, self.alice, self.bob):
             self.balance[wallet], self.held[wallet] = 0, 0
-        self.pairs = [(self.org, self.group), (self.group, self.alice), (self.group, self.bob)]
+            self.lots[wallet] = {}
+        # Alice is in both groups, so her wallet holds lots from two funders.
+        self.pairs = [
+            (self.org, self.group),
+            (self.org, self.group2),
+            (self.group, self.alice),
+            (self.group, self.bob),
+            (self.group2, self.alice),
+        ]
 
     @rule(amount=st.integers(min_value=1, max_value=20_000_000))
     def mint(self, amount: int) -> None:
         self.tx(lambda s: operations.mint(s, wallet_id=self.org, amount=amount, now=NOW))
         self.balance[self.org] += amount
+        self.give(self.org, self.mint_account, amount)
         self.minted += amount
 
-    @rule(pair=st.integers(0, 2), down=st.booleans(), amount=amounts)
+    @rule(pair=st.integers(0, 4), down=st.booleans(), amount=amounts)
     def transfer(self, pair: int, down: bool, amount: int) -> None:
         parent, child = self.pairs[pair]
         source, target = (parent, child) if down else (child, parent)
+        kind = "allocation" if down else "return"
         ok = amount <= self.available(source)
+        within_lot = down or amount <= self.lots[child].get(parent, 0)
         try:
             self.tx(
                 lambda s: operations.move(
-                    s, from_id=source, to_id=target, amount=amount, kind="allocation", now=NOW
+                    s, from_id=source, to_id=target, amount=amount, kind=kind, now=NOW
                 )
             )
         except InsufficientCredits:
             assert not ok
             return
+        except TakeBackTooLarge:
+            assert ok
+            assert not within_lot
+            return
         assert ok
+        assert within_lot
         self.balance[source] -= amount
         self.balance[target] += amount
+        if down:
+            self.spend(source, amount)
+            self.give(target, source, amount)
+        else:
+            self.lots[source][target] -= amount
+            own = next(iter(self.lots[target]), source)  # the taker's oldest lot
+            self.give(target, own, amount)
 
     @rule(
         target=holds,
         who=st.booleans(),
         rate=st.integers(1, 4_000_000),
         window=st.sampled_from([60, 600, 3600]),
+        for_group=st.sampled_from([None, 0, 1]),
     )
-    def place_hold(self, who: bool, rate: int, window: int) -> Any:
+    def place_hold(self, who: bool, rate: int, window: int, for_group: int | None) -> Any:
         wallet = self.alice if who else self.bob
+        group = None if for_group is None else (self.group, self.group2)[for_group]
         amount = hold_amount(rate, window)
         try:
             hold = self.tx(
@@ -130,6 +171,7 @@ class LedgerMachine(RuleBasedStateMachine):
                     rate_per_hour=rate,
                     window_seconds=window,
                     now=NOW,
+                    for_group_wallet_id=group,
                 )
             )
         except InsufficientCredits:
@@ -139,6 +181,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.held[wallet] += amount
         self.reserved[hold.id] = amount
         self.hold_wallet[hold.id] = wallet
+        self.hold_group[hold.id] = group
         return hold.id
 
     @rule(hold=holds, amount=amounts)
@@ -157,6 +200,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.reserved[hold] -= amount
         self.held[wallet] -= amount
         self.balance[wallet] -= amount
+        self.spend(wallet, amount, self.hold_group[hold])
         self.consumed += amount
 
     @rule(hold=holds)
@@ -185,6 +229,8 @@ class LedgerMachine(RuleBasedStateMachine):
             outcome = self.tx(lambda s: operations.settle_hold(s, hold_id=hold, used=used, now=NOW))
             assert outcome.captured == min(used, reserved)
             self.balance[wallet] -= outcome.captured
+            if outcome.captured:
+                self.spend(wallet, outcome.captured, self.hold_group[hold])
             self.consumed += outcome.captured
         else:
             self.tx(lambda s: operations.release_hold(s, hold_id=hold, now=NOW))
@@ -197,13 +243,17 @@ class LedgerMachine(RuleBasedStateMachine):
         if not self.balance:
             return
 
-        async def read(session: AsyncSession) -> tuple[dict[uuid.UUID, tuple[int, int]], Any]:
+        async def read(session: AsyncSession) -> tuple[dict[uuid.UUID, tuple[int, int]], Any, Any]:
             accounts = await repository.accounts_by_id(session, list(self.balance))
+            lots = await repository.lots_of(session, list(self.balance))
             report = await invariants.check(session)
-            return {k: (a.balance, a.held) for k, a in accounts.items()}, report
+            return {k: (a.balance, a.held) for k, a in accounts.items()}, lots, report
 
-        stored, report = self.tx(read)
+        stored, lots, report = self.tx(read)
         assert stored == {k: (self.balance[k], self.held[k]) for k in self.balance}
+        for wallet, expected in self.lots.items():
+            ordered = sorted(lots[wallet], key=lambda lot: lot.seq)
+            assert [(lot.funder_id, lot.amount) for lot in ordered] == list(expected.items())
         assert report.violations == []
         assert (report.minted, report.consumed) == (self.minted, self.consumed)
 

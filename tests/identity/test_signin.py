@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from ipaddress import IPv4Network
 
 import httpx
 from sqlalchemy import func, select
 
 from gshare.audit.models import AuditEntry
+from gshare.identity.models import LoginSession, SignInFailure
 from gshare.kit.clock import FrozenClock
+from gshare.kit.settings import Settings
 from tests.builders import PASSWORD, Builder
 
 LOGIN = "/api/v1/auth/login"
@@ -398,3 +401,105 @@ def test_attempts_whose_outcome_never_came_are_forgotten() -> None:
     current.end()
     lost.end()  # ending twice, or after pruning, is harmless
     assert attempts._open == {}
+
+
+async def _failures_by_client(sessions) -> list[str]:
+    async with sessions() as session:
+        return list(await session.scalars(select(SignInFailure.client).order_by(SignInFailure.id)))
+
+
+async def _failed_login_clients(sessions) -> list[str]:
+    async with sessions() as session:
+        rows = await session.scalars(
+            select(AuditEntry)
+            .where(AuditEntry.action == "auth.login", AuditEntry.outcome == "failed")
+            .order_by(AuditEntry.id)
+        )
+        return [row.detail["client"] for row in rows]
+
+
+def _behind(app, peer: str, **headers: str) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(peer, 40000))
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
+
+
+async def test_a_long_forwarded_address_is_still_counted_and_audited(
+    build: Builder, sessions
+) -> None:
+    # A trusted proxy (loopback by default) relays whatever the client put in X-Forwarded-For.
+    garbage = "1.2.3.4, " + "x" * 300
+    async with _behind(build.app, "127.0.0.1", **{"X-Forwarded-For": garbage}) as client:
+        for i in range(30):
+            response = await client.post(
+                LOGIN, json={"email": f"guess{i}@example.org", "password": "wrong-pass-123"}
+            )
+            assert response.status_code == 401, response.text
+        refused = await client.post(
+            LOGIN, json={"email": "one-more@example.org", "password": "wrong-pass-123"}
+        )
+    assert refused.status_code == 429
+    assert await _failures_by_client(sessions) == ["unknown"] * 30
+    assert await _failed_login_clients(sessions) == ["unknown"] * 30
+
+
+async def test_an_unparseable_peer_address_is_recorded_as_a_bounded_placeholder(
+    build: Builder, sessions
+) -> None:
+    user = await build.user()
+    for peer in ("y" * 200, "fe80::1%" + "z" * 200):
+        response = await build.anonymous(client_ip=peer).post(
+            LOGIN, json={"email": user.email, "password": "wrong-pass-123"}
+        )
+        assert response.status_code == 401, response.text
+    signed_in = await build.anonymous(client_ip="::ffff:198.51.100.7").post(
+        LOGIN, json={"email": user.email, "password": PASSWORD}
+    )
+    assert signed_in.status_code == 200
+    assert await _failures_by_client(sessions) == ["unknown", "fe80::1"]
+    async with sessions() as session:
+        login = (await session.scalars(select(LoginSession))).one()
+    assert login.client == "198.51.100.7"
+
+
+async def test_forwarded_for_is_believed_only_from_a_trusted_proxy(
+    build: Builder, sessions
+) -> None:
+    user = await build.user()
+    body = {"email": user.email, "password": "wrong-pass-123"}
+    forwarded = {"X-Forwarded-For": "192.0.2.1, 198.51.100.5"}
+    async with _behind(build.app, "127.0.0.1", **forwarded) as via_proxy:
+        assert (await via_proxy.post(LOGIN, json=body)).status_code == 401
+    async with _behind(build.app, "203.0.113.9", **forwarded) as direct:
+        assert (await direct.post(LOGIN, json=body)).status_code == 401
+    # The proxy's own hop, not the client's claim left of it; the untrusted peer itself.
+    assert await _failures_by_client(sessions) == ["198.51.100.5", "203.0.113.9"]
+    assert await _failed_login_clients(sessions) == ["198.51.100.5", "203.0.113.9"]
+
+
+async def test_trusted_proxies_are_a_setting(
+    settings: Settings, database_url: str, engine, clock: FrozenClock, sessions
+) -> None:
+    from gshare.api.app import create_app
+
+    configured = settings.model_copy(update={"trusted_proxies": (IPv4Network("10.0.0.0/8"),)})
+    app = create_app(configured, database_url=database_url, clock=clock, engine=engine)
+    body = {"email": "someone@example.org", "password": "wrong-pass-123"}
+    async with app.router.lifespan_context(app):
+        chain = {"X-Forwarded-For": "192.0.2.1, 198.51.100.5, 10.1.2.3"}
+        async with _behind(app, "10.0.0.1", **chain) as client:
+            assert (await client.post(LOGIN, json=body)).status_code == 401
+        # Loopback is no longer trusted once the setting names other proxies.
+        async with _behind(app, "127.0.0.1", **chain) as client:
+            assert (await client.post(LOGIN, json=body)).status_code == 401
+    assert await _failures_by_client(sessions) == ["198.51.100.5", "127.0.0.1"]
+
+
+async def test_the_scheme_comes_from_a_trusted_proxy_only(build: Builder) -> None:
+    user = await build.user()
+    body = {"email": user.email, "password": PASSWORD}
+    async with _behind(build.app, "127.0.0.1", **{"X-Forwarded-Proto": "https"}) as client:
+        behind_tls = await client.post(LOGIN, json=body)
+    async with _behind(build.app, "203.0.113.9", **{"X-Forwarded-Proto": "https"}) as client:
+        claimed = await client.post(LOGIN, json=body)
+    assert "Secure" in behind_tls.headers["set-cookie"]
+    assert "Secure" not in claimed.headers["set-cookie"]

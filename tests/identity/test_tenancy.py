@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
+from sqlalchemy import func, select
+
+from gshare.audit.models import AuditEntry
+from gshare.identity.models import AdminGrant, Membership
 from tests.builders import Builder
 
 STRONG = "saffron-kettle-orbit-93"
@@ -214,3 +219,113 @@ async def test_a_user_may_rename_themself(build: Builder) -> None:
     assert response.status_code == 200
     assert response.json()["name"] == "New Name"
     assert (await client.patch(f"/api/v1/users/{user.id}", json={"name": ""})).status_code == 422
+
+
+async def test_an_empty_patch_is_checked_like_any_other(build: Builder) -> None:
+    org = await build.org()
+    group = await build.group(org)
+    stranger, target = await build.user("Stranger"), await build.user("Target")
+    await build.member(target, group)
+    client = await build.signed_in(stranger)
+    for body in ({}, {"name": None}, {"active": None}):
+        response = await client.patch(f"/api/v1/users/{target.id}", json=body)
+        assert response.status_code == 403, (body, response.text)
+        assert "email" not in response.text
+
+
+async def _ids(client, **params: object) -> set[str]:
+    response = await client.get("/api/v1/users", params=params)
+    assert response.status_code == 200, response.text
+    return {user["id"] for user in response.json()["items"]}
+
+
+async def test_user_list_filters_never_reach_past_what_the_caller_sees(build: Builder) -> None:
+    org_a, org_b = await build.org(), await build.org()
+    a1, a2 = await build.group(org_a), await build.group(org_a)
+    b1, b2 = await build.group(org_b), await build.group(org_b)
+    me, fellow, in_both = await build.user("Me"), await build.user("Fellow"), await build.user()
+    await build.member(me, a1)
+    await build.member(me, b1)
+    await build.member(fellow, a1)
+    await build.member(fellow, b2)  # in org B too, through a group that is not mine
+    await build.member(in_both, a1)
+    await build.member(in_both, a2)
+    client = await build.signed_in(me)
+    # Another tenant's group, and groups of my organizations that I am not in.
+    assert await _ids(client, group_id=str(b2.id)) == set()
+    assert await _ids(client, group_id=str(a2.id)) == set()
+    # An organization I see counts only the groups of it that I see.
+    assert await _ids(client, org_id=str(org_b.id)) == {str(me.id)}
+    assert await _ids(client, org_id=str(org_a.id)) == {str(me.id), str(fellow.id), str(in_both.id)}
+    assert await _ids(client, group_id=str(a1.id)) == {str(me.id), str(fellow.id), str(in_both.id)}
+    stranger = await build.signed_in(await build.user())
+    assert await _ids(stranger, org_id=str(org_a.id)) == set()
+    assert await _ids(stranger, group_id=str(a1.id)) == set()
+    # An org admin sees every group of their organization, and nothing of another's.
+    admin = await build.user()
+    await build.org_admin(admin, org_a)
+    admin_client = await build.signed_in(admin)
+    assert await _ids(admin_client, group_id=str(a2.id)) == {str(in_both.id)}
+    assert await _ids(admin_client, org_id=str(org_b.id)) == set()
+    root = await build.signed_in(await build.user(super_admin=True))
+    assert await _ids(root, group_id=str(b2.id)) == {str(fellow.id)}
+
+
+async def _audit_count(sessions, action: str, target_id: str) -> int:
+    async with sessions() as db:
+        count = await db.scalar(
+            select(func.count()).where(
+                AuditEntry.action == action, AuditEntry.target_id == target_id
+            )
+        )
+    return count or 0
+
+
+async def test_the_same_put_sent_twice_at_once_is_one_change(build: Builder, sessions) -> None:
+    org = await build.org()
+    group = await build.group(org)
+    root = await build.signed_in(await build.user(super_admin=True))
+    for _ in range(3):
+        user = await build.user()
+        for path, body, action in (
+            (
+                f"/api/v1/groups/{group.id}/members/{user.id}",
+                {"role": "member"},
+                "group.members.put",
+            ),
+            (f"/api/v1/orgs/{org.id}/admins/{user.id}", None, "org_admin.grant"),
+            (f"/api/v1/groups/{group.id}/admins/{user.id}", None, "group_admin.grant"),
+        ):
+            both = await asyncio.gather(root.put(path, json=body), root.put(path, json=body))
+            assert [r.status_code for r in both] == [200, 200], [r.text for r in both]
+            assert both[0].json() == both[1].json()
+            assert await _audit_count(sessions, action, str(user.id)) == 1
+        async with sessions() as db:
+            memberships = await db.scalar(select(func.count()).where(Membership.user_id == user.id))
+            grants = await db.scalar(select(func.count()).where(AdminGrant.user_id == user.id))
+        assert (memberships, grants) == (1, 2)
+        # Removing twice at once: one removal, and the other finds nothing to remove.
+        for path, action in (
+            (f"/api/v1/groups/{group.id}/members/{user.id}", "group.members.delete"),
+            (f"/api/v1/orgs/{org.id}/admins/{user.id}", "org_admin.revoke"),
+            (f"/api/v1/groups/{group.id}/admins/{user.id}", "group_admin.revoke"),
+        ):
+            both = await asyncio.gather(root.delete(path), root.delete(path))
+            assert sorted(r.status_code for r in both) == [204, 404], [r.text for r in both]
+            assert await _audit_count(sessions, action, str(user.id)) == 1
+
+
+async def test_a_membership_put_that_changes_nothing_records_nothing(
+    build: Builder, sessions
+) -> None:
+    org = await build.org()
+    group = await build.group(org)
+    user = await build.user()
+    root = await build.signed_in(await build.user(super_admin=True))
+    path = f"/api/v1/groups/{group.id}/members/{user.id}"
+    until = (build.clock.now() + timedelta(days=3)).isoformat()
+    for body in ({"role": "member"}, {"role": "member"}, {"role": "guest", "expires_at": until}):
+        response = await root.put(path, json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["role"] == body["role"]
+    assert await _audit_count(sessions, "group.members.put", str(user.id)) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import uuid
 
+import pytest
 from kubernetes_asyncio import client, config
 
 from gshare.clusters.kube import parse_kubeconfig
@@ -38,3 +39,28 @@ async def test_the_secret_store_puts_reads_and_forgets(kube: Cluster) -> None:
     await store.delete(cluster_id)
     await store.delete(cluster_id)  # already gone: nothing to do
     assert await store.get(cluster_id) is None
+
+
+async def test_a_secret_that_holds_no_readable_kubeconfig_is_a_clear_error(kube: Cluster) -> None:
+    kube.create_namespace("gshare-system", enforce="baseline")
+    home = parse_kubeconfig(kube.embedded_kubeconfig())
+
+    async def configuration() -> client.Configuration:
+        loaded = client.Configuration()
+        await config.load_kube_config_from_dict(home, client_configuration=loaded)
+        return loaded
+
+    store = SecretKubeconfigStore(configuration)
+    cluster_id = uuid.uuid4()
+    body = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": store.name_of(cluster_id), "namespace": "gshare-system"},
+        "data": {"kubeconfig": base64.b64encode(b"\xff\xfe not text").decode()},
+    }
+    with kube.client() as http:
+        created = http.post("/api/v1/namespaces/gshare-system/secrets", json=body)
+        assert created.status_code == 201, created.text
+    with pytest.raises(ValueError, match="holds no readable kubeconfig"):
+        await store.get(cluster_id)
+    await store.delete(cluster_id)

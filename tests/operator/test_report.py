@@ -9,7 +9,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gshare.clusters.tokens import KeySet, load_or_create, new_key
+from gshare.clusters.keyfile import load_or_create
+from gshare.clusters.tokens import KeySet, new_key
 from gshare.operator.report import Reporter, ReportTarget
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder

@@ -4,7 +4,7 @@ import { errorMessage } from '../api/errors';
 import type { AdminGrants } from '../api/hooks/admins';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDate } from '../ui/format';
-import { ListState, LoadMore } from '../ui/ListState';
+import { PagedTable } from '../ui/PagedTable';
 import { UserPicker } from './users/UserPicker';
 
 interface AdminGrantsSectionProps {
@@ -48,47 +48,39 @@ export function AdminGrantsSection({ heading, scopeName, grants, canEdit }: Admi
           </Button>
         )}
       </Group>
-      <ListState
-        isPending={list.isPending}
-        error={list.error}
-        isEmpty={list.items.length === 0}
+      <PagedTable
+        list={list}
         empty="No admins yet."
-        onRetry={list.refetch}
-      >
-        <Table striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Email</Table.Th>
-              <Table.Th>Since</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.items.map((admin) => (
-              <Table.Tr key={admin.user_id}>
-                <Table.Td>{admin.user_name}</Table.Td>
-                <Table.Td>{admin.user_email}</Table.Td>
-                <Table.Td>{formatDate(admin.created_at)}</Table.Td>
-                <Table.Td>
-                  {canEdit && (
-                    <Group justify="flex-end">
-                      <ConfirmButton
-                        label="Remove"
-                        title="Remove admin"
-                        message={`Remove ${admin.user_name} as an admin of ${scopeName}?`}
-                        confirmLabel="Remove admin"
-                        onConfirm={() => revoke.mutateAsync(admin.user_id)}
-                      />
-                    </Group>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        <LoadMore {...list} />
-      </ListState>
+        striped
+        head={
+          <>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Email</Table.Th>
+            <Table.Th>Since</Table.Th>
+            <Table.Th aria-label="Actions" />
+          </>
+        }
+        row={(admin) => (
+          <Table.Tr key={admin.user_id}>
+            <Table.Td>{admin.user_name}</Table.Td>
+            <Table.Td>{admin.user_email}</Table.Td>
+            <Table.Td>{formatDate(admin.created_at)}</Table.Td>
+            <Table.Td>
+              {canEdit && (
+                <Group justify="flex-end">
+                  <ConfirmButton
+                    label="Remove"
+                    title="Remove admin"
+                    message={`Remove ${admin.user_name} as an admin of ${scopeName}?`}
+                    confirmLabel="Remove admin"
+                    onConfirm={() => revoke.mutateAsync(admin.user_id)}
+                  />
+                </Group>
+              )}
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
       <Modal opened={adding} onClose={close} title={`Add an admin to ${scopeName}`} centered>
         <form onSubmit={submit} noValidate>
           <UserPicker label="User" value={userId} onChange={setUserId} />

@@ -3,7 +3,7 @@ import { useEffect, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
 import { useOrgs } from '../api/hooks/orgs';
 import type { OrgOut } from '../api/types';
-import { ListState } from '../ui/ListState';
+import { QueryState } from '../ui/QueryState';
 
 /**
  * Choose one of the caller's organizations (kept in the `org` search parameter, the first one by
@@ -21,13 +21,7 @@ export function OrgPicker({ empty, children }: { empty: string; children: (org: 
   }, [orgId, firstOrg, setParams]);
 
   return (
-    <ListState
-      isPending={orgs.isPending}
-      error={orgs.error}
-      isEmpty={orgs.items.length === 0}
-      empty={empty}
-      onRetry={orgs.refetch}
-    >
+    <QueryState query={orgs} isEmpty={orgs.items.length === 0} empty={empty}>
       <Select
         label="Organization"
         data={orgs.items.map((org) => ({ value: org.id, label: org.name }))}
@@ -38,6 +32,6 @@ export function OrgPicker({ empty, children }: { empty: string; children: (org: 
         maw={360}
       />
       {selected && children(selected)}
-    </ListState>
+    </QueryState>
   );
 }

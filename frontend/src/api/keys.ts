@@ -1,26 +1,178 @@
-// Query keys are shared so mutations can invalidate the lists they affect.
-export const ME_KEY = ['me'] as const;
+import { infiniteQueryOptions, queryOptions, type QueryKey } from '@tanstack/react-query';
+import type { AuditFilters, EntryFilters, UserFilters } from './filters';
+import { api, compact, unwrap } from './client';
+import { fetchMe } from './me';
 
-export const keys = {
-  orgs: ['orgs'] as const,
-  org: (orgId: string) => ['orgs', 'detail', orgId] as const,
-  groups: ['groups'] as const,
-  orgGroups: (orgId: string) => ['groups', 'by-org', orgId] as const,
-  group: (groupId: string) => ['groups', 'detail', groupId] as const,
-  users: ['users'] as const,
-  members: (groupId: string) => ['members', groupId] as const,
-  orgAdmins: (orgId: string) => ['admins', 'org', orgId] as const,
-  groupAdmins: (groupId: string) => ['admins', 'group', groupId] as const,
-  audit: ['audit'] as const,
-  clusters: ['clusters'] as const,
-  cluster: (clusterId: string) => ['clusters', 'detail', clusterId] as const,
-  // Every credit movement changes balances, entries and trees: invalidate `wallets` as a whole.
-  wallets: ['wallets'] as const,
-  myWallet: ['wallets', 'me'] as const,
-  wallet: (walletId: string) => ['wallets', 'detail', walletId] as const,
-  walletEntries: (walletId: string) => ['wallets', 'entries', walletId] as const,
-  walletConsumption: (walletId: string, days: number) => ['wallets', 'consumption', walletId, days] as const,
-  walletTree: (orgId: string) => ['wallets', 'tree', orgId] as const,
-  ledgerCheck: ['credits', 'check'] as const,
-  passwordCheck: ['password-check'] as const,
+/**
+ * Every query the console makes, with its key, built here and nowhere else. Keys nest under
+ * the prefixes in `scopes`, so a mutation invalidates everything it may have changed with one
+ * prefix (every credit movement invalidates `scopes.wallets` as a whole).
+ */
+export const scopes = {
+  me: ['me'],
+  orgs: ['orgs'],
+  orgLists: ['orgs', 'list'],
+  groups: ['groups'],
+  groupLists: ['groups', 'by-org'],
+  users: ['users'],
+  members: ['members'],
+  admins: ['admins'],
+  audit: ['audit'],
+  clusters: ['clusters'],
+  clusterLists: ['clusters', 'list'],
+  wallets: ['wallets'],
+  credits: ['credits'],
+  passwordCheck: ['password-check'],
+} as const satisfies Record<string, QueryKey>;
+
+export const PAGE_SIZE = 50;
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** One cursor-paginated list: every list endpoint answers `{ items, next_cursor }`. */
+function paged<T>(queryKey: QueryKey, fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {
+  return infiniteQueryOptions({
+    queryKey,
+    queryFn: ({ pageParam }) => fetchPage(pageParam),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last: Page<T>) => last.next_cursor ?? undefined,
+  });
+}
+
+const groupPage = (orgId: string, limit: number) => (cursor: string | undefined) =>
+  unwrap(
+    api.GET('/api/v1/orgs/{org_id}/groups', { params: { path: { org_id: orgId }, query: compact({ limit, cursor }) } }),
+  );
+
+export const queries = {
+  me: () => queryOptions({ queryKey: scopes.me, queryFn: fetchMe, staleTime: 60_000 }),
+
+  orgs: (q = '', limit = PAGE_SIZE) =>
+    paged([...scopes.orgLists, q, limit], (cursor) =>
+      unwrap(api.GET('/api/v1/orgs', { params: { query: compact({ q, limit, cursor }) } })),
+    ),
+  org: (orgId: string) =>
+    queryOptions({
+      queryKey: [...scopes.orgs, 'detail', orgId],
+      queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}', { params: { path: { org_id: orgId } } })),
+    }),
+
+  orgGroups: (orgId: string, limit = PAGE_SIZE) => paged([...scopes.groupLists, orgId, limit], groupPage(orgId, limit)),
+  group: (groupId: string) =>
+    queryOptions({
+      queryKey: [...scopes.groups, 'detail', groupId],
+      queryFn: () => unwrap(api.GET('/api/v1/groups/{group_id}', { params: { path: { group_id: groupId } } })),
+    }),
+  /** The first page (up to 200) of an organization's groups, for pickers. */
+  allOrgGroups: (orgId: string) =>
+    queryOptions({
+      queryKey: [...scopes.groupLists, orgId, 'all'],
+      queryFn: () => groupPage(orgId, 200)(undefined),
+    }),
+
+  users: (filters: UserFilters = {}) => {
+    const query = compact({ limit: PAGE_SIZE, ...filters });
+    return paged([...scopes.users, 'list', query], (cursor) =>
+      unwrap(api.GET('/api/v1/users', { params: { query: compact({ ...query, cursor }) } })),
+    );
+  },
+
+  members: (groupId: string) =>
+    paged([...scopes.members, groupId], (cursor) =>
+      unwrap(
+        api.GET('/api/v1/groups/{group_id}/members', {
+          params: { path: { group_id: groupId }, query: compact({ limit: PAGE_SIZE, cursor }) },
+        }),
+      ),
+    ),
+
+  orgAdmins: (orgId: string) =>
+    paged([...scopes.admins, 'org', orgId], (cursor) =>
+      unwrap(
+        api.GET('/api/v1/orgs/{org_id}/admins', {
+          params: { path: { org_id: orgId }, query: compact({ limit: PAGE_SIZE, cursor }) },
+        }),
+      ),
+    ),
+  groupAdmins: (groupId: string) =>
+    paged([...scopes.admins, 'group', groupId], (cursor) =>
+      unwrap(
+        api.GET('/api/v1/groups/{group_id}/admins', {
+          params: { path: { group_id: groupId }, query: compact({ limit: PAGE_SIZE, cursor }) },
+        }),
+      ),
+    ),
+
+  audit: (filters: AuditFilters) => {
+    const query = compact({ limit: PAGE_SIZE, ...filters });
+    return paged([...scopes.audit, query], (cursor) =>
+      unwrap(api.GET('/api/v1/audit', { params: { query: compact({ ...query, cursor }) } })),
+    );
+  },
+
+  clusters: (limit = PAGE_SIZE) =>
+    paged([...scopes.clusterLists, limit], (cursor) =>
+      unwrap(api.GET('/api/v1/clusters', { params: { query: compact({ limit, cursor }) } })),
+    ),
+  cluster: (clusterId: string) =>
+    queryOptions({
+      queryKey: [...scopes.clusters, 'detail', clusterId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+    }),
+
+  myWallet: () =>
+    queryOptions({ queryKey: [...scopes.wallets, 'me'], queryFn: () => unwrap(api.GET('/api/v1/wallets/me')) }),
+  wallet: (walletId: string) =>
+    queryOptions({
+      queryKey: [...scopes.wallets, 'detail', walletId],
+      queryFn: () => unwrap(api.GET('/api/v1/wallets/{wallet_id}', { params: { path: { wallet_id: walletId } } })),
+    }),
+  walletEntries: (walletId: string, filters: EntryFilters = {}) => {
+    const query = compact({ limit: PAGE_SIZE, ...filters });
+    return paged([...scopes.wallets, 'entries', walletId, query], (cursor) =>
+      unwrap(
+        api.GET('/api/v1/wallets/{wallet_id}/entries', {
+          params: { path: { wallet_id: walletId }, query: compact({ ...query, cursor }) },
+        }),
+      ),
+    );
+  },
+  walletConsumption: (walletId: string, days: number) =>
+    queryOptions({
+      queryKey: [...scopes.wallets, 'consumption', walletId, days],
+      queryFn: () =>
+        unwrap(
+          api.GET('/api/v1/wallets/{wallet_id}/consumption', {
+            params: { path: { wallet_id: walletId }, query: { days } },
+          }),
+        ),
+    }),
+  walletTree: (orgId: string) =>
+    queryOptions({
+      queryKey: [...scopes.wallets, 'tree', orgId],
+      queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}/wallet-tree', { params: { path: { org_id: orgId } } })),
+    }),
+
+  /** The ledger's self-check (super admin); runs only when asked for. */
+  ledgerCheck: () =>
+    queryOptions({
+      queryKey: [...scopes.credits, 'check'],
+      queryFn: () => unwrap(api.GET('/api/v1/credits/check')),
+      enabled: false,
+      staleTime: 0,
+    }),
+
+  /** The server's strength verdict for a candidate password. */
+  passwordCheck: (password: string, email: string | null, name: string | null) =>
+    queryOptions({
+      queryKey: [...scopes.passwordCheck, password, email, name],
+      queryFn: () => unwrap(api.POST('/api/v1/auth/password-check', { body: { password, email, name } })),
+      enabled: password.length > 0,
+      staleTime: Infinity,
+      gcTime: 30_000,
+    }),
 };

@@ -1,12 +1,11 @@
-import { useInfiniteQuery, type QueryKey } from '@tanstack/react-query';
+import {
+  useInfiniteQuery,
+  type InfiniteData,
+  type QueryKey,
+  type UseInfiniteQueryOptions,
+} from '@tanstack/react-query';
 import { useMemo } from 'react';
-
-export const PAGE_SIZE = 50;
-
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+import type { Page } from './keys';
 
 export interface PagedList<T> {
   items: T[];
@@ -18,19 +17,11 @@ export interface PagedList<T> {
   fetchNextPage: () => void;
 }
 
-/** Cursor pagination shared by every list endpoint. */
-export function usePaged<T>(
-  queryKey: QueryKey,
-  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
-  enabled = true,
-): PagedList<T> {
-  const query = useInfiniteQuery({
-    queryKey,
-    queryFn: ({ pageParam }) => fetchPage(pageParam),
-    initialPageParam: undefined as string | undefined,
-    getNextPageParam: (last) => last.next_cursor ?? undefined,
-    enabled,
-  });
+type PagedOptions<T> = UseInfiniteQueryOptions<Page<T>, Error, InfiniteData<Page<T>>, QueryKey, string | undefined>;
+
+/** A cursor-paginated list (`queries.*` in keys.ts), its pages flattened into one list. */
+export function usePaged<T>(options: PagedOptions<T>, enabled = true): PagedList<T> {
+  const query = useInfiniteQuery({ ...options, enabled });
   const items = useMemo(() => query.data?.pages.flatMap((page) => page.items) ?? [], [query.data]);
   return {
     items,

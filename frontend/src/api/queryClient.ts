@@ -1,7 +1,7 @@
 import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
 import { setCsrfToken } from './csrf';
 import { ApiError, isApiError } from './errors';
-import { ME_KEY } from './keys';
+import { scopes } from './keys';
 import type { MeOut } from './types';
 
 /**
@@ -12,9 +12,9 @@ import type { MeOut } from './types';
 function routeAuthFailure(client: QueryClient, error: unknown): void {
   if (isApiError(error, 401, 'not_authenticated')) {
     setCsrfToken(null);
-    client.setQueryData<MeOut | null>(ME_KEY, null);
+    client.setQueryData<MeOut | null>(scopes.me, null);
   } else if (isApiError(error, 403, 'password_change_required')) {
-    client.setQueryData<MeOut | null>(ME_KEY, (me) => (me ? { ...me, must_change_password: true } : me));
+    client.setQueryData<MeOut | null>(scopes.me, (me) => (me ? { ...me, must_change_password: true } : me));
   }
 }
 

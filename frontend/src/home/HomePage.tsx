@@ -1,5 +1,5 @@
-import { Badge, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { Navigate } from 'react-router';
+import { Badge, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Navigate, useNavigate } from 'react-router';
 import type { MembershipOut } from '../api/types';
 import { useSession } from '../auth/session';
 import { ADMIN_BASE, useAdminModePreference } from '../shell/adminMode';
@@ -30,10 +30,11 @@ function MembershipCard({ membership }: { membership: MembershipOut }) {
 }
 
 export function HomePage() {
-  const { me, can } = useSession();
-  const [adminMode] = useAdminModePreference(me.user.id);
+  const { me, adminMode: isAdmin } = useSession();
+  const [adminMode, setAdminMode] = useAdminModePreference(me.user.id);
+  const navigate = useNavigate();
 
-  if (can.isAnyAdmin && adminMode) return <Navigate to={ADMIN_BASE} replace />;
+  if (isAdmin && adminMode) return <Navigate to={ADMIN_BASE} replace />;
 
   const memberships = me.memberships;
   return (
@@ -43,7 +44,22 @@ export function HomePage() {
       <Title order={3} size="h4" mt="md">
         Your groups
       </Title>
-      {memberships.length === 0 ? (
+      {memberships.length === 0 && isAdmin ? (
+        <Stack gap="xs" align="flex-start">
+          <Text c="dimmed" size="sm">
+            You are not a member of any group. Organizations, groups, users and credits are managed in admin mode.
+          </Text>
+          <Button
+            variant="light"
+            onClick={() => {
+              setAdminMode(true);
+              navigate(ADMIN_BASE);
+            }}
+          >
+            Open admin mode
+          </Button>
+        </Stack>
+      ) : memberships.length === 0 ? (
         <Text c="dimmed" size="sm">
           You are not a member of any group yet. Ask an administrator to add you.
         </Text>

@@ -4,12 +4,12 @@ import { useSession } from '../auth/session';
 import { ADMIN_BASE, isAdminPath, useAdminModePreference } from './adminMode';
 
 export function AdminModeSwitch() {
-  const { me, can } = useSession();
+  const { me, adminMode } = useSession();
   const [, setPreference] = useAdminModePreference(me.user.id);
   const location = useLocation();
   const navigate = useNavigate();
 
-  if (!can.isAnyAdmin) return null;
+  if (!adminMode) return null;
 
   const toggle = (on: boolean) => {
     setPreference(on);

@@ -1,13 +1,13 @@
 import { NavLink } from '@mantine/core';
 import { Link, useLocation } from 'react-router';
-import type { Permissions } from '../auth/permissions';
+import type { Action } from '../auth/capabilities';
 import { useSession } from '../auth/session';
 
 interface AdminLink {
   to: string;
   label: string;
-  /** Shown only to admins who may use the page; every admin by default. */
-  visible?: (can: Permissions) => boolean;
+  /** Shown only to admins who may do this somewhere; every admin by default. */
+  needs?: Action;
 }
 
 const LINKS: AdminLink[] = [
@@ -15,16 +15,16 @@ const LINKS: AdminLink[] = [
   { to: '/admin/groups', label: 'Groups' },
   { to: '/admin/users', label: 'Users' },
   { to: '/admin/credits', label: 'Credits' },
-  { to: '/admin/clusters', label: 'Clusters', visible: (can) => can.canManageClusters },
+  { to: '/admin/clusters', label: 'Clusters', needs: 'clusters.manage' },
   { to: '/admin/audit', label: 'Audit log' },
 ];
 
 export function AdminNav({ onNavigate }: { onNavigate: () => void }) {
-  const { can } = useSession();
+  const { canSomewhere } = useSession();
   const { pathname } = useLocation();
   return (
     <nav aria-label="Administration">
-      {LINKS.filter((link) => !link.visible || link.visible(can)).map((link) => (
+      {LINKS.filter((link) => !link.needs || canSomewhere(link.needs)).map((link) => (
         <NavLink
           key={link.to}
           component={Link}

@@ -8,10 +8,10 @@ import { AdminNav } from './AdminNav';
 import { UserMenu } from './UserMenu';
 
 export function Shell() {
-  const { can } = useSession();
+  const { adminMode } = useSession();
   const { pathname } = useLocation();
   const [navOpened, nav] = useDisclosure(false);
-  const showNav = can.isAnyAdmin && isAdminPath(pathname);
+  const showNav = adminMode && isAdminPath(pathname);
 
   return (
     <AppShell

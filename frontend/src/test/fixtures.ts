@@ -1,5 +1,57 @@
 import type { EntryOut, MeOut, RoleGrantOut, WalletOut } from '../api/types';
 
+type Capabilities = MeOut['capabilities'];
+
+// What the server reports for each kind of role (tests/identity/test_capabilities.py checks
+// the server's side); a test wanting something else passes `capabilities` itself.
+const GROUP_ADMIN_ACTIONS = [
+  'group.update',
+  'group.admins.read',
+  'group.members.manage',
+  'user.create',
+  'user.set_active',
+  'user.reset_password',
+  'credits.move_group_user',
+  'credits.grant_user',
+];
+const ORG_ADMIN_ACTIONS = [
+  ...GROUP_ADMIN_ACTIONS,
+  'org.update',
+  'org.admins.read',
+  'org.admins.manage',
+  'group.create',
+  'group.delete',
+  'group.admins.manage',
+  'wallet.tree',
+  'credits.move_org_group',
+  'credits.grant_group',
+];
+export const SUPER_ADMIN_ACTIONS = [
+  'admin_mode',
+  'org.create',
+  'org.delete',
+  'audit.read',
+  'credits.mint',
+  'credits.check',
+  'credits.grant_org',
+  'clusters.manage',
+  'user.super_admin.manage',
+  ...ORG_ADMIN_ACTIONS,
+];
+
+/** The capabilities the server would send for these roles. */
+export function capabilitiesFor(roles: RoleGrantOut[]): Capabilities {
+  if (roles.some((r) => r.role === 'super_admin')) return { actions: SUPER_ADMIN_ACTIONS, orgs: [], groups: [] };
+  const caps: Capabilities = { actions: roles.length ? ['admin_mode', 'audit.read'] : [], orgs: [], groups: [] };
+  for (const role of roles) {
+    if (role.role === 'org_admin' && role.org_id) caps.orgs.push({ org_id: role.org_id, actions: ORG_ADMIN_ACTIONS });
+    if (role.role === 'group_admin' && role.org_id && role.group_id) {
+      caps.groups.push({ group_id: role.group_id, org_id: role.org_id, actions: GROUP_ADMIN_ACTIONS });
+    }
+  }
+  return caps;
+}
+
 export function makeMe(overrides: Partial<MeOut> = {}, roles: RoleGrantOut[] = []): MeOut {
   return {
     user: {
@@ -13,6 +65,7 @@ export function makeMe(overrides: Partial<MeOut> = {}, roles: RoleGrantOut[] = [
     },
     roles,
     memberships: [],
+    capabilities: capabilitiesFor(roles),
     csrf_token: 'csrf-from-me',
     must_change_password: false,
     ...overrides,

@@ -1,7 +1,10 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach, vi } from 'vitest';
 import { setCsrfToken } from '../api/csrf';
+
+// Screens render in a few hundred milliseconds, but a loaded machine can take several seconds.
+configure({ asyncUtilTimeout: 5_000 });
 
 // jsdom lacks the layout APIs Mantine touches.
 Object.defineProperty(window, 'matchMedia', {

@@ -4,7 +4,7 @@ import { useWalletEntries } from '../api/hooks/wallets';
 import type { EntryKind, EntryOut } from '../api/types';
 import { formatAmount, formatSigned, isNegative } from '../ui/amount';
 import { formatDateTime } from '../ui/format';
-import { ListState, LoadMore } from '../ui/ListState';
+import { PagedTable } from '../ui/PagedTable';
 import { ENTRY_KIND_COLORS, ENTRY_KIND_LABELS, ENTRY_KIND_OPTIONS } from './entryKinds';
 
 function MemoCell({ entry }: { entry: EntryOut }) {
@@ -42,60 +42,57 @@ export function WalletHistory({ walletId }: { walletId: string }) {
           w={200}
         />
       </Group>
-      <ListState
-        isPending={entries.isPending}
-        error={entries.error}
-        isEmpty={entries.items.length === 0}
-        empty={kind ? `No ${ENTRY_KIND_LABELS[kind].toLowerCase()} entries.` : 'No credits yet. Entries appear here when credits arrive or are used.'}
-        onRetry={entries.refetch}
-      >
-        <Table.ScrollContainer minWidth={720}>
-          <Table striped verticalSpacing="xs" aria-label="History">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Time</Table.Th>
-                <Table.Th>Kind</Table.Th>
-                <Table.Th>Counterparty</Table.Th>
-                <Table.Th>Memo</Table.Th>
-                <Table.Th ta="right">Amount</Table.Th>
-                <Table.Th ta="right">Balance</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {entries.items.map((entry) => (
-                <Table.Tr key={entry.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
-                  <Table.Td>
-                    <Badge
-                      variant="light"
-                      color={ENTRY_KIND_COLORS[entry.kind]}
-                      style={{ overflow: 'visible' }}
-                      styles={{ label: { overflow: 'visible' } }}
-                    >
-                      {ENTRY_KIND_LABELS[entry.kind]}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>{entry.counterparty_name ?? '—'}</Table.Td>
-                  <Table.Td maw={320}>
-                    <MemoCell entry={entry} />
-                  </Table.Td>
-                  <Table.Td
-                    ta="right"
-                    c={isNegative(entry.amount) ? 'red.8' : 'green.8'}
-                    style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}
-                  >
-                    {formatSigned(entry.amount)}
-                  </Table.Td>
-                  <Table.Td ta="right" style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
-                    {formatAmount(entry.balance_after)}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-        <LoadMore {...entries} />
-      </ListState>
+      <PagedTable
+        list={entries}
+        empty={
+          kind
+            ? `No ${ENTRY_KIND_LABELS[kind].toLowerCase()} entries.`
+            : 'No credits yet. Entries appear here when credits arrive or are used.'
+        }
+        minWidth={720}
+        striped
+        verticalSpacing="xs"
+        aria-label="History"
+        head={
+          <>
+            <Table.Th>Time</Table.Th>
+            <Table.Th>Kind</Table.Th>
+            <Table.Th>Counterparty</Table.Th>
+            <Table.Th>Memo</Table.Th>
+            <Table.Th ta="right">Amount</Table.Th>
+            <Table.Th ta="right">Balance</Table.Th>
+          </>
+        }
+        row={(entry) => (
+          <Table.Tr key={entry.id}>
+            <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
+            <Table.Td>
+              <Badge
+                variant="light"
+                color={ENTRY_KIND_COLORS[entry.kind]}
+                style={{ overflow: 'visible' }}
+                styles={{ label: { overflow: 'visible' } }}
+              >
+                {ENTRY_KIND_LABELS[entry.kind]}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{entry.counterparty_name ?? '—'}</Table.Td>
+            <Table.Td maw={320}>
+              <MemoCell entry={entry} />
+            </Table.Td>
+            <Table.Td
+              ta="right"
+              c={isNegative(entry.amount) ? 'red.8' : 'green.8'}
+              style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}
+            >
+              {formatSigned(entry.amount)}
+            </Table.Td>
+            <Table.Td ta="right" style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
+              {formatAmount(entry.balance_after)}
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
     </Stack>
   );
 }

@@ -1,6 +1,6 @@
 import { Stack, Text, Title } from '@mantine/core';
 import { useMyWallet } from '../api/hooks/wallets';
-import { ListState } from '../ui/ListState';
+import { QueryState } from '../ui/QueryState';
 import { WalletView } from './WalletView';
 
 export function WalletPage() {
@@ -13,15 +13,9 @@ export function WalletPage() {
           Credits pay for the GPU time you use. Your group admins allocate them to you.
         </Text>
       </div>
-      <ListState
-        isPending={wallet.isPending}
-        error={wallet.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void wallet.refetch()}
-      >
+      <QueryState query={wallet}>
         {wallet.data && <WalletView wallet={wallet.data} />}
-      </ListState>
+      </QueryState>
     </Stack>
   );
 }

@@ -1,10 +1,13 @@
-import { Stack } from '@mantine/core';
+import { Loader, Stack } from '@mantine/core';
+import { lazy, Suspense } from 'react';
 import { useWalletConsumption } from '../api/hooks/wallets';
 import type { WalletOut } from '../api/types';
-import { ListState } from '../ui/ListState';
-import { ConsumptionChart } from './ConsumptionChart';
+import { QueryState } from '../ui/QueryState';
 import { WalletHistory } from './WalletHistory';
 import { WalletSummary } from './WalletSummary';
+
+// The charting library is large and only wallet pages draw charts: it loads with them.
+const ConsumptionChart = lazy(() => import('./ConsumptionChart').then((module) => ({ default: module.ConsumptionChart })));
 
 /** Figures, usage chart and history of one wallet. */
 export function WalletView({ wallet }: { wallet: WalletOut }) {
@@ -12,15 +15,11 @@ export function WalletView({ wallet }: { wallet: WalletOut }) {
   return (
     <Stack gap="xl">
       <WalletSummary wallet={wallet} />
-      <ListState
-        isPending={consumption.isPending}
-        error={consumption.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void consumption.refetch()}
-      >
-        {consumption.data && <ConsumptionChart days={consumption.data.days} />}
-      </ListState>
+      <QueryState query={consumption}>
+        <Suspense fallback={<Loader size="sm" aria-label="Loading the chart" />}>
+          {consumption.data && <ConsumptionChart days={consumption.data.days} />}
+        </Suspense>
+      </QueryState>
       <WalletHistory walletId={wallet.id} />
     </Stack>
   );

@@ -16,10 +16,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from gshare import __version__
-from gshare.api import errors
-from gshare.api.middleware import BodyLimit, SecurityHeaders
+from gshare.api import csp, errors
+from gshare.api.middleware import BodyLimit, ClientAddress, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
 from gshare.clusters import service as clusters_service
+from gshare.clusters.callbacks import unchecked_internal_routes
 from gshare.clusters.endpoints import router as clusters_router
 from gshare.credits import service as credits_service
 from gshare.credits.endpoints import router as credits_router
@@ -65,9 +66,9 @@ def create_app(
     run_worker: bool = False,
 ) -> FastAPI:
     passwords.configure(settings.password_hash_concurrency)
-    identity_service.add_deletion_guard(credits_service.refuse_while_wallet_holds_credits)
-    clusters_service.add_removal_guard(sessions_service.refuse_while_sessions_live)
-    credits_service.use_ended_sessions(sessions_service.ended_among)
+    identity_service.deletion_guard.connect(credits_service.refuse_while_wallet_holds_credits)
+    clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
+    credits_service.ended_sessions.connect(sessions_service.ended_among)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -98,7 +99,9 @@ def create_app(
         version=__version__,
         summary="GPU sharing for interactive work: the control plane's API.",
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/v1/docs",
+        # The docs page loads Swagger UI from a CDN: off unless asked for. The spec stays served.
+        docs_url="/api/v1/docs" if settings.api_docs else None,
+        swagger_ui_oauth2_redirect_url=None,
         redoc_url=None,
         lifespan=lifespan,
         generate_unique_id_function=lambda route: route.name,
@@ -112,11 +115,15 @@ def create_app(
     # Not FastAPI's max_body_size: Starlette's limiter answers in plain text, not GShare's JSON.
     app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(ClientAddress, trusted_proxies=settings.trusted_proxies)
     app.include_router(identity_router)
     app.include_router(audit_router)
     app.include_router(credits_router)
     app.include_router(clusters_router)
     app.include_router(sessions_router)
+    if unchecked := unchecked_internal_routes(app.routes):
+        # Their caller would be checked only after the request is parsed.
+        raise RuntimeError(f"internal routes without a caller check: {unchecked}")
     _health_routes(app)
     _serve_console(app, settings.console_dir)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
@@ -164,14 +171,30 @@ def _serve_console(app: FastAPI, console_dir: Path) -> None:
                     }
                 },
                 status_code=404,
+                headers={csp.HEADER: csp.policy()},
             )
-        candidate = (root / path).resolve()
-        if path and candidate.is_file() and candidate.is_relative_to(root):
+        candidate = _console_file(root, path)
+        if candidate is not None:
             cache = (
                 "public, max-age=31536000, immutable" if "/assets/" in f"/{path}" else "no-cache"
             )
-            return FileResponse(candidate, headers={"cache-control": cache})
-        return FileResponse(index, headers={"cache-control": "no-cache"})
+            return FileResponse(
+                candidate, headers={"cache-control": cache, csp.HEADER: csp.policy()}
+            )
+        return csp.index_response(index)
+
+
+def _console_file(root: Path, path: str) -> Path | None:
+    """The built file a path names, or None: the app's own routes get index.html. A path the
+    file system cannot take (a NUL byte, a name too long) names no file either."""
+    if not path or "\x00" in path:
+        return None
+    try:
+        candidate = (root / path).resolve()
+        found = candidate.is_relative_to(root) and candidate.is_file()
+    except (OSError, ValueError):
+        return None
+    return candidate if found else None
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -187,6 +210,14 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 if status.startswith(("4", "5")):
                     response["content"] = {"application/json": {"schema": error_ref}}
             if "requestBody" in operation:
+                # A body that is not UTF-8 cannot even be parsed: FastAPI answers 400.
+                responses.setdefault(
+                    "400",
+                    {
+                        "description": "Bad Request",
+                        "content": {"application/json": {"schema": error_ref}},
+                    },
+                )
                 responses["413"] = {
                     "description": "Request Entity Too Large",
                     "content": {"application/json": {"schema": error_ref}},

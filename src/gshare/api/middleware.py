@@ -1,14 +1,101 @@
-"""ASGI middleware: refuse request bodies over 1 MiB, and add security headers."""
+"""ASGI middleware: the client's address and scheme behind trusted proxies, refusing request
+bodies over 1 MiB, and security headers."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY = 1024 * 1024
+
+# What stands for an address that does not parse: fixed, so garbage never reaches a column or
+# the audit log, and every such caller shares one throttling bucket instead of escaping it.
+UNKNOWN_CLIENT = "unknown"
+
+Network = IPv4Network | IPv6Network
+
+
+def _parse(text: str) -> IPv4Address | IPv6Address | None:
+    """An address from a peer or an X-Forwarded-For hop (`ip`, `ip:port`, `[ip6]:port`)."""
+    text = text.strip()
+    if text.startswith("["):
+        text = text[1 : text.find("]")] if "]" in text else ""
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        address = ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        # A zone index is caller text of any length and names no other host.
+        return IPv6Address(int(address))
+    return address
+
+
+def _trusted(address: IPv4Address | IPv6Address | None, proxies: Iterable[Network]) -> bool:
+    return address is not None and any(address in network for network in proxies)
+
+
+def client_address(
+    peer: str | None, forwarded_for: list[str], proxies: tuple[Network, ...]
+) -> tuple[str, bool]:
+    """The client's address as GShare records it, and whether the peer is a trusted proxy.
+
+    X-Forwarded-For is believed only from a trusted peer, and then only up to the right-most
+    hop that is not itself a trusted proxy: every hop left of it was written by the client.
+    The answer is always a canonical address (at most 39 characters) or UNKNOWN_CLIENT.
+    """
+    direct = _parse(peer) if peer is not None else None
+    if not _trusted(direct, proxies):
+        return (str(direct) if direct else UNKNOWN_CLIENT), False
+    hops = [hop for value in forwarded_for for hop in value.split(",") if hop.strip()]
+    chosen = direct
+    for hop in reversed(hops):
+        chosen = _parse(hop)
+        if not _trusted(chosen, proxies):
+            break
+    return (str(chosen) if chosen else UNKNOWN_CLIENT), True
+
+
+class ClientAddress:
+    """Sets the scope's client to the normalized client address and, behind a trusted proxy,
+    its scheme from X-Forwarded-Proto. The one place a client address is derived: everything
+    downstream (throttling, login sessions, the audit log) reads `request.client`."""
+
+    def __init__(self, app: ASGIApp, trusted_proxies: tuple[Network, ...]) -> None:
+        self.app = app
+        self.trusted_proxies = trusted_proxies
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        peer = scope.get("client")
+        forwarded_for: list[str] = []
+        forwarded_proto: str | None = None
+        for name, value in scope.get("headers", []):
+            if name == b"x-forwarded-for":
+                forwarded_for.append(value.decode("latin-1"))
+            elif name == b"x-forwarded-proto":
+                forwarded_proto = value.decode("latin-1")
+        host, behind_proxy = client_address(
+            peer[0] if peer else None, forwarded_for, self.trusted_proxies
+        )
+        forwarded = behind_proxy and bool(forwarded_for)
+        scope = dict(scope)
+        scope["client"] = (host, 0 if forwarded or not peer else peer[1])
+        if behind_proxy and forwarded_proto is not None:
+            proto = forwarded_proto.split(",")[-1].strip().lower()
+            if proto in ("http", "https"):
+                scope["scheme"] = proto if scope["type"] == "http" else proto.replace("http", "ws")
+        await self.app(scope, receive, send)
 
 
 async def _reply_413(send: Send) -> None:
@@ -72,6 +159,15 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
+# Answers under these prefixes are about a caller (their data, a cookie, who they are): no
+# browser or proxy may keep them, whatever the route set.
+NO_STORE_PREFIXES = ("/api", "/internal")
+
+
+def _no_store(path: str) -> bool:
+    return any(path == prefix or path.startswith(prefix + "/") for prefix in NO_STORE_PREFIXES)
+
+
 class SecurityHeaders:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -80,13 +176,15 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        no_store = _no_store(scope["path"])
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers: list[Any] = list(message.get("headers", []))
-                headers.extend(SECURITY_HEADERS)
-                if scope["path"].startswith("/api/"):
+                if no_store:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
                     headers.append((b"cache-control", b"no-store"))
+                headers.extend(SECURITY_HEADERS)
                 message["headers"] = headers
             await send(message)
 

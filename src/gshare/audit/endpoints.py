@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
 from gshare.audit.repository import AuditFilter, AuditVisibility, list_entries
 from gshare.audit.schemas import AuditEntryOut, AuditPage
+from gshare.identity.admin_repository import user_keys_reached
 from gshare.identity.authz import require
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.kit.errors import BadRequest
 from gshare.kit.pagination import page_of, page_request
-from gshare.kit.schemas import NO_NUL
+from gshare.kit.schemas import NO_NUL, UtcDatetime
 from gshare.kit.web import declare
 
 router = APIRouter(prefix="/api/v1")
@@ -31,20 +30,19 @@ async def list_audit(
     target_id: Annotated[str | None, Query(max_length=320, pattern=NO_NUL)] = None,
     org_id: uuid.UUID | None = None,
     group_id: uuid.UUID | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: UtcDatetime | None = None,
+    until: UtcDatetime | None = None,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> AuditPage:
     require(ctx, Action.AUDIT_READ, target_type="audit")
-    for value in (since, until):
-        if value is not None and value.tzinfo is None:
-            raise BadRequest("since and until need a time zone.", code="naive_datetime")
     actor = ctx.actor
+    org_ids, group_ids = frozenset(actor.org_admin_of), frozenset(actor.group_admin_of)
     visibility = AuditVisibility(
         everything=actor.is_super_admin,
-        org_ids=frozenset(actor.org_admin_of),
-        group_ids=frozenset(actor.group_admin_of),
+        org_ids=org_ids,
+        group_ids=group_ids,
+        user_keys=None if actor.is_super_admin else user_keys_reached(org_ids, group_ids),
     )
     filters = AuditFilter(
         actor_id=actor_id,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, false, or_, select
+from sqlalchemy import ColumnElement, CompoundSelect, and_, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.models import AuditEntry
@@ -29,11 +29,14 @@ class AuditFilter:
 
 @dataclass(frozen=True)
 class AuditVisibility:
-    """Everything (super admin), or the entries of these organizations and groups."""
+    """Everything (super admin), or the entries of these organizations and groups, and the
+    account entries (sign-ins, sign-outs, password changes: no organization or group of their
+    own) about the users whose id or email `user_keys` yields."""
 
     everything: bool
     org_ids: frozenset[uuid.UUID] = frozenset()
     group_ids: frozenset[uuid.UUID] = frozenset()
+    user_keys: CompoundSelect[tuple[str]] | None = None
 
 
 async def list_entries(
@@ -46,6 +49,17 @@ async def list_entries(
             reach.append(AuditEntry.org_id.in_(visibility.org_ids))
         if visibility.group_ids:
             reach.append(AuditEntry.group_id.in_(visibility.group_ids))
+        if visibility.user_keys is not None:
+            # Only entries scoped to no organization or group: a user's entries scoped to
+            # another organization stay with that organization's admins.
+            reach.append(
+                and_(
+                    AuditEntry.org_id.is_(None),
+                    AuditEntry.group_id.is_(None),
+                    AuditEntry.target_type == "user",
+                    AuditEntry.target_id.in_(visibility.user_keys),
+                )
+            )
         conditions.append(or_(*reach) if reach else false())
     for column, value in (
         (AuditEntry.actor_id, filters.actor_id),

@@ -5,10 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Query, Request
 
-from gshare.audit.service import AuditEvent, record_later
 from gshare.clusters import service
+from gshare.clusters.callbacks import (
+    CallingCluster,
+    OperatorCallbackRoute,
+    internal_keys,
+    refused_callback,
+)
 from gshare.clusters.kubeconfigs import KubeconfigStore, store_for
 from gshare.clusters.schemas import (
     CardOut,
@@ -18,23 +23,16 @@ from gshare.clusters.schemas import (
     ClusterRegister,
     InventoryAck,
     InventoryReport,
+    RefusalOut,
+    RefusalPage,
 )
-from gshare.clusters.tokens import InvalidToken, KeyFile
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.kit.errors import NotAuthenticated
-from gshare.kit.pagination import page_request
-from gshare.kit.web import DbSession, Now, client_of, declare, settings_of
+from gshare.kit.pagination import encode_cursor, page_request
+from gshare.kit.web import DbSession, Now, declare, settings_of
 
 router = APIRouter()
-
-
-def internal_keys(request: Request) -> KeyFile:
-    keys: KeyFile | None = getattr(request.app.state, "internal_keys", None)
-    if keys is None:
-        keys = KeyFile(settings_of(request).data_dir / "internal-keys.json")
-        request.app.state.internal_keys = keys
-    return keys
+callbacks = APIRouter(route_class=OperatorCallbackRoute)
 
 
 def kubeconfig_store(request: Request) -> KubeconfigStore:
@@ -71,8 +69,6 @@ async def list_clusters(
     items = rows[: page.limit]
     nxt = None
     if len(rows) > page.limit:
-        from gshare.kit.pagination import encode_cursor
-
         nxt = encode_cursor((items[-1].cluster.name,))
     return ClusterPage(items=[ClusterOut(**_out(s)) for s in items], next_cursor=nxt)
 
@@ -96,6 +92,25 @@ async def register_cluster(body: ClusterRegister, ctx: Ctx, request: Request) ->
     )
     summary = (await service.summaries(ctx.session, [cluster.id]))[0]
     return ClusterOut(**_out(summary))
+
+
+@router.get(
+    "/api/v1/callback-refusals",
+    response_model=RefusalPage,
+    **declare(Action.CLUSTERS_READ, 400),
+)
+async def list_callback_refusals(
+    ctx: Ctx,
+    limit: Annotated[int | None, Query(ge=1, le=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> RefusalPage:
+    """Refused calls to the internal routes, per client address, reason and ten-minute window,
+    newest first. The first refusal of each window is also in the audit log."""
+    items, after = await service.list_refusals(ctx, page_request(limit, cursor))
+    return RefusalPage(
+        items=[RefusalOut.model_validate(r) for r in items],
+        next_cursor=encode_cursor(after) if after else None,
+    )
 
 
 @router.get(
@@ -125,68 +140,24 @@ async def jwks(request: Request, now: Now) -> dict[str, Any]:
     return internal_keys(request).get(now).jwks()
 
 
-def refused_callback(
-    request: Request, now: Any, reason: str, *, target_type: str, target_id: Any
-) -> NotAuthenticated:
-    """The 401 for a callback that is not allowed, with its audit entry written after the
-    request's rollback."""
-    event = AuditEvent(
-        action="cluster.callback",
-        outcome="denied",
-        target_type=target_type,
-        target_id=str(target_id),
-        detail={"reason": reason[:300], "client": client_of(request), "path": request.url.path},
-    )
-    return NotAuthenticated(
-        "The callback's token is not valid.",
-        code="invalid_token",
-        durable=[record_later(event, now=now)],
-    )
-
-
-def verified_cluster(request: Request, now: Any, *, target_type: str, target_id: Any) -> uuid.UUID:
-    """The cluster a callback's bearer token speaks for; a 401 for anything but a valid one."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    try:
-        if scheme.lower() != "bearer" or not token:
-            raise InvalidToken("no bearer token")
-        return uuid.UUID(internal_keys(request).get(now).verify(token.strip(), now))
-    except (InvalidToken, ValueError) as exc:
-        raise refused_callback(
-            request, now, str(exc), target_type=target_type, target_id=target_id
-        ) from None
-
-
-async def calling_cluster(
-    request: Request, cluster_id: uuid.UUID, now: Now, session: DbSession
-) -> uuid.UUID:
-    """The cluster in the path, when the bearer token speaks for it.
-
-    It takes the request's transaction so that a refusal is audited after its rollback."""
-    claimed = verified_cluster(request, now, target_type="cluster", target_id=cluster_id)
-    if claimed != cluster_id:
-        raise refused_callback(
-            request,
-            now,
-            f"a token of cluster {claimed} called for cluster {cluster_id}",
-            target_type="cluster",
-            target_id=cluster_id,
-        )
-    return cluster_id
-
-
-Caller = Annotated[uuid.UUID, Depends(calling_cluster)]
-
-
-@router.put(
+@callbacks.put(
     "/internal/v1/clusters/{cluster_id}/inventory",
     response_model=InventoryAck,
     **declare(Action.CLUSTER_CALLBACK, 404),
 )
 async def report_inventory(
-    cluster_id: uuid.UUID, body: InventoryReport, caller: Caller, session: DbSession, now: Now
+    cluster_id: uuid.UUID,
+    body: InventoryReport,
+    caller: CallingCluster,
+    request: Request,
+    db: DbSession,
+    now: Now,
 ) -> InventoryAck:
     """The operator's whole GPU inventory, parsed from HAMi's node annotations."""
-    applied = await service.apply_inventory(session, caller, body, now)
+    if caller != cluster_id:
+        raise refused_callback(request, now, "wrong_cluster")
+    applied = await service.apply_inventory(db, caller, body, now)
     return InventoryAck(applied=applied, sequence=body.sequence)
+
+
+router.include_router(callbacks)

@@ -10,6 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from kubernetes_asyncio import client
@@ -18,7 +19,14 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from gshare.kit import kubeapi
 from gshare.operator.crd import session_crd
 
-CRD_NAME = session_crd()["metadata"]["name"]
+CRD = session_crd()
+CRD_NAME = CRD["metadata"]["name"]
+CRD_PATH = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}"
+# The clusters.api_server column.
+MAX_SERVER_LENGTH = 500
+# A kubeconfig is a few levels deep; deeper YAML is refused before it is built (a parser's
+# recursion is no place to find out).
+MAX_YAML_DEPTH = 16
 
 
 class KubeconfigError(ValueError):
@@ -73,20 +81,62 @@ def _only(body: dict[str, Any], allowed: frozenset[str], what: str) -> dict[str,
 def _pem(value: str, what: str) -> bytes:
     try:
         data = base64.b64decode(value, validate=True)
-    except binascii.Error as exc:
+    except (binascii.Error, ValueError) as exc:  # ValueError: characters beyond ASCII
         raise KubeconfigError(f"{what} is not valid base64") from exc
     if b"-----BEGIN" not in data:
         raise KubeconfigError(f"{what} is not PEM data")
     return data
 
 
+def _load_yaml(text: str) -> Any:
+    """The YAML document, once its events show it is shallow and uses no aliases."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise KubeconfigError(
+                        f"the kubeconfig is nested more than {MAX_YAML_DEPTH} levels deep"
+                    )
+            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                raise KubeconfigError("the kubeconfig uses YAML aliases, which are not accepted")
+        return yaml.safe_load(text)
+    except KubeconfigError:
+        raise
+    except yaml.YAMLError as exc:
+        raise KubeconfigError(f"the kubeconfig is not valid YAML: {exc}") from exc
+    except (RecursionError, ValueError, OverflowError) as exc:
+        raise KubeconfigError("the kubeconfig cannot be read as YAML") from exc
+
+
+def _check_server(server: str) -> None:
+    """An https:// URL that fits its column and carries nothing but where to connect."""
+    if len(server) > MAX_SERVER_LENGTH:
+        raise KubeconfigError(
+            f"the cluster's server URL is longer than {MAX_SERVER_LENGTH} characters"
+        )
+    if not server.isprintable() or any(c.isspace() for c in server):
+        raise KubeconfigError("the cluster's server URL has spaces or control characters")
+    try:
+        parts = urlsplit(server)
+        parts.port  # noqa: B018  (reading it checks the port)
+    except ValueError as exc:
+        raise KubeconfigError("the cluster's server is not a valid URL") from exc
+    if parts.scheme != "https" or not parts.hostname:
+        raise KubeconfigError("the cluster's server must be an https:// URL")
+    if parts.username is not None or parts.query or parts.fragment:
+        raise KubeconfigError(
+            "the cluster's server URL must not carry a user name, a query or a fragment"
+        )
+
+
 def parse_kubeconfig(text: str) -> dict[str, Any]:
     """The kubeconfig's current context reduced to its server and embedded credentials, as a
     small kubeconfig of its own; raises KubeconfigError saying what is wrong."""
-    try:
-        parsed = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise KubeconfigError(f"the kubeconfig is not valid YAML: {exc}") from exc
+    parsed = _load_yaml(text)
     if not isinstance(parsed, dict) or not parsed.get("clusters"):
         raise KubeconfigError("the kubeconfig names no cluster")
     current = parsed.get("current-context")
@@ -97,9 +147,10 @@ def parse_kubeconfig(text: str) -> dict[str, Any]:
         _named(parsed, "clusters", context.get("cluster"), "cluster"), CLUSTER_KEYS, "cluster"
     )
     user = _only(_named(parsed, "users", context.get("user"), "user"), USER_KEYS, "user")
-    server = cluster.get("server", "")
-    if not server.startswith("https://"):
-        raise KubeconfigError("the cluster's server must be an https:// URL")
+    _check_server(cluster.get("server", ""))
+    tls_name = cluster.get("tls-server-name")
+    if tls_name is not None and (len(tls_name) > 253 or not tls_name.isprintable()):
+        raise KubeconfigError("the cluster's tls-server-name is not a host name")
     token = user.get("token")
     if token is not None and (token.strip() != token or not token.isprintable() or " " in token):
         raise KubeconfigError("the kubeconfig's token has spaces or control characters")
@@ -169,19 +220,59 @@ def said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def crd_problem(answer: Any) -> str:
+    """What is wrong with the API server's answer about GShare's CRD; empty when nothing.
+
+    The answer is whatever the other side sent: every level is checked for its type."""
+    spec = _mapping(_mapping(answer).get("spec"))
+    if not spec:
+        return f"the API server's answer about {CRD_NAME} is not a custom resource definition"
+    wanted = CRD["spec"]
+    if spec.get("group") != wanted["group"]:
+        return f"{CRD_NAME} does not define the {wanted['group']} group"
+    if _mapping(spec.get("names")).get("kind") != wanted["names"]["kind"]:
+        return f"{CRD_NAME} does not define the {wanted['names']['kind']} kind"
+    versions = spec.get("versions")
+    served = {
+        v.get("name")
+        for v in (versions if isinstance(versions, list) else [])
+        if isinstance(v, dict) and v.get("served") is True
+    }
+    missing = [v["name"] for v in wanted["versions"] if v["name"] not in served]
+    if missing:
+        return f"{CRD_NAME} does not serve version {', '.join(missing)}"
+    return ""
+
+
+async def _get_raw(api: client.ApiClient, path: str) -> Any:
+    """GET `path` and return the JSON answer as plain data, without the client's models (which
+    raise on answers they do not expect)."""
+    return await api.call_api(
+        path,
+        "GET",
+        header_params={"Accept": "application/json"},
+        response_types_map={200: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+        _request_timeout=10,
+    )
+
+
 async def probe(kubeconfig: dict[str, Any]) -> Probe:
     api = await api_client(kubeconfig)
     server = str(api.configuration.host)
     try:
         try:
-            await client.VersionApi(api).get_code(_request_timeout=10)
+            await _get_raw(api, "/version")
         except Exception as exc:  # aiohttp wraps TLS and connection failures in its own types
             problem = f"cannot reach the API server at {server}: {said(exc)}"
             return Probe(server, False, False, problem)
         try:
-            await client.ApiextensionsV1Api(api).read_custom_resource_definition(
-                CRD_NAME, _request_timeout=10
-            )
+            answer = await _get_raw(api, CRD_PATH)
         except ApiException as exc:
             if exc.status == 404:
                 return Probe(
@@ -190,8 +281,11 @@ async def probe(kubeconfig: dict[str, Any]) -> Probe:
                     False,
                     f"the {CRD_NAME} custom resource definition is not installed",
                 )
-            return Probe(server, True, False, f"cannot read {CRD_NAME}: {exc.reason}")
-        return Probe(server, True, True)
+            return Probe(server, True, False, f"cannot read {CRD_NAME}: {said(exc)}")
+        except Exception as exc:
+            return Probe(server, True, False, f"cannot read {CRD_NAME}: {said(exc)}")
+        problem = crd_problem(answer)
+        return Probe(server, True, not problem, problem)
     finally:
         await api.close()
 
@@ -245,6 +339,6 @@ async def operator_token_expiry(kubeconfig: dict[str, Any]) -> str | None:
         secret = await kubeapi.get(api, "Secret", TOKEN_SECRET, SYSTEM_NAMESPACE)
     finally:
         await api.close()
-    annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
+    annotations = _mapping(_mapping(_mapping(secret).get("metadata")).get("annotations"))
     value = annotations.get("gshare.io/expires-at")
-    return str(value) if value else None
+    return value[:64] if isinstance(value, str) and value else None

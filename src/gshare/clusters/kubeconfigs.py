@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import os
 import uuid
 from collections.abc import Awaitable, Callable
@@ -109,8 +110,16 @@ class SecretKubeconfigStore:
             secret = await kubeapi.get(api, "Secret", self.name_of(cluster_id), SECRET_NAMESPACE)
         finally:
             await api.close()
-        data = ((secret or {}).get("data") or {}).get("kubeconfig")
-        return base64.b64decode(data).decode() if data else None
+        data = secret.get("data") if isinstance(secret, dict) else None
+        value = data.get("kubeconfig") if isinstance(data, dict) else None
+        if not value:
+            return None
+        try:
+            return base64.b64decode(str(value), validate=True).decode()
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(
+                f"the Secret {self.name_of(cluster_id)} holds no readable kubeconfig"
+            ) from exc
 
     async def delete(self, cluster_id: uuid.UUID) -> None:
         api = await self._api()

@@ -1,4 +1,5 @@
-"""Tables of registered clusters and the GPU inventory their operators report."""
+"""Tables of registered clusters, the GPU inventory their operators report, and the count of
+refused internal calls."""
 
 from __future__ import annotations
 
@@ -71,4 +72,28 @@ class GpuCard(Base):
     __table_args__ = (
         Index("uq_gpu_cards_cluster_uuid", "cluster_id", "uuid", unique=True),
         CheckConstraint("memory_mib > 0 AND split_count > 0", name="sizes_positive"),
+    )
+
+
+class CallbackRefusal(Base):
+    """Refused calls to the internal routes from one source, for one reason, in one window.
+
+    The first refusal of a window is audited (its entry names the window); the others only
+    count, so callers who need no account cannot grow the append-only audit log. Nothing here is
+    text the caller chose: `source` is the client address (an IPv6 one reduced to its /64),
+    `reason` one word from a fixed set and `route` the route's template."""
+
+    __tablename__ = "callback_refusals"
+
+    source: Mapped[str] = mapped_column(String(64), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(40), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    route: Mapped[str] = mapped_column(String(100), nullable=False)
+    first_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    last_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    refusals: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("refusals > 0", name="refusals_positive"),
+        Index("ix_callback_refusals_window", "window_start"),
     )

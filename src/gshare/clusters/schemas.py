@@ -115,3 +115,18 @@ class InventoryReport(RequestModel):
 class InventoryAck(ResponseModel):
     applied: bool
     sequence: int
+
+
+class RefusalOut(ResponseModel):
+    source: str = Field(description="The client address (an IPv6 one as its /64), or 'other'.")
+    reason: str
+    route: str
+    window_start: datetime
+    first_at: datetime
+    last_at: datetime
+    refusals: int = Field(description="How many calls were refused in this window.")
+
+
+class RefusalPage(ResponseModel):
+    items: list[RefusalOut]
+    next_cursor: str | None

@@ -1,33 +1,30 @@
-"""The cluster registry and the inventory operators report."""
+"""The cluster registry, the inventory operators report, and the count of refused internal
+calls."""
 
 from __future__ import annotations
 
+import ipaddress
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.clusters import kube
+from gshare.audit.service import AuditEvent, record
+from gshare.clusters import kube, repository
 from gshare.clusters.kubeconfigs import KubeconfigStore
-from gshare.clusters.models import Cluster, GpuCard
+from gshare.clusters.models import CallbackRefusal, Cluster, GpuCard
+from gshare.clusters.repository import Summary
 from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN, InventoryReport
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
-from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.errors import BadRequest, Conflict, DurableWrite, NotFound, Unprocessable
+from gshare.kit.hooks import Guard
 from gshare.kit.ids import new_id
+from gshare.kit.pagination import PageRequest
 
-
-@dataclass(frozen=True)
-class Summary:
-    cluster: Cluster
-    nodes: int
-    cards: int
-    healthy: int
-    missing: int
+__all__ = ["Summary"]
 
 
 async def register(
@@ -98,26 +95,19 @@ def refuse_future_sequence(sequence: int, now: datetime) -> None:
         )
 
 
-RemovalGuard = Callable[[AsyncSession, uuid.UUID], Awaitable[None]]
-_removal_guards: list[RemovalGuard] = []
-
-
-def add_removal_guard(guard: RemovalGuard) -> None:
-    """Let another domain refuse a cluster's removal by raising (sessions refuse while any of
-    theirs is live on it). Guards run with the cluster's row locked."""
-    if guard not in _removal_guards:
-        _removal_guards.append(guard)
+# Other domains refuse a cluster's removal (sessions do while any of theirs is live on it); each
+# guard runs with the cluster's row locked and returns why not, or None.
+removal_guard: Guard[[uuid.UUID]] = Guard("cluster removal")
 
 
 async def remove(ctx: Context, cluster_id: uuid.UUID) -> None:
     """Forget a cluster. Its kubeconfig is deleted from the store by the caller once this is
     committed, so a failed removal never leaves a cluster without its kubeconfig."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
-    cluster = await ctx.session.get(Cluster, cluster_id, with_for_update=True)
+    cluster = await repository.cluster(ctx.session, cluster_id, lock=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
-    for guard in _removal_guards:
-        await guard(ctx.session, cluster_id)
+    await removal_guard.check(ctx.session, cluster_id)
     await ctx.session.delete(cluster)
     await audit(
         ctx,
@@ -129,77 +119,39 @@ async def remove(ctx: Context, cluster_id: uuid.UUID) -> None:
     await ctx.session.flush()
 
 
-async def summaries(session: AsyncSession, ids: Sequence[uuid.UUID] | None = None) -> list[Summary]:
-    query = select(Cluster).order_by(Cluster.name)
-    if ids is not None:
-        query = query.where(Cluster.id.in_(list(ids)))
-    clusters = list(await session.scalars(query))
-    counts = {
-        row.cluster_id: row
-        for row in await session.execute(
-            select(
-                GpuCard.cluster_id,
-                func.count(func.distinct(GpuCard.node)).label("nodes"),
-                func.count().label("cards"),
-                func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("healthy"),
-                func.count().filter(GpuCard.missing).label("missing"),
-            ).group_by(GpuCard.cluster_id)
-        )
-    }
-    out = []
-    for cluster in clusters:
-        row = counts.get(cluster.id)
-        out.append(
-            Summary(
-                cluster,
-                row.nodes if row else 0,
-                row.cards if row else 0,
-                row.healthy if row else 0,
-                row.missing if row else 0,
-            )
-        )
-    return out
+async def summaries(db: AsyncSession, ids: list[uuid.UUID] | None = None) -> list[Summary]:
+    return await repository.summaries(db, ids)
 
 
 async def list_clusters(ctx: Context) -> list[Summary]:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster")
-    return await summaries(ctx.session)
+    return await repository.summaries(ctx.session)
 
 
 async def cluster_detail(ctx: Context, cluster_id: uuid.UUID) -> tuple[Summary, list[GpuCard]]:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster", target_id=cluster_id)
-    found = await summaries(ctx.session, [cluster_id])
+    found = await repository.summaries(ctx.session, [cluster_id])
     if not found:
         raise NotFound("No such cluster.", code="cluster_not_found")
-    cards = list(
-        await ctx.session.scalars(
-            select(GpuCard)
-            .where(GpuCard.cluster_id == cluster_id)
-            .order_by(GpuCard.node, GpuCard.uuid)
-        )
-    )
-    return found[0], cards
+    return found[0], await repository.cards_of(ctx.session, cluster_id)
 
 
 async def apply_inventory(
-    session: AsyncSession, cluster_id: uuid.UUID, report: InventoryReport, now: datetime
+    db: AsyncSession, cluster_id: uuid.UUID, report: InventoryReport, now: datetime
 ) -> bool:
     """Store a cluster's reported inventory. A report older than the last one applied changes
     nothing (replays and reordering are harmless); cards no longer reported become missing."""
-    cluster = await session.get(Cluster, cluster_id, with_for_update=True)
+    cluster = await repository.cluster(db, cluster_id, lock=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
     cluster.last_contact_at = now
     cluster.status, cluster.status_message = "connected", ""
     refuse_future_sequence(report.sequence, now)
     if report.sequence <= cluster.inventory_sequence:
-        await session.flush()
+        await db.flush()
         return False
     cluster.inventory_sequence = report.sequence
-    known = {
-        card.uuid: card
-        for card in await session.scalars(select(GpuCard).where(GpuCard.cluster_id == cluster_id))
-    }
+    known = {card.uuid: card for card in await repository.cards_of(db, cluster_id)}
     seen: set[str] = set()
     for node in report.nodes:
         for reported in node.cards:
@@ -207,7 +159,7 @@ async def apply_inventory(
             card = known.get(reported.uuid)
             if card is None:
                 card = GpuCard(id=new_id(), cluster_id=cluster_id, uuid=reported.uuid)
-                session.add(card)
+                db.add(card)
             card.node, card.model = node.name, reported.model
             card.memory_mib, card.cores = reported.memory_mib, reported.cores
             card.split_count, card.numa = reported.split_count, reported.numa
@@ -215,5 +167,129 @@ async def apply_inventory(
     for card_uuid, card in known.items():
         if card_uuid not in seen:
             card.missing = True
-    await session.flush()
+    await db.flush()
     return True
+
+
+# ---- what other domains ask ----------------------------------------------------------------
+
+
+async def heard_from(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> None:
+    """A callback from the cluster's operator was accepted at `now`."""
+    await repository.touch(db, cluster_id, now)
+
+
+async def sessions_domain_of(db: AsyncSession, cluster_id: uuid.UUID) -> str | None:
+    """Where the cluster serves session pages; None when there is no such cluster."""
+    found = await repository.cluster(db, cluster_id)
+    return found.sessions_domain if found is not None else None
+
+
+# ---- refused internal calls ----------------------------------------------------------------
+
+# The first refusal per source and reason in each ten-minute window is audited and the rest
+# counted: at most six audit entries an hour for one source and reason, and never more than
+# MAX_SOURCES_PER_WINDOW sources per window (the rest share the "other" row). Windows are
+# forgotten after a week; their first refusals stay in the audit log.
+REFUSAL_WINDOW = timedelta(minutes=10)
+MAX_SOURCES_PER_WINDOW = 100
+OTHER_SOURCES = "other"
+REFUSALS_KEPT = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One refused internal call. Every field is bounded and none is text the caller chose:
+    `reason` comes from a fixed set, `route` is the route's template, the ids parsed UUIDs."""
+
+    action: str
+    reason: str
+    route: str
+    client: str
+    target_type: str | None = None
+    target_id: uuid.UUID | None = None
+    actor_id: uuid.UUID | None = None
+
+
+def source_of(client: str) -> str:
+    """Who a refusal is counted against: the client address, an IPv6 one reduced to its /64
+    (one host can hold a whole /64)."""
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client[:64] or "unknown"
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else address)
+
+
+def window_of(now: datetime) -> datetime:
+    seconds = int(REFUSAL_WINDOW.total_seconds())
+    start = int(now.timestamp()) // seconds * seconds
+    return datetime.fromtimestamp(start, tz=now.tzinfo)
+
+
+async def record_refusal(db: AsyncSession, refusal: Refusal, now: datetime) -> bool:
+    """Count a refusal; audit it when it is the first of its window. Returns whether audited."""
+    window = window_of(now)
+    source = source_of(refusal.client)
+    reason = refusal.reason[:40]
+    if await repository.count_refusal(db, source, reason, window, now):
+        return False
+    if await repository.sources_in_window(db, window) >= MAX_SOURCES_PER_WINDOW:
+        source = OTHER_SOURCES
+    if not await repository.open_refusal(db, source, reason, window, refusal.route[:100], now):
+        return False
+    await repository.forget_refusals_before(db, now - REFUSALS_KEPT)
+    event = AuditEvent(
+        action=refusal.action,
+        outcome="denied",
+        actor_id=refusal.actor_id,
+        target_type=refusal.target_type,
+        target_id=str(refusal.target_id) if refusal.target_id is not None else None,
+        detail={
+            "reason": reason,
+            "client": source,
+            "route": refusal.route[:100],
+            # Later refusals of this window are counted in the refusal summary, not audited.
+            "window_start": window.isoformat(),
+            "window_seconds": int(REFUSAL_WINDOW.total_seconds()),
+        },
+    )
+    await record(db, event, now=now)
+    return True
+
+
+def refusal_later(refusal: Refusal, now: datetime) -> DurableWrite:
+    """Recorded after the refused request's rollback."""
+
+    async def write(db: AsyncSession) -> None:
+        await record_refusal(db, refusal, now)
+
+    return write
+
+
+def _refusals_after(page: PageRequest) -> tuple[datetime, str, str] | None:
+    if page.after is None:
+        return None
+    if len(page.after) != 3 or not all(isinstance(v, str) and len(v) <= 100 for v in page.after):
+        raise BadRequest("The cursor is not valid.", code="invalid_cursor")
+    try:
+        at = datetime.fromisoformat(page.after[0])
+    except ValueError:
+        raise BadRequest("The cursor is not valid.", code="invalid_cursor") from None
+    if at.tzinfo is None:
+        raise BadRequest("The cursor is not valid.", code="invalid_cursor")
+    return at, page.after[1], page.after[2]
+
+
+async def list_refusals(
+    ctx: Context, page: PageRequest
+) -> tuple[list[CallbackRefusal], tuple[str, str, str] | None]:
+    """Refused internal calls per source, reason and window, newest first."""
+    require(ctx, Action.CLUSTERS_READ, target_type="callback_refusal")
+    rows = await repository.refusals(ctx.session, page.limit + 1, _refusals_after(page))
+    items = rows[: page.limit]
+    last = items[-1] if len(rows) > page.limit else None
+    after = (last.window_start.isoformat(), last.source, last.reason) if last else None
+    return items, after

@@ -6,12 +6,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gshare.clusters import kube
+from gshare.clusters import kube, repository
 from gshare.clusters.kubeconfigs import KubeconfigStore
-from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import MAX_LIFETIME, KeySet
 
 log = logging.getLogger(__name__)
@@ -44,8 +42,8 @@ async def refresh_operator_tokens(
 
     No credential lives forever: each token lasts an hour, and the operator reloads the mounted
     Secret when it changes. A cluster that cannot be reached is marked unreachable."""
-    async with sessions() as session:
-        clusters = list(await session.scalars(select(Cluster).order_by(Cluster.name)))
+    async with sessions() as db:
+        clusters = await repository.all_clusters(db)
     outcome = TokenRefresh()
     for cluster in clusters:
         status, message = "connected", ""
@@ -65,10 +63,6 @@ async def refresh_operator_tokens(
             log.warning("cannot refresh the operator token of %s: %s", cluster.name, kube.said(exc))
             status, message = "unreachable", f"token refresh failed: {kube.said(exc)}"[:500]
             outcome.failed += 1
-        async with sessions() as session, session.begin():
-            current = await session.get(Cluster, cluster.id)
-            if current is not None:
-                current.status, current.status_message = status, message
-                if status == "connected":
-                    current.last_contact_at = now
+        async with sessions() as db, db.begin():
+            await repository.set_status(db, cluster.id, status, message, now)
     return outcome

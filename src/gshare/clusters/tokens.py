@@ -1,23 +1,18 @@
 """Internal identity: the API's RS256 key set, its public JWKS, and short-lived operator tokens.
 
-The key set lives outside the database (a 0600 file under the data dir locally). Keys rotate
-with overlap: a new key signs from the moment it is added, older keys keep verifying until every
-token they signed has expired, then they are dropped.
+Pure apart from the cryptography: no files and no network. Where the key set is kept is
+keyfile.py's business. Keys rotate with overlap: a new key signs from the moment it is added,
+older keys keep verifying until every token they signed has expired, then they are dropped.
 """
 
 from __future__ import annotations
 
 import base64
-import fcntl
 import itertools
-import json
-import os
 import secrets
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -32,7 +27,12 @@ LEEWAY = timedelta(seconds=30)
 
 
 class InvalidToken(Exception):
-    """Why a presented token is refused (the message is for the audit log, not the caller)."""
+    """Why a presented token is refused. `reason` is one word from a fixed set, safe to record;
+    the message may quote what the caller sent and is for logs only, never the audit log."""
+
+    def __init__(self, message: str, reason: str = "invalid_token") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -122,14 +122,14 @@ class KeySet:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
-            raise InvalidToken(f"malformed token: {exc}") from exc
+            raise InvalidToken(f"malformed token: {exc}", "malformed_token") from exc
         if header.get("alg") != "RS256":
-            raise InvalidToken(f"algorithm {header.get('alg')!r} is not RS256")
+            raise InvalidToken(f"algorithm {header.get('alg')!r} is not RS256", "wrong_algorithm")
         if header.get("typ") != typ:
-            raise InvalidToken(f"type {header.get('typ')!r} is not {typ}")
+            raise InvalidToken(f"type {header.get('typ')!r} is not {typ}", "wrong_type")
         key = next((k for k in self.keys if k.kid == header.get("kid")), None)
         if key is None:
-            raise InvalidToken(f"unknown key id {header.get('kid')!r}")
+            raise InvalidToken(f"unknown key id {header.get('kid')!r}", "unknown_key")
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -146,14 +146,17 @@ class KeySet:
                 leeway=LEEWAY,
             )
         except jwt.PyJWTError as exc:
-            raise InvalidToken(str(exc)) from exc
-        iat, exp = int(claims["iat"]), int(claims["exp"])
+            raise InvalidToken(str(exc), "invalid_claims") from exc
+        try:
+            iat, exp = int(claims["iat"]), int(claims["exp"])
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InvalidToken("times are not numbers", "invalid_claims") from exc
         if iat > now.timestamp() + LEEWAY.total_seconds():
-            raise InvalidToken("issued in the future")
+            raise InvalidToken("issued in the future", "issued_in_future")
         if exp < now.timestamp() - LEEWAY.total_seconds():
-            raise InvalidToken("expired")
+            raise InvalidToken("expired", "expired")
         if exp - iat > MAX_LIFETIME.total_seconds():
-            raise InvalidToken("lives longer than an hour")
+            raise InvalidToken("lives longer than an hour", "too_long_lived")
         return claims
 
     def mint(self, cluster_id: str, now: datetime, lifetime: timedelta = MAX_LIFETIME) -> str:
@@ -167,7 +170,7 @@ class KeySet:
         claims = self.decode(token, typ=TOKEN_TYPE, audience=AUDIENCE, now=now)
         subject = str(claims["sub"])
         if claims["iss"] != subject or not subject.startswith("cluster:"):
-            raise InvalidToken("issuer and subject must name the same cluster")
+            raise InvalidToken("issuer and subject must name the same cluster", "wrong_issuer")
         return subject.removeprefix("cluster:")
 
 
@@ -182,97 +185,3 @@ def timed_claims(subject: str, audience: str, now: datetime, lifetime: timedelta
         "exp": int((now + lifetime).timestamp()),
         "jti": secrets.token_urlsafe(16),
     }
-
-
-ROTATE_AFTER = timedelta(days=30)
-
-
-def _read(path: Path) -> KeySet:
-    raw = json.loads(path.read_text())
-    return KeySet(
-        [
-            SigningKey(k["kid"], k["private_pem"].encode(), datetime.fromisoformat(k["created_at"]))
-            for k in raw["keys"]
-        ]
-    )
-
-
-def _write_temporary(keys: KeySet, folder: Path) -> Path:
-    """The key set in a new 0600 file of its own next to where it will live."""
-    payload = {
-        "keys": [
-            {
-                "kid": k.kid,
-                "private_pem": k.private_pem.decode(),
-                "created_at": k.created_at.isoformat(),
-            }
-            for k in keys.keys
-        ]
-    }
-    descriptor, name = tempfile.mkstemp(dir=folder, prefix=".internal-keys-", suffix=".tmp")
-    with os.fdopen(descriptor, "w") as handle:  # mkstemp creates it 0600
-        json.dump(payload, handle)
-    return Path(name)
-
-
-def load_or_create(path: Path, now: datetime) -> KeySet:
-    """The key set stored at `path` (mode 0600), created with one key the first time.
-
-    Creation is atomic and exclusive: when the API and the worker start together, one of them
-    writes the file and both use what it holds."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = _write_temporary(KeySet([new_key(now)]), path.parent)
-        try:
-            os.link(temporary, path)  # fails if another process got there first
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink()
-    return _read(path)
-
-
-def save(keys: KeySet, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(_write_temporary(keys, path.parent), path)
-
-
-def rotate_if_due(path: Path, now: datetime, every: timedelta = ROTATE_AFTER) -> bool:
-    """Start signing with a new key once the current one is `every` old (older keys keep
-    verifying for a token lifetime). Processes that share the file take turns."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        keys = load_or_create(path, now)
-        if now - keys.current.created_at < every:
-            before = len(keys.keys)
-            keys.drop_retired(now)
-            if len(keys.keys) != before:
-                save(keys, path)  # forget keys whose tokens have all expired
-            return False
-        keys.rotate(now)
-        save(keys, path)
-        return True
-
-
-class KeyFile:
-    """The key set as a long-running process sees it: read again whenever the file changes
-    (another process rotated it), so every process verifies what any of them signs."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._keys: KeySet | None = None
-        self._stamp: tuple[int, int] | None = None
-
-    def get(self, now: datetime) -> KeySet:
-        try:
-            info = self.path.stat()
-            stamp: tuple[int, int] | None = (info.st_mtime_ns, info.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        if self._keys is None or stamp != self._stamp:
-            # Stamped from before the read: if the file is replaced meanwhile, the next call
-            # sees a new stamp and reads again.
-            self._keys = load_or_create(self.path, now)
-            self._stamp = stamp
-        return self._keys

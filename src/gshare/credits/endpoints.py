@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 
-from gshare.credits import service
-from gshare.credits.amounts import format_amount
+from gshare.credits import service, views
 from gshare.credits.schemas import (
     ConsumptionOut,
     EntryKind,
     EntryPage,
     InvariantReportOut,
-    InvariantViolationOut,
     MintRequest,
     MonthlyGrantPut,
     TransferOut,
@@ -26,9 +23,9 @@ from gshare.credits.schemas import (
 )
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.kit.errors import BadRequest
 from gshare.kit.idempotency import respond_once
 from gshare.kit.pagination import page_request
+from gshare.kit.schemas import UtcDatetime
 from gshare.kit.web import declare
 
 router = APIRouter(prefix="/api/v1")
@@ -56,11 +53,6 @@ async def get_wallet(wallet_id: uuid.UUID, ctx: Ctx) -> WalletOut:
     return await service.get_wallet(ctx, wallet_id)
 
 
-def _aware(*values: datetime | None) -> None:
-    if any(v is not None and v.tzinfo is None for v in values):
-        raise BadRequest("since and until need a time zone.", code="naive_datetime")
-
-
 @router.get(
     "/wallets/{wallet_id}/entries",
     response_model=EntryPage,
@@ -70,13 +62,12 @@ async def list_entries(
     wallet_id: uuid.UUID,
     ctx: Ctx,
     kind: EntryKind | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: UtcDatetime | None = None,
+    until: UtcDatetime | None = None,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> EntryPage:
     """The wallet's history, newest first, each entry with the balance after it."""
-    _aware(since, until)
     items, nxt = await service.list_entries(
         ctx, wallet_id, page_request(limit, cursor), kind=kind, since=since, until=until
     )
@@ -202,16 +193,4 @@ async def set_monthly_grant(
 @router.get("/credits/check", response_model=InvariantReportOut, **declare(Action.CREDITS_CHECK))
 async def check(ctx: Ctx) -> InvariantReportOut:
     """Check every ledger invariant now and report what, if anything, is wrong."""
-    report = await service.check(ctx)
-    return InvariantReportOut(
-        ok=report.ok,
-        checked_at=ctx.now,
-        violations=[
-            InvariantViolationOut(invariant=v.invariant, detail=v.detail) for v in report.violations
-        ],
-        not_checked=report.not_checked,
-        minted=format_amount(report.minted),
-        in_wallets=format_amount(report.in_wallets),
-        held=format_amount(report.held),
-        consumed=format_amount(report.consumed),
-    )
+    return views.report_out(await service.check(ctx), ctx.now)

@@ -62,6 +62,19 @@ CHECKS: list[tuple[str, str]] = [
         "GROUP BY a.id HAVING a.balance <> coalesce(sum(e.amount), 0) LIMIT 5",
     ),
     (
+        "every wallet's lots add up to its balance",
+        "SELECT a.id, a.balance, coalesce(sum(l.amount), 0) FROM credit_accounts a "
+        "LEFT JOIN credit_lots l ON l.account_id = a.id "
+        "WHERE a.kind IN ('org', 'group', 'user') "
+        "GROUP BY a.id HAVING a.balance <> coalesce(sum(l.amount), 0) LIMIT 5",
+    ),
+    (
+        "no lot is negative, and only wallets hold lots",
+        "SELECT l.account_id, l.funder_id, l.amount FROM credit_lots l "
+        "JOIN credit_accounts a ON a.id = l.account_id "
+        "WHERE l.amount < 0 OR a.kind NOT IN ('org', 'group', 'user') LIMIT 5",
+    ),
+    (
         "every wallet's last running balance equals its balance",
         "SELECT a.id, a.balance, last.balance_after FROM credit_accounts a "
         "JOIN LATERAL (SELECT balance_after FROM credit_entries WHERE account_id = a.id "

@@ -1,4 +1,4 @@
-"""Ledger tables: accounts (wallets and system accounts), transfers, entries, holds, refills."""
+"""Ledger tables: accounts (wallets, system accounts), lots, transfers, entries, holds, refills."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKey,
+    Identity,
     Index,
     Integer,
     String,
@@ -62,6 +63,29 @@ class CreditAccount(Base):
             unique=True,
             postgresql_where=text("owner_id IS NULL"),
         ),
+    )
+
+
+class CreditLot(Base):
+    """The part of a wallet's balance that one funder gave (the mint for an organization).
+
+    A wallet's lots add up to its balance. Rows stay at zero once drained, so `seq` (the order
+    lots were first funded in) stays stable. Changed only under the wallet's row lock."""
+
+    __tablename__ = "credit_lots"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("credit_accounts.id"), primary_key=True
+    )
+    funder_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("credit_accounts.id"), primary_key=True
+    )
+    amount: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    seq: Mapped[int] = mapped_column(BigInteger, Identity(), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("amount >= 0", name="amount_not_negative"),
+        CheckConstraint("account_id <> funder_id", name="two_accounts"),
     )
 
 
@@ -130,6 +154,10 @@ class CreditHold(Base):
     session_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
     rate_per_hour: Mapped[int] = mapped_column(BigInteger, nullable=False)
     window_seconds: Mapped[int] = mapped_column(Integer, nullable=False)
+    # The wallet of the group the session runs for: its lot is spent first. Optional.
+    for_group_wallet_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("credit_accounts.id")
+    )
     reserved: Mapped[int] = mapped_column(BigInteger, nullable=False)
     captured: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     status: Mapped[str] = mapped_column(String(16), nullable=False)

@@ -1,7 +1,8 @@
 """The ledger's operations: each locks what it touches, checks with the pure arithmetic, posts.
 
 They run inside the caller's transaction and never commit. Locks are always taken in the same
-order (a hold first, then wallets by id), so concurrent operations cannot deadlock.
+order (a hold first, then wallets by id), so concurrent operations cannot deadlock. A wallet's
+lots are read and changed only while its row is locked, so they need no lock of their own.
 Permission checks belong to the callers (service.py for the API, the worker, sessions).
 """
 
@@ -16,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.credits import ledger, repository
 from gshare.credits.amounts import hold_amount
-from gshare.credits.ledger import Settlement, Wallet
+from gshare.credits.ledger import Draw, Settlement, Wallet
 from gshare.credits.models import CreditAccount, CreditHold, CreditHoldResolution
 from gshare.credits.repository import LockedWallet
 from gshare.kit.errors import Conflict, NotFound
@@ -40,6 +41,16 @@ async def _apply(session: AsyncSession, locked: LockedWallet, after: Wallet) -> 
     await repository.store_wallet(session, locked)
 
 
+def _deltas(wallet_id: uuid.UUID, draws: Sequence[Draw]) -> dict[tuple[uuid.UUID, uuid.UUID], int]:
+    return {(wallet_id, d.funder_id): -d.amount for d in draws}
+
+
+@dataclass(frozen=True)
+class Movement:
+    transfer_id: uuid.UUID
+    drawn: list[Draw]  # what left the source, lot by lot
+
+
 async def mint(
     session: AsyncSession,
     *,
@@ -57,6 +68,7 @@ async def mint(
         raise Conflict("Credits are minted into organization wallets only.", code="not_an_org")
     after = ledger.receive(Wallet(target.balance, target.held), amount)
     await _apply(session, target, after)
+    await repository.change_lots(session, {(wallet_id, mint_account): amount})
     return await repository.insert_transfer(
         session,
         kind=kind,
@@ -81,28 +93,41 @@ async def move(
     now: datetime,
     actor_id: uuid.UUID | None = None,
     memo: str | None = None,
-) -> uuid.UUID:
-    """Credits from one wallet to another; only what the source has available."""
+) -> Movement:
+    """Credits from one wallet to another; only what the source has available.
+
+    A `return` is a take-back by a wallet that funded the source: it draws only that funder's
+    lot and refills the funder's own oldest lot. Anything else draws the source's lots in
+    spending order and grows the target's lot from the source."""
     if from_id == to_id:
         raise Conflict("A transfer needs two different wallets.", code="same_wallet")
     wallets = await _locked(session, [from_id, to_id])
     source, target = wallets[from_id], wallets[to_id]
     source_after = ledger.pay(Wallet(source.balance, source.held), amount)
     target_after = ledger.receive(Wallet(target.balance, target.held), amount)
-    await _apply(session, source, source_after)
-    await _apply(session, target, target_after)
-    return await repository.insert_transfer(
+    lots = await repository.lots_of(session, [from_id, to_id])
+    take_back = kind == "return"
+    if take_back:
+        drawn = ledger.draw_take_back(lots[from_id], to_id, amount)
+    else:
+        drawn = ledger.draw_spending(lots[from_id], amount)
+    receiver = ledger.receiving_funder(lots[to_id], from_id, take_back=take_back)
+    deltas = _deltas(from_id, drawn)
+    deltas[(to_id, receiver)] = deltas.get((to_id, receiver), 0) + amount
+    source.balance, source.held = source_after.balance, source_after.held
+    target.balance, target.held = target_after.balance, target_after.held
+    transfer_id = await repository.post_movement(
         session,
+        source=source,
+        target=target,
+        lot_deltas=deltas,
         kind=kind,
-        debit=from_id,
-        credit=to_id,
         amount=amount,
         now=now,
-        debit_after=source_after.balance,
-        credit_after=target_after.balance,
         memo=memo,
         actor_id=actor_id,
     )
+    return Movement(transfer_id, drawn)
 
 
 async def place_hold(
@@ -113,8 +138,12 @@ async def place_hold(
     rate_per_hour: int,
     window_seconds: int,
     now: datetime,
+    for_group_wallet_id: uuid.UUID | None = None,
 ) -> CreditHold:
-    """Reserve the rate over one window from the wallet's available credits."""
+    """Reserve the rate over one window from the wallet's available credits.
+
+    `for_group_wallet_id` names the wallet of the group the session runs for: captures spend
+    that group's lot first."""
     amount = hold_amount(rate_per_hour, window_seconds)
     wallet = (await _locked(session, [wallet_id]))[wallet_id]
     if wallet.kind != "user":
@@ -126,6 +155,7 @@ async def place_hold(
         session_id=session_id,
         rate_per_hour=rate_per_hour,
         window_seconds=window_seconds,
+        for_group_wallet_id=for_group_wallet_id,
         reserved=amount,
         captured=0,
         status="open",
@@ -150,7 +180,10 @@ async def _capture_locked(
 ) -> uuid.UUID:
     consumption = await repository.account_id(session, "consumption", None, now)
     after, remaining = ledger.capture(Wallet(wallet.balance, wallet.held), hold.reserved, amount)
+    lots = await repository.lots_of(session, [wallet.id])
+    drawn = ledger.draw_spending(lots[wallet.id], amount, prefer=hold.for_group_wallet_id)
     await _apply(session, wallet, after)
+    await repository.change_lots(session, _deltas(wallet.id, drawn))
     hold.reserved = remaining
     hold.captured += amount
     return await repository.insert_transfer(
@@ -285,7 +318,7 @@ async def refill_wallet(
             kind="refill",
         )
     elif result.amount and source_id is not None:
-        transfer_id = await move(
+        moved = await move(
             session,
             from_id=source_id,
             to_id=wallet_id,
@@ -294,6 +327,7 @@ async def refill_wallet(
             now=now,
             memo=f"monthly grant {period}",
         )
+        transfer_id = moved.transfer_id
     await repository.record_refill(
         session,
         wallet_id,

@@ -6,11 +6,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.credits.ledger import Lot
 from gshare.credits.models import (
     CreditAccount,
     CreditEntry,
@@ -57,6 +59,33 @@ async def account_id(
     return found
 
 
+async def ensure_accounts(
+    db: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID], now: datetime
+) -> dict[uuid.UUID, CreditAccount]:
+    """The wallets of many owners of one kind, each created the first time it is needed, in
+    two statements whatever their number."""
+    if not owner_ids:
+        return {}
+    await db.execute(
+        insert(CreditAccount)
+        .values(
+            [
+                {
+                    "id": new_id(),
+                    "kind": kind,
+                    "owner_id": owner,
+                    "balance": 0,
+                    "held": 0,
+                    "created_at": now,
+                }
+                for owner in dict.fromkeys(owner_ids)
+            ]
+        )
+        .on_conflict_do_nothing(index_elements=["kind", "owner_id"])
+    )
+    return await wallets_of(db, kind, owner_ids)
+
+
 _LOCK = text(
     "SELECT id, kind, owner_id, balance, held FROM credit_accounts "
     "WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"
@@ -72,20 +101,115 @@ async def lock_wallets(
 
 
 _SET = text("UPDATE credit_accounts SET balance = :balance, held = :held WHERE id = :id")
-_TRANSFER = text(
-    "INSERT INTO credit_transfers "
-    "(id, kind, debit_account_id, credit_account_id, amount, memo, actor_id, hold_id, created_at) "
-    "VALUES (:id, :kind, :debit, :credit, :amount, :memo, :actor, :hold, :at)"
+_SET_MANY = (
+    "w AS (UPDATE credit_accounts AS a SET balance = v.balance, held = v.held "
+    "FROM unnest(CAST(:ids AS uuid[]), CAST(:balances AS bigint[]), CAST(:helds AS bigint[])) "
+    "AS v(id, balance, held) WHERE a.id = v.id RETURNING a.id)"
 )
-_ENTRIES = text(
+_TRANSFER_ROW = (
+    "t AS (INSERT INTO credit_transfers "
+    "(id, kind, debit_account_id, credit_account_id, amount, memo, actor_id, hold_id, created_at) "
+    "VALUES (:id, :kind, :debit, :credit, :amount, :memo, :actor, :hold, :at) RETURNING id)"
+)
+_ENTRY_ROWS = (
     "INSERT INTO credit_entries (transfer_id, account_id, amount, balance_after, created_at) "
-    "VALUES (:id, :debit, -CAST(:amount AS bigint), :debit_after, :at), "
-    "(:id, :credit, :amount, :credit_after, :at)"
+    "SELECT t.id, v.account_id, v.amount, v.balance_after, :at FROM t, (VALUES "
+    "(CAST(:debit AS uuid), -CAST(:amount AS bigint), CAST(:debit_after AS bigint), 1), "
+    "(CAST(:credit AS uuid), CAST(:amount AS bigint), CAST(:credit_after AS bigint), 2)) "
+    "AS v(account_id, amount, balance_after, side) ORDER BY v.side"
+)
+# Lots change by deltas: existing lots are updated, new ones inserted. (An upsert would check a
+# negative delta against the table's constraint before finding the row.) Two writers never
+# race on one lot: they hold its wallet's lock.
+_LOT_DELTAS = (
+    "d AS (SELECT * FROM unnest(CAST(:accounts AS uuid[]), CAST(:funders AS uuid[]), "
+    "CAST(:deltas AS bigint[])) AS d(account_id, funder_id, delta)), "
+    "up AS (UPDATE credit_lots l SET amount = l.amount + d.delta FROM d "
+    "WHERE l.account_id = d.account_id AND l.funder_id = d.funder_id "
+    "RETURNING l.account_id, l.funder_id)"
+)
+_NEW_LOTS = (
+    "INSERT INTO credit_lots (account_id, funder_id, amount) "
+    "SELECT d.account_id, d.funder_id, d.delta FROM d WHERE NOT EXISTS "
+    "(SELECT 1 FROM up WHERE up.account_id = d.account_id AND up.funder_id = d.funder_id)"
+)
+# The transfer and its two entries in one round trip.
+_TRANSFER = text(f"WITH {_TRANSFER_ROW} {_ENTRY_ROWS}")
+_LOTS = text(
+    "SELECT account_id, funder_id, amount, seq FROM credit_lots WHERE account_id = ANY(:ids)"
+)
+_CHANGE_LOTS = text(f"WITH {_LOT_DELTAS} {_NEW_LOTS}")
+# Everything a movement writes, in one round trip: the hot path.
+_POST_MOVEMENT = text(
+    f"WITH {_SET_MANY}, {_LOT_DELTAS}, ins AS ({_NEW_LOTS} RETURNING 1), {_TRANSFER_ROW} "
+    f"{_ENTRY_ROWS}"
 )
 
 
 async def store_wallet(session: AsyncSession, wallet: LockedWallet) -> None:
     await session.execute(_SET, {"id": wallet.id, "balance": wallet.balance, "held": wallet.held})
+
+
+async def lots_of(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Lot]]:
+    """The lots of wallets the caller has locked (lots change only under their wallet's lock)."""
+    found: dict[uuid.UUID, list[Lot]] = {i: [] for i in ids}
+    for r in await db.execute(_LOTS, {"ids": list(ids)}):
+        found[r.account_id].append(Lot(r.funder_id, r.amount, r.seq))
+    return found
+
+
+def _lot_params(deltas: dict[tuple[uuid.UUID, uuid.UUID], int]) -> dict[str, list[Any]]:
+    changed = [(k, v) for k, v in deltas.items() if v]
+    return {
+        "accounts": [k[0] for k, _ in changed],
+        "funders": [k[1] for k, _ in changed],
+        "deltas": [v for _, v in changed],
+    }
+
+
+async def change_lots(db: AsyncSession, deltas: dict[tuple[uuid.UUID, uuid.UUID], int]) -> None:
+    """Add each delta to the lot (wallet, funder); zero deltas are skipped."""
+    params = _lot_params(deltas)
+    if params["deltas"]:
+        await db.execute(_CHANGE_LOTS, params)
+
+
+async def post_movement(
+    db: AsyncSession,
+    *,
+    source: LockedWallet,
+    target: LockedWallet,
+    lot_deltas: dict[tuple[uuid.UUID, uuid.UUID], int],
+    kind: str,
+    amount: int,
+    now: datetime,
+    memo: str | None = None,
+    actor_id: uuid.UUID | None = None,
+) -> uuid.UUID:
+    """Write a movement between two locked wallets: both balances, the lots, the transfer and
+    its entries, in one statement."""
+    transfer_id = new_id()
+    await db.execute(
+        _POST_MOVEMENT,
+        {
+            "ids": [source.id, target.id],
+            "balances": [source.balance, target.balance],
+            "helds": [source.held, target.held],
+            **_lot_params(lot_deltas),
+            "id": transfer_id,
+            "kind": kind,
+            "debit": source.id,
+            "credit": target.id,
+            "amount": amount,
+            "memo": memo,
+            "actor": actor_id,
+            "hold": None,
+            "at": now,
+            "debit_after": source.balance,
+            "credit_after": target.balance,
+        },
+    )
+    return transfer_id
 
 
 async def insert_transfer(
@@ -115,18 +239,8 @@ async def insert_transfer(
             "actor": actor_id,
             "hold": hold_id,
             "at": now,
-        },
-    )
-    await session.execute(
-        _ENTRIES,
-        {
-            "id": transfer_id,
-            "debit": debit,
-            "credit": credit,
-            "amount": amount,
             "debit_after": debit_after,
             "credit_after": credit_after,
-            "at": now,
         },
     )
     return transfer_id

@@ -1,4 +1,7 @@
-"""Credit use cases for the API: each checks who may act, then calls the ledger operations."""
+"""Credit use cases for the API: each checks who may act, then calls the ledger operations.
+
+Responses are built in views.py.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +11,14 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.credits import invariants, operations, repository
+from gshare.credits import invariants, operations, repository, views
 from gshare.credits.amounts import AmountError, format_amount, parse_amount
-from gshare.credits.models import CreditAccount, CreditHold, CreditRefill
-from gshare.credits.repository import EntryRow
+from gshare.credits.ledger import Draw
+from gshare.credits.models import CreditAccount, CreditHold
 from gshare.credits.schemas import (
     ConsumptionDayOut,
     ConsumptionOut,
     EntryOut,
-    GroupWalletsOut,
-    MonthlyGrantOut,
-    RefillOut,
     TransferOut,
     WalletOut,
     WalletTreeOut,
@@ -27,9 +27,8 @@ from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action, Scope, is_allowed
 from gshare.kit.errors import BadRequest, Conflict, Forbidden, NotFound
+from gshare.kit.hooks import Hook
 from gshare.kit.pagination import PageRequest, page_of
-
-SYSTEM_NAMES = {"mint": "New credits", "consumption": "GPU usage"}
 
 
 def amount_of(text: str, *, allow_zero: bool = False) -> int:
@@ -40,59 +39,6 @@ def amount_of(text: str, *, allow_zero: bool = False) -> int:
 
 
 # ---- reading wallets -----------------------------------------------------------------------
-
-
-async def _owner_names(
-    session: AsyncSession, accounts: Sequence[CreditAccount]
-) -> dict[uuid.UUID, str]:
-    found: dict[uuid.UUID, str] = {}
-    for kind in ("org", "group", "user"):
-        ids = [a.owner_id for a in accounts if a.kind == kind and a.owner_id is not None]
-        if ids:
-            found |= await identity.names(session, kind, ids)
-    return found
-
-
-def _grant_out(account: CreditAccount, refill: CreditRefill | None) -> MonthlyGrantOut | None:
-    if account.monthly_grant is None:
-        return None
-    last = None
-    if refill is not None:
-        last = RefillOut(
-            period=refill.period,
-            amount=format_amount(refill.amount),
-            shortfall=format_amount(refill.shortfall),
-            at=refill.at,
-        )
-    return MonthlyGrantOut(
-        amount=format_amount(account.monthly_grant),
-        funding_wallet_id=account.grant_funding_account_id,
-        last_refill=last,
-    )
-
-
-async def views(session: AsyncSession, accounts: Sequence[CreditAccount]) -> list[WalletOut]:
-    names = await _owner_names(session, accounts)
-    refills = await repository.last_refills(session, [a.id for a in accounts])
-    return [
-        WalletOut(
-            id=a.id,
-            owner_kind=a.kind,
-            owner_id=a.owner_id,
-            owner_name=names.get(a.owner_id, "") if a.owner_id else "",
-            balance=format_amount(a.balance),
-            held=format_amount(a.held),
-            available=format_amount(a.balance - a.held),
-            monthly_grant=_grant_out(a, refills.get(a.id)),
-            created_at=a.created_at,
-        )
-        for a in accounts
-    ]
-
-
-async def _view(session: AsyncSession, account: CreditAccount) -> WalletOut:
-    await session.refresh(account)
-    return (await views(session, [account]))[0]
 
 
 async def _read_scope(ctx: Context, account: CreditAccount) -> tuple[Action, Scope]:
@@ -130,11 +76,11 @@ async def _wallet_of_owner(ctx: Context, kind: str, owner_id: uuid.UUID) -> Cred
 
 async def my_wallet(ctx: Context) -> WalletOut:
     account = await _wallet_of_owner(ctx, "user", ctx.actor.user_id)
-    return await _view(ctx.session, account)
+    return await views.wallet_out(ctx.session, account)
 
 
 async def get_wallet(ctx: Context, wallet_id: uuid.UUID) -> WalletOut:
-    return await _view(ctx.session, await _readable(ctx, wallet_id))
+    return await views.wallet_out(ctx.session, await _readable(ctx, wallet_id))
 
 
 async def owner_wallet(ctx: Context, kind: str, owner_id: uuid.UUID) -> WalletOut:
@@ -159,37 +105,7 @@ async def list_entries(
         page,
         lambda r: (r.entry.id,),
     )
-    return await _entries_out(ctx.session, rows), cursor
-
-
-async def _entries_out(session: AsyncSession, rows: list[EntryRow]) -> list[EntryOut]:
-    counterparts = await repository.accounts_by_id(session, [r.counterparty_id for r in rows])
-    names = await _owner_names(session, list(counterparts.values()))
-    actors = await identity.emails(
-        session, [r.transfer.actor_id for r in rows if r.transfer.actor_id is not None]
-    )
-    out = []
-    for row in rows:
-        other = counterparts.get(row.counterparty_id)
-        name = None
-        if other is not None:
-            name = SYSTEM_NAMES.get(other.kind) or names.get(other.owner_id)  # type: ignore[arg-type]
-        out.append(
-            EntryOut(
-                id=row.entry.id,
-                transfer_id=row.transfer.id,
-                at=row.entry.created_at,
-                kind=row.transfer.kind,
-                amount=format_amount(row.entry.amount),
-                balance_after=format_amount(row.entry.balance_after or 0),
-                counterparty_wallet_id=other.id if other and other.owner_id else None,
-                counterparty_name=name,
-                memo=row.transfer.memo,
-                actor_email=actors.get(row.transfer.actor_id) if row.transfer.actor_id else None,
-                hold_id=row.transfer.hold_id,
-            )
-        )
-    return out
+    return await views.entries_out(ctx.session, rows), cursor
 
 
 async def consumption(ctx: Context, wallet_id: uuid.UUID, days: int) -> ConsumptionOut:
@@ -215,44 +131,26 @@ async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
         for g in await identity.groups_of_org(ctx.session, org_id)
         if sees_org or g.id in actor.group_admin_of
     ]
-    tree = []
-    for group in groups:
-        group_account = await _wallet_of_owner(ctx, "group", group.id)
-        members = [
-            await _wallet_of_owner(ctx, "user", user_id)
-            for user_id in await identity.member_ids(ctx.session, group.id)
-        ]
-        group_view, *member_views = await views(ctx.session, [group_account, *members])
-        tree.append(
-            GroupWalletsOut(
-                group_id=group.id, group_name=group.name, wallet=group_view, members=member_views
-            )
+    members = await identity.members_of_groups(ctx.session, [g.id for g in groups])
+    group_wallets = await repository.ensure_accounts(
+        ctx.session, "group", [g.id for g in groups], ctx.now
+    )
+    user_wallets = await repository.ensure_accounts(
+        ctx.session, "user", [u for ids in members.values() for u in ids], ctx.now
+    )
+    tree = [
+        views.GroupWallets(
+            group_id=g.id,
+            group_name=g.name,
+            wallet=group_wallets[g.id],
+            members=[user_wallets[u] for u in members[g.id]],
         )
-    org_view = (await views(ctx.session, [org_account]))[0] if sees_org else None
-    return WalletTreeOut(org=org_view, groups=tree)
+        for g in groups
+    ]
+    return await views.wallet_tree_out(ctx.session, org_account if sees_org else None, tree)
 
 
 # ---- moving credits ------------------------------------------------------------------------
-
-
-async def _transfer_out(
-    ctx: Context,
-    transfer_id: uuid.UUID,
-    source: CreditAccount,
-    target: CreditAccount,
-    amount: int,
-    memo: str | None,
-) -> TransferOut:
-    source_view = await _view(ctx.session, source)
-    target_view = await _view(ctx.session, target)
-    return TransferOut(
-        transfer_id=transfer_id,
-        from_wallet=source_view,
-        to_wallet=target_view,
-        amount=format_amount(amount),
-        memo=memo,
-        at=ctx.now,
-    )
 
 
 async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | None) -> TransferOut:
@@ -275,12 +173,12 @@ async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | No
         org_id=org_id,
         detail={"amount": format_amount(amount)},
     )
-    target = await _view(ctx.session, account)
-    return TransferOut(
+    return await views.transfer_out(
+        ctx.session,
         transfer_id=transfer_id,
-        from_wallet=None,
-        to_wallet=target,
-        amount=format_amount(amount),
+        source=None,
+        target=account,
+        amount=amount,
         memo=memo,
         at=ctx.now,
     )
@@ -322,7 +220,7 @@ async def transfer(
         raise NotFound("No such wallet.", code="wallet_not_found")
     action, scope, direction = await _relation(ctx, source, target)
     require(ctx, action, scope, target_type="wallet", target_id=target.id)
-    transfer_id = await operations.move(
+    moved = await operations.move(
         ctx.session,
         from_id=source.id,
         to_id=target.id,
@@ -332,16 +230,45 @@ async def transfer(
         actor_id=ctx.actor.user_id,
         memo=memo,
     )
-    await audit(
-        ctx,
-        f"credits.{direction}",
-        target_type="wallet",
-        target_id=target.id,
-        org_id=scope.org_id,
-        group_id=scope.group_id,
-        detail={"from": str(source.id), "to": str(target.id), "amount": format_amount(amount)},
+    for org_id, group_id in await _scopes_moved(ctx.session, scope, moved.drawn):
+        await audit(
+            ctx,
+            f"credits.{direction}",
+            target_type="wallet",
+            target_id=target.id,
+            org_id=org_id,
+            group_id=group_id,
+            detail={"from": str(source.id), "to": str(target.id), "amount": format_amount(amount)},
+        )
+    return await views.transfer_out(
+        ctx.session,
+        transfer_id=moved.transfer_id,
+        source=source,
+        target=target,
+        amount=amount,
+        memo=memo,
+        at=ctx.now,
     )
-    return await _transfer_out(ctx, transfer_id, source, target, amount, memo)
+
+
+async def _scopes_moved(
+    db: AsyncSession, acting: Scope, drawn: Sequence[Draw]
+) -> list[tuple[uuid.UUID | None, uuid.UUID | None]]:
+    """Every scope whose credits a movement touched: the one it was allowed in, and the scope
+    of each funder whose lot it drew. An entry naming a group is already seen by that group's
+    organization, so a bare organization scope it covers gets no entry of its own."""
+    scopes = {(acting.org_id, acting.group_id)}
+    funders = await repository.accounts_by_id(db, [d.funder_id for d in drawn])
+    for funder in funders.values():
+        if funder.kind == "org":
+            scopes.add((funder.owner_id, None))
+        elif funder.kind == "group" and funder.owner_id is not None:
+            scopes.add((await identity.group_org(db, funder.owner_id), funder.owner_id))
+    covered = {org for org, group in scopes if group is not None}
+    return sorted(
+        (s for s in scopes if s[1] is not None or s[0] not in covered),
+        key=lambda s: (str(s[0]), str(s[1])),
+    )
 
 
 async def set_monthly_grant(
@@ -351,10 +278,43 @@ async def set_monthly_grant(
     account = await repository.wallet(ctx.session, wallet_id)
     if account is None or account.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
-    funding: uuid.UUID | None = None
-    if amount == 0:
+    if amount == 0 or account.monthly_grant is not None:
+        # Replacing a grant removes the one in place, so it needs what clearing needs too: the
+        # admin of one group cannot replace a grant that another group sets and pays.
         await _require_grant_clearing(ctx, account)
-    elif account.kind == "org":
+    funding = await _require_grant_setting(ctx, account, funding_wallet_id) if amount else None
+    # Filed with the payer before and the payer after, when they differ.
+    scopes = {await _audit_scope(ctx, account, funding or account.grant_funding_account_id)}
+    if account.monthly_grant is not None:
+        scopes.add(await _audit_scope(ctx, account, account.grant_funding_account_id))
+    if len(scopes) > 1:
+        scopes.discard((None, None))  # a payer that no longer exists has no scope to file in
+    updated = await operations.set_monthly_grant(
+        ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
+    )
+    for org_id, group_id in sorted(scopes, key=str):
+        await audit(
+            ctx,
+            "credits.monthly_grant",
+            target_type="wallet",
+            target_id=account.id,
+            org_id=org_id,
+            group_id=group_id,
+            detail={
+                "amount": format_amount(amount),
+                "funding_wallet_id": str(funding) if funding else None,
+            },
+        )
+    return await views.wallet_out(ctx.session, updated)
+
+
+async def _require_grant_setting(
+    ctx: Context, account: CreditAccount, funding_wallet_id: uuid.UUID | None
+) -> uuid.UUID | None:
+    """Who may set a grant, by the wallet's level; returns the wallet that will pay it (None:
+    minted, for an organization)."""
+    assert account.owner_id is not None
+    if account.kind == "org":
         require(
             ctx,
             Action.GRANT_SET_ORG,
@@ -362,7 +322,8 @@ async def set_monthly_grant(
             target_type="wallet",
             target_id=account.id,
         )
-    elif account.kind == "group":
+        return None
+    if account.kind == "group":
         org_id = await identity.group_org(ctx.session, account.owner_id)
         require(
             ctx,
@@ -371,26 +332,8 @@ async def set_monthly_grant(
             target_type="wallet",
             target_id=account.id,
         )
-        funding = await repository.account_id(ctx.session, "org", org_id, ctx.now)
-    else:
-        funding = await _user_grant_source(ctx, account, funding_wallet_id)
-    org_id, group_id = await _audit_scope(ctx, account, funding or account.grant_funding_account_id)
-    updated = await operations.set_monthly_grant(
-        ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
-    )
-    await audit(
-        ctx,
-        "credits.monthly_grant",
-        target_type="wallet",
-        target_id=account.id,
-        org_id=org_id,
-        group_id=group_id,
-        detail={
-            "amount": format_amount(amount),
-            "funding_wallet_id": str(funding) if funding else None,
-        },
-    )
-    return await _view(ctx.session, updated)
+        return await repository.account_id(ctx.session, "org", org_id, ctx.now)
+    return await _user_grant_source(ctx, account, funding_wallet_id)
 
 
 async def _require_grant_clearing(ctx: Context, account: CreditAccount) -> None:
@@ -477,17 +420,17 @@ async def _user_grant_source(
     return await repository.account_id(ctx.session, "group", group_id, ctx.now)
 
 
-_ended_sessions: list[invariants.EndedSessions] = []
+# Which of these sessions have ended? The sessions domain answers, for the ledger check.
+ended_sessions: Hook[[list[uuid.UUID]], set[uuid.UUID]] = Hook("ended sessions")
 
 
-def use_ended_sessions(provider: invariants.EndedSessions) -> None:
-    """Tell the ledger check which sessions have ended (the sessions domain knows)."""
-    _ended_sessions[:] = [provider]
+async def _ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    return set().union(*await ended_sessions.results(db, ids))
 
 
 async def check(ctx: Context) -> invariants.Report:
     require(ctx, Action.CREDITS_CHECK, target_type="ledger")
-    return await invariants.check(ctx.session, _ended_sessions[0] if _ended_sessions else None)
+    return await invariants.check(ctx.session, _ended_among if ended_sessions.connected else None)
 
 
 async def refuse_while_wallet_holds_credits(
@@ -513,11 +456,20 @@ async def hold_for_session(
     rate_per_hour: int,
     window_seconds: int,
     wallet_id: uuid.UUID | None = None,
+    for_group_id: uuid.UUID | None = None,
 ) -> CreditHold:
-    """Reserve credits for the caller's own session; billing any other wallet is refused."""
+    """Reserve credits for the caller's own session; billing any other wallet is refused.
+
+    `for_group_id`, the group the session runs for, must be one the caller is in now; its lot
+    is spent first."""
     own = await repository.account_id(ctx.session, "user", ctx.actor.user_id, ctx.now)
     if wallet_id is not None and wallet_id != own:
         raise Forbidden("Sessions are billed to your own wallet only.", code="billing_other_wallet")
+    group_wallet = None
+    if for_group_id is not None:
+        if for_group_id not in ctx.actor.member_of and for_group_id not in ctx.actor.guest_of:
+            raise Forbidden("You are not in that group.", code="not_in_group")
+        group_wallet = await repository.account_id(ctx.session, "group", for_group_id, ctx.now)
     return await operations.place_hold(
         ctx.session,
         wallet_id=own,
@@ -525,4 +477,5 @@ async def hold_for_session(
         rate_per_hour=rate_per_hour,
         window_seconds=window_seconds,
         now=ctx.now,
+        for_group_wallet_id=group_wallet,
     )

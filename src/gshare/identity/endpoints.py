@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.identity import repository, service, signin
+from gshare.identity.capabilities import capabilities_of
 from gshare.identity.dependencies import (
     COOKIE,
     Ctx,
@@ -25,6 +26,7 @@ from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.schemas import (
     AdminGrantOut,
     AdminGrantPage,
+    CapabilitiesOut,
     GroupCreate,
     GroupOut,
     GroupPage,
@@ -42,6 +44,7 @@ from gshare.identity.schemas import (
     PasswordChangeRequest,
     PasswordCheckOut,
     PasswordCheckRequest,
+    PasswordResetRequest,
     RoleGrantOut,
     UserCreate,
     UserOut,
@@ -123,6 +126,7 @@ async def me_out(session: AsyncSession, principal: Principal, now: datetime) -> 
         ),
         roles=roles,
         memberships=[membership_out(v, now) for v in memberships],
+        capabilities=CapabilitiesOut.model_validate(capabilities_of(principal.actor)),
         csrf_token=principal.csrf_token,
         must_change_password=principal.must_change_password,
     )
@@ -464,6 +468,38 @@ async def put_group_admin(group_id: uuid.UUID, user_id: uuid.UUID, ctx: Ctx) -> 
 )
 async def delete_group_admin(group_id: uuid.UUID, user_id: uuid.UUID, ctx: Ctx) -> None:
     await service.delete_group_admin(ctx, group_id, user_id)
+
+
+# ---- password reset and super admins -------------------------------------------------------
+
+
+@router.post(
+    "/users/{user_id}/password-reset",
+    response_model=UserOut,
+    **declare(Action.USER_RESET_PASSWORD, 400, 404, 409),
+)
+async def reset_password(user_id: uuid.UUID, body: PasswordResetRequest, ctx: Ctx) -> UserOut:
+    """A new initial password, to be changed at the next sign-in; every sign-in of the user
+    ends. Not for one's own password: use the password change."""
+    user = await service.reset_password(ctx, user_id, initial_password=body.initial_password)
+    return UserOut.model_validate(user)
+
+
+@router.put(
+    "/users/{user_id}/super-admin", status_code=204, **declare(Action.SUPER_ADMIN_MANAGE, 404)
+)
+async def grant_super_admin(user_id: uuid.UUID, ctx: Ctx) -> None:
+    await service.grant_super_admin(ctx, user_id)
+
+
+@router.delete(
+    "/users/{user_id}/super-admin",
+    status_code=204,
+    **declare(Action.SUPER_ADMIN_MANAGE, 404, 409),
+)
+async def revoke_super_admin(user_id: uuid.UUID, ctx: Ctx) -> None:
+    """409 last_super_admin when no other active super admin would remain."""
+    await service.revoke_super_admin(ctx, user_id)
 
 
 __all__ = ["router"]

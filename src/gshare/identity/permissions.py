@@ -37,6 +37,8 @@ class Action(StrEnum):
     USER_READ = "user.read"
     USER_RENAME = "user.rename"
     USER_SET_ACTIVE = "user.set_active"
+    USER_RESET_PASSWORD = "user.reset_password"
+    SUPER_ADMIN_MANAGE = "user.super_admin.manage"
 
     AUDIT_READ = "audit.read"
 
@@ -237,6 +239,8 @@ RULES: dict[Action, Rule] = {
     Action.USER_READ: _sees_user,
     Action.USER_RENAME: _renames_user,
     Action.USER_SET_ACTIVE: _manages_user,
+    Action.USER_RESET_PASSWORD: _manages_user,
+    Action.SUPER_ADMIN_MANAGE: _never,
     Action.AUDIT_READ: _any_admin,
     Action.WALLET_READ_OWN: _signed_in,
     Action.WALLET_READ_ORG: _org_admin,

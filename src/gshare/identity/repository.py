@@ -10,16 +10,17 @@ from datetime import datetime, timedelta
 from sqlalchemy import (
     ColumnElement,
     SQLColumnExpression,
-    and_,
     delete,
     exists,
     func,
     literal,
     or_,
     select,
+    true,
     tuple_,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.identity.models import (
@@ -241,14 +242,18 @@ async def list_users(
     group_id: uuid.UUID | None,
     page: PageRequest,
 ) -> Sequence[User]:
+    """The users `actor` may see. The group and organization filters match only memberships in
+    groups the actor may see, so naming someone else's group or organization finds nobody
+    rather than revealing who belongs to it."""
     query = select(User)
+    # Groups whose memberships the actor may see: all of it for the super admin.
+    seen_group: ColumnElement[bool] = true()
     if not actor.is_super_admin:
         admin_groups = set(actor.group_admin_of)
         seen_groups = admin_groups | set(actor.member_of)
+        seen_group = or_(Group.org_id.in_(actor.org_admin_of), Group.id.in_(seen_groups))
         in_groups = exists().where(
-            Membership.user_id == User.id,
-            Membership.group_id == Group.id,
-            or_(Group.org_id.in_(actor.org_admin_of), Group.id.in_(seen_groups)),
+            Membership.user_id == User.id, Membership.group_id == Group.id, seen_group
         )
         granted = exists().where(
             AdminGrant.user_id == User.id,
@@ -262,7 +267,12 @@ async def list_users(
         )
     if group_id is not None:
         query = query.where(
-            exists().where(Membership.user_id == User.id, Membership.group_id == group_id)
+            exists().where(
+                Membership.user_id == User.id,
+                Membership.group_id == Group.id,
+                Group.id == group_id,
+                seen_group,
+            )
         )
     if org_id is not None:
         query = query.where(
@@ -270,6 +280,7 @@ async def list_users(
                 Membership.user_id == User.id,
                 Membership.group_id == Group.id,
                 Group.org_id == org_id,
+                seen_group,
             )
         )
     if page.after is not None:
@@ -313,12 +324,6 @@ async def memberships(
     return [MembershipView(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-async def membership(
-    session: AsyncSession, group_id: uuid.UUID, user_id: uuid.UUID
-) -> Membership | None:
-    return await session.get(Membership, (user_id, group_id))
-
-
 @dataclass(frozen=True)
 class GrantView:
     grant: AdminGrant
@@ -358,19 +363,92 @@ async def grants(
     return [GrantView(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-async def grant(
-    session: AsyncSession,
+async def put_membership(
+    db: AsyncSession,
+    user_id: uuid.UUID,
+    group_id: uuid.UUID,
+    *,
+    role: str,
+    expires_at: datetime | None,
+    now: datetime,
+) -> tuple[Membership, bool]:
+    """Set a membership in one statement, whoever else sets it at the same time; returns it
+    and whether anything changed. A racing writer waits on the row instead of failing on the
+    key, and setting what is already there changes nothing."""
+    insert = pg_insert(Membership).values(
+        user_id=user_id, group_id=group_id, role=role, expires_at=expires_at, created_at=now
+    )
+    excluded = insert.excluded
+    changed = await db.scalar(
+        insert.on_conflict_do_update(
+            index_elements=[Membership.user_id, Membership.group_id],
+            set_={"role": excluded.role, "expires_at": excluded.expires_at},
+            where=tuple_(Membership.role, Membership.expires_at).is_distinct_from(
+                tuple_(excluded.role, excluded.expires_at)
+            ),
+        ).returning(Membership.user_id)
+    )
+    # populate_existing: an instance loaded earlier in this transaction would hold old values.
+    rows = await db.scalars(
+        select(Membership)
+        .where(Membership.user_id == user_id, Membership.group_id == group_id)
+        .execution_options(populate_existing=True)
+    )
+    return rows.one(), changed is not None
+
+
+async def put_grant(
+    db: AsyncSession,
+    user_id: uuid.UUID,
+    role: str,
+    *,
+    org_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+    now: datetime,
+    new_id: uuid.UUID,
+) -> bool:
+    """Grant an admin role unless it is held already; returns whether it was granted now. A
+    racing grant of the same role waits on the row and then finds it there."""
+    column = AdminGrant.org_id if org_id is not None else AdminGrant.group_id
+    granted = await db.scalar(
+        pg_insert(AdminGrant)
+        .values(
+            id=new_id,
+            user_id=user_id,
+            role=role,
+            org_id=org_id,
+            group_id=group_id,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=[AdminGrant.user_id, column])
+        .returning(AdminGrant.id)
+    )
+    return granted is not None
+
+
+async def remove_membership(db: AsyncSession, group_id: uuid.UUID, user_id: uuid.UUID) -> bool:
+    """Whether this call removed the membership: of two racing removals one finds it gone."""
+    removed = await db.scalar(
+        delete(Membership)
+        .where(Membership.user_id == user_id, Membership.group_id == group_id)
+        .returning(Membership.user_id)
+    )
+    return removed is not None
+
+
+async def remove_grant(
+    db: AsyncSession,
     user_id: uuid.UUID,
     *,
     org_id: uuid.UUID | None = None,
     group_id: uuid.UUID | None = None,
-) -> AdminGrant | None:
-    conditions = [AdminGrant.user_id == user_id]
-    if org_id is not None:
-        conditions.append(AdminGrant.org_id == org_id)
-    if group_id is not None:
-        conditions.append(AdminGrant.group_id == group_id)
-    return await session.scalar(select(AdminGrant).where(and_(*conditions)))
+) -> bool:
+    """Whether this call revoked the admin grant: of two racing revocations one finds it gone."""
+    scope = AdminGrant.org_id == org_id if org_id is not None else AdminGrant.group_id == group_id
+    removed = await db.scalar(
+        delete(AdminGrant).where(AdminGrant.user_id == user_id, scope).returning(AdminGrant.id)
+    )
+    return removed is not None
 
 
 async def names(session: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from gshare.kit.schemas import RequestModel, ResponseModel
+from gshare.kit.schemas import RequestModel, ResponseModel, UtcDatetime
 
 
 def _email(value: str) -> str:
@@ -60,10 +60,31 @@ class MembershipOut(ResponseModel):
     created_at: datetime
 
 
+class OrgCapabilitiesOut(ResponseModel):
+    org_id: uuid.UUID
+    actions: list[str]
+
+
+class GroupCapabilitiesOut(ResponseModel):
+    group_id: uuid.UUID
+    org_id: uuid.UUID
+    actions: list[str]
+
+
+class CapabilitiesOut(ResponseModel):
+    """What the caller may do (see identity/capabilities.py): `actions` anywhere, `orgs` for an
+    organization and every group in it, `groups` in one group."""
+
+    actions: list[str]
+    orgs: list[OrgCapabilitiesOut]
+    groups: list[GroupCapabilitiesOut]
+
+
 class MeOut(ResponseModel):
     user: UserOut
     roles: list[RoleGrantOut]
     memberships: list[MembershipOut]
+    capabilities: CapabilitiesOut
     csrf_token: str
     must_change_password: bool
 
@@ -140,9 +161,13 @@ class UserUpdate(RequestModel):
     active: bool | None = None
 
 
+class PasswordResetRequest(RequestModel):
+    initial_password: Password
+
+
 class MembershipPut(RequestModel):
     role: MemberRole
-    expires_at: datetime | None = None
+    expires_at: UtcDatetime | None = None
 
 
 class AdminGrantOut(ResponseModel):

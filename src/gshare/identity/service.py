@@ -3,44 +3,38 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.identity import passwords, repository
+from gshare.audit.service import AuditEvent, record
+from gshare.identity import admin_repository, passwords, repository
 from gshare.identity.authz import Context, audit, require
-from gshare.identity.models import AdminGrant, Group, Membership, Organization, User
+from gshare.identity.models import Group, LoginSession, Membership, Organization, User
 from gshare.identity.permissions import Action, Scope, UserScope
 from gshare.identity.principals import announce_tenancy_changed, announce_user_changed
 from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.signin import check_new_password
 from gshare.identity.throttle import LONGEST_WINDOW
-from gshare.kit.errors import BadRequest, Conflict, GShareError, NotFound
+from gshare.kit.errors import BadRequest, Conflict, NotFound
+from gshare.kit.hooks import Guard
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest, page_of
 
 # ---- deletion guards -----------------------------------------------------------------------
 
 # Other domains refuse the deletion of an organization or group they still hold something of
-# (credits in its wallet, say): a guard returns why, or None. Domains above identity register
-# theirs when the app is built, so identity never imports them.
-DeletionGuard = Callable[[AsyncSession, str, uuid.UUID], Awaitable[GShareError | None]]
-_deletion_guards: list[DeletionGuard] = []
-
-
-def add_deletion_guard(guard: DeletionGuard) -> None:
-    if guard not in _deletion_guards:
-        _deletion_guards.append(guard)
+# (credits in its wallet, say): a guard gets the kind ("org" or "group") and the id, and returns
+# why not, or None. Domains above identity connect theirs when the app is built.
+deletion_guard: Guard[[str, uuid.UUID]] = Guard("organization or group deletion")
 
 
 async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
-    for guard in _deletion_guards:
-        refusal = await guard(ctx.session, kind, owner_id)
-        if refusal is not None:
-            raise refusal
+    await deletion_guard.check(ctx.session, kind, owner_id)
 
 
 # ---- organizations -------------------------------------------------------------------------
@@ -309,12 +303,15 @@ async def update_user(
 ) -> User:
     user, scope = await _user(ctx, user_id)
     target = Scope(user=scope)
-    if name is not None:
-        require(ctx, Action.USER_RENAME, target, target_type="user", target_id=user.id)
+    # The route's own permission holds whatever the body carries, an empty body included;
+    # a field that needs more adds its check on top.
+    require(ctx, Action.USER_RENAME, target, target_type="user", target_id=user.id)
     if active is not None:
         require(ctx, Action.USER_SET_ACTIVE, target, target_type="user", target_id=user.id)
         if user.id == ctx.actor.user_id and not active:
             raise Conflict("You cannot deactivate yourself.", code="cannot_deactivate_self")
+        if not active and user.is_super_admin:
+            await ensure_another_super_admin(ctx.session, user.id)
     changes: dict[str, object] = {}
     if name is not None and name != user.name:
         changes["name"] = [user.name, name]
@@ -377,25 +374,20 @@ async def put_member(
         raise BadRequest("Only guest memberships expire.", code="only_guests_expire")
     if expires_at is not None and expires_at.tzinfo is None:
         raise BadRequest("expires_at needs a time zone.", code="naive_datetime")
-    membership = await repository.membership(ctx.session, group.id, user.id)
-    if membership is None:
-        membership = Membership(
-            user_id=user.id, group_id=group.id, role=role, expires_at=expires_at, created_at=ctx.now
-        )
-        ctx.session.add(membership)
-    else:
-        membership.role, membership.expires_at = role, expires_at
-    await ctx.session.flush()
-    await announce_user_changed(ctx.session, user.id)
-    await audit(
-        ctx,
-        "group.members.put",
-        target_type="user",
-        target_id=user.id,
-        org_id=group.org_id,
-        group_id=group.id,
-        detail={"role": role, "expires_at": expires_at.isoformat() if expires_at else None},
+    membership, changed = await repository.put_membership(
+        ctx.session, user.id, group.id, role=role, expires_at=expires_at, now=ctx.now
     )
+    if changed:
+        await announce_user_changed(ctx.session, user.id)
+        await audit(
+            ctx,
+            "group.members.put",
+            target_type="user",
+            target_id=user.id,
+            org_id=group.org_id,
+            group_id=group.id,
+            detail={"role": role, "expires_at": expires_at.isoformat() if expires_at else None},
+        )
     org = await _org(ctx, group.org_id)
     return MembershipView(membership, user, group, org)
 
@@ -403,10 +395,8 @@ async def put_member(
 async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -> None:
     group = await _group(ctx, group_id)
     require(ctx, Action.MEMBERS_MANAGE, _group_scope(group), target_type="user", target_id=user_id)
-    membership = await repository.membership(ctx.session, group.id, user_id)
-    if membership is None:
+    if not await repository.remove_membership(ctx.session, group.id, user_id):
         raise NotFound("That user is not a member of this group.", code="membership_not_found")
-    await ctx.session.delete(membership)
     await announce_user_changed(ctx.session, user_id)
     await audit(
         ctx,
@@ -476,18 +466,16 @@ async def _put_grant(
     group_id: uuid.UUID | None,
     scope_org: uuid.UUID,
 ) -> GrantView:
-    grant = await repository.grant(ctx.session, user.id, org_id=org_id, group_id=group_id)
-    if grant is None:
-        grant = AdminGrant(
-            id=new_id(),
-            user_id=user.id,
-            role=role,
-            org_id=org_id,
-            group_id=group_id,
-            created_at=ctx.now,
-        )
-        ctx.session.add(grant)
-        await ctx.session.flush()
+    granted = await repository.put_grant(
+        ctx.session,
+        user.id,
+        role,
+        org_id=org_id,
+        group_id=group_id,
+        now=ctx.now,
+        new_id=new_id(),
+    )
+    if granted:
         await announce_user_changed(ctx.session, user.id)
         await audit(
             ctx,
@@ -528,10 +516,8 @@ async def _delete_grant(
     group_id: uuid.UUID | None,
     scope_org: uuid.UUID,
 ) -> None:
-    grant = await repository.grant(ctx.session, user_id, org_id=org_id, group_id=group_id)
-    if grant is None:
+    if not await repository.remove_grant(ctx.session, user_id, org_id=org_id, group_id=group_id):
         raise NotFound("That user holds no such admin role.", code="grant_not_found")
-    await ctx.session.delete(grant)
     await announce_user_changed(ctx.session, user_id)
     await audit(
         ctx,
@@ -542,6 +528,138 @@ async def _delete_grant(
         group_id=group_id,
     )
     await ctx.session.flush()
+
+
+# ---- password reset, super admins, recovery ------------------------------------------------
+
+
+def _only_group(scope: UserScope) -> tuple[uuid.UUID | None, uuid.UUID | None]:
+    """The organization and group of a user in exactly one group, for their audit entries."""
+    if len(scope.groups) == 1:
+        group_id, org_id = next(iter(scope.groups.items()))
+        return org_id, group_id
+    return None, None
+
+
+async def _set_initial_password(db: AsyncSession, user: User, password: str, now: datetime) -> None:
+    """A password the user must change at their next sign-in; every sign-in of theirs ends."""
+    user.password_hash = await passwords.hash_password(password)
+    user.must_change_password = True
+    user.password_changed_at = now
+    await repository.revoke_login_sessions(db, user.id, now)
+    await announce_user_changed(db, user.id)
+    await db.flush()
+
+
+async def reset_password(ctx: Context, user_id: uuid.UUID, *, initial_password: str) -> User:
+    """An admin who manages the user gives them a new initial password."""
+    if user_id == ctx.actor.user_id:
+        raise Conflict(
+            "Change your own password with the password change instead.",
+            code="cannot_reset_own_password",
+        )
+    user, scope = await _user(ctx, user_id)
+    require(
+        ctx, Action.USER_RESET_PASSWORD, Scope(user=scope), target_type="user", target_id=user.id
+    )
+    check_new_password(initial_password, email=user.email, name=user.name)
+    await _set_initial_password(ctx.session, user, initial_password, ctx.now)
+    org_id, group_id = _only_group(scope)
+    await audit(
+        ctx,
+        Action.USER_RESET_PASSWORD,
+        target_type="user",
+        target_id=user.id,
+        org_id=org_id,
+        group_id=group_id,
+    )
+    return user
+
+
+async def grant_super_admin(ctx: Context, user_id: uuid.UUID) -> None:
+    require(ctx, Action.SUPER_ADMIN_MANAGE, target_type="user", target_id=user_id)
+    user, _ = await _user(ctx, user_id)
+    if user.is_super_admin:
+        return
+    user.is_super_admin = True
+    await announce_user_changed(ctx.session, user.id)
+    await audit(ctx, "super_admin.grant", target_type="user", target_id=user.id)
+    await ctx.session.flush()
+
+
+async def revoke_super_admin(ctx: Context, user_id: uuid.UUID) -> None:
+    """Refused for the last active super admin, also when two revokes race: both lock every
+    active super admin first, so the second sees what the first did."""
+    require(ctx, Action.SUPER_ADMIN_MANAGE, target_type="user", target_id=user_id)
+    await ensure_another_super_admin(ctx.session, user_id)
+    user, _ = await _user(ctx, user_id)
+    if not user.is_super_admin:
+        return
+    user.is_super_admin = False
+    await announce_user_changed(ctx.session, user.id)
+    await audit(ctx, "super_admin.revoke", target_type="user", target_id=user.id)
+    await ctx.session.flush()
+
+
+async def ensure_another_super_admin(db: AsyncSession, user_id: uuid.UUID) -> None:
+    """Raise 409 last_super_admin when `user_id` is the only active super admin. The rows stay
+    locked until the transaction ends, so call this before revoking or deactivating them."""
+    locked = await admin_repository.lock_super_admins(db, also=user_id)
+    target = next((u for u in locked if u.id == user_id), None)
+    if target is None or not (target.is_super_admin and target.active):
+        return
+    if not any(u.id != user_id and u.is_super_admin and u.active for u in locked):
+        raise Conflict(
+            "This is the last active super admin; make someone else super admin first.",
+            code="last_super_admin",
+        )
+
+
+async def recover_super_admin(
+    db: AsyncSession,
+    *,
+    email: str,
+    password: str,
+    name: str,
+    now: datetime,
+    detail: dict[str, Any],
+) -> bool:
+    """Access for whoever runs the host: the account with this email becomes an active super
+    admin with a new initial password and no sign-ins left, or is created as one. Returns
+    whether it was created."""
+    user = await repository.user_by_email(db, email)
+    created = user is None
+    if user is None:
+        check_new_password(password, email=email, name=name)
+        user = User(
+            id=new_id(),
+            email=email,
+            name=name,
+            password_hash=await passwords.hash_password(password),
+            must_change_password=True,
+            is_super_admin=True,
+            active=True,
+            created_at=now,
+            password_changed_at=now,
+        )
+        db.add(user)
+        await db.flush()
+    else:
+        check_new_password(password, email=user.email, name=user.name)
+        user.is_super_admin = True
+        user.active = True
+        await _set_initial_password(db, user, password, now)
+    await record(
+        db,
+        AuditEvent(
+            action="user.recover_admin",
+            target_type="user",
+            target_id=str(user.id),
+            detail={**detail, "created": created},
+        ),
+        now=now,
+    )
+    return created
 
 
 # ---- for other domains ---------------------------------------------------------------------
@@ -571,6 +689,22 @@ async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UU
     return await repository.member_ids(session, group_id)
 
 
+async def members_of_groups(
+    db: AsyncSession, group_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Each group's member ids, ordered by name as `member_ids` orders them, in one query."""
+    found: dict[uuid.UUID, list[uuid.UUID]] = {g: [] for g in group_ids}
+    rows = await db.execute(
+        select(Membership.group_id, Membership.user_id)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.group_id.in_(list(group_ids)))
+        .order_by(User.name, User.id)
+    )
+    for group_id, user_id in rows:
+        found[group_id].append(user_id)
+    return found
+
+
 async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     return await repository.emails(session, ids)
 
@@ -585,3 +719,20 @@ async def is_current_member(
 ) -> bool:
     """Whether the user is in the group now (a guest until their membership expires)."""
     return await repository.is_current_member(session, user_id, group_id, now)
+
+
+async def signed_in_email(
+    db: AsyncSession, user_id: uuid.UUID, login_id: uuid.UUID, now: datetime
+) -> str | None:
+    """The user's email while they are active and still signed in with `login_id`, else None
+    (other domains ask this, for instance before letting someone into a session's page)."""
+    login = await db.get(LoginSession, login_id)
+    if (
+        login is None
+        or login.user_id != user_id
+        or login.revoked_at is not None
+        or login.expires_at <= now
+    ):
+        return None
+    user = await db.get(User, user_id)
+    return user.email if user is not None and user.active else None

@@ -21,6 +21,11 @@ RESOURCES: dict[str, tuple[str, str]] = {
 }
 
 
+def _object(response: Any) -> dict[str, Any]:
+    # The answer is whatever the other side sent; callers read it as an object, possibly empty.
+    return dict(response) if isinstance(response, dict) else {}
+
+
 def path_of(kind: str, name: str, namespace: str | None = None) -> str:
     prefix, plural = RESOURCES[kind]
     where = f"/namespaces/{namespace}" if namespace and kind != "Namespace" else ""
@@ -43,7 +48,7 @@ async def apply(api: client.ApiClient, body: dict[str, Any], manager: str) -> di
         auth_settings=["BearerToken"],
         _return_http_data_only=True,
     )
-    return dict(response) if response else {}
+    return _object(response)
 
 
 async def _read_or_delete(api: client.ApiClient, method: str, path: str) -> dict[str, Any] | None:
@@ -61,7 +66,7 @@ async def _read_or_delete(api: client.ApiClient, method: str, path: str) -> dict
         if exc.status == 404:
             return None
         raise
-    return dict(response) if response else {}
+    return _object(response)
 
 
 async def delete(api: client.ApiClient, kind: str, name: str, namespace: str) -> bool:

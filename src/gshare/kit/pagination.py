@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from gshare.kit.datetimes import utc_instant
 from gshare.kit.errors import BadRequest
 
 DEFAULT_LIMIT = 50
@@ -54,11 +55,11 @@ class PageRequest:
         if len(self.after) != 2 or not all(isinstance(v, str) for v in self.after):
             raise _bad_cursor()
         try:
-            at, ident = datetime.fromisoformat(self.after[0]), uuid.UUID(self.after[1])
+            # The same window as a datetime input: a time PostgreSQL cannot take is not a 500.
+            at = utc_instant(datetime.fromisoformat(self.after[0]))
+            ident = uuid.UUID(self.after[1])
         except ValueError:
             raise _bad_cursor() from None
-        if at.tzinfo is None:
-            raise _bad_cursor()
         return at, ident
 
 

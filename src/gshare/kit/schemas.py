@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler, field_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from gshare.kit.datetimes import EARLIEST, LATEST, utc_instant
 
 
 def _has_nul(value: Any) -> bool:
@@ -31,6 +36,26 @@ class RequestModel(BaseModel):
 
 # For free-text query parameters, which are not models: Query(pattern=NO_NUL).
 NO_NUL = r"^[^\x00]*$"
+
+# Marks every datetime input in the spec, so a test can find one that skips UtcDatetime.
+UTC_DATETIME_MARK = "x-gshare-datetime"
+
+
+class _Documented:
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema[UTC_DATETIME_MARK] = (
+            f"with a time zone; read as UTC; from {EARLIEST.isoformat()} to {LATEST.isoformat()}"
+        )
+        return schema
+
+
+# The one datetime input type, for request fields and query parameters alike: an instant
+# that cannot be stored and read back is a 422, never a 500 deeper down.
+UtcDatetime = Annotated[datetime, AfterValidator(utc_instant), _Documented]
 
 
 class ResponseModel(BaseModel):

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from datetime import timedelta
+from difflib import get_close_matches
 from functools import lru_cache
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dotenv import dotenv_values
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _REPO_CONSOLE = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 
@@ -36,6 +41,15 @@ class Settings(BaseSettings):
     session_idle_timeout: timedelta = timedelta(hours=8)
     session_absolute_timeout: timedelta = timedelta(days=7)
     cookie_secure: Literal["auto", "always", "never"] = "auto"
+    # NoDecode: the variable is a comma-separated list, not JSON.
+    trusted_proxies: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = Field(
+        default=(IPv4Network("127.0.0.0/8"), IPv6Network("::1/128")),
+        description="Comma-separated addresses or CIDRs of the proxies whose X-Forwarded-For "
+        "and X-Forwarded-Proto are believed; empty: none.",
+    )
+    api_docs: bool = Field(
+        default=False, description="Serve the interactive API docs page at /api/v1/docs."
+    )
 
     auth_cache_seconds: float = Field(
         default=15, ge=0, le=300, description="How long a read may reuse a caller's view; 0: off."
@@ -68,6 +82,17 @@ class Settings(BaseSettings):
         if not value.startswith(("postgresql://", "postgresql+asyncpg://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
         return value
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _networks(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        items = [item.strip() for item in value.split(",") if item.strip()]
+        try:
+            return tuple(ip_network(item, strict=False) for item in items)
+        except ValueError as exc:
+            raise ValueError("must be comma-separated IP addresses or CIDRs") from exc
 
     @field_validator("credits_timezone")
     @classmethod
@@ -102,6 +127,51 @@ def describe(error: ValidationError) -> str:
     first = error.errors()[0]
     field = str(first["loc"][0]) if first["loc"] else "?"
     return f"invalid configuration: GSHARE_{field.upper()}: {first['msg']}"
+
+
+PREFIX = "GSHARE_"
+# Read outside Settings: by the operator, the demo and the test tooling.
+READ_ELSEWHERE = frozenset(
+    {
+        "GSHARE_OPERATOR_NAMESPACE",
+        "GSHARE_OPERATOR_SCHEDULER",
+        "GSHARE_OPERATOR_API_URL",
+        "GSHARE_OPERATOR_CLUSTER_ID",
+        "GSHARE_OPERATOR_TOKEN_FILE",
+        "GSHARE_SESSIONS_DOMAIN",
+        "GSHARE_SESSION_AUTH_URL",
+        "GSHARE_DEMO_NODES",
+        "GSHARE_DEMO_CARDS",
+        "GSHARE_TESTENV_CACHE",
+    }
+)
+
+
+def unknown_variables(
+    environ: Mapping[str, str] | None = None, env_file: Path | None = None
+) -> list[str]:
+    """Warnings about GSHARE_* names, in the environment or the .env file, that nothing reads:
+    a misspelled setting would otherwise be ignored without a word."""
+    if environ is None:
+        environ = os.environ
+    if env_file is None:
+        env_file = Path(str(Settings.model_config.get("env_file") or ".env"))
+    names = dict.fromkeys(environ, "environment")
+    if env_file.is_file():
+        names.update(
+            {name: str(env_file) for name in dotenv_values(env_file) if name not in environ}
+        )
+    known = {f"{PREFIX}{field}".upper() for field in Settings.model_fields} | READ_ELSEWHERE
+    warnings = []
+    for name, source in sorted(names.items()):
+        upper = name.upper()  # settings are matched without regard to case
+        if not upper.startswith(PREFIX) or upper in known:
+            continue
+        where = "the environment" if source == "environment" else source
+        message = f"{name} (in {where}) is not a setting GShare reads; it is ignored"
+        close = get_close_matches(upper, sorted(known), n=1)
+        warnings.append(message + (f" (did you mean {close[0]}?)" if close else ""))
+    return warnings
 
 
 @lru_cache(maxsize=1)

@@ -67,6 +67,8 @@ async def app_settings(request: Request) -> Settings:
 
 
 def client_of(request: Request) -> str:
+    """The caller's address, as the app's ClientAddress middleware derived it: a canonical IP
+    address (from X-Forwarded-For only behind a trusted proxy) or "unknown", never raw text."""
     return request.client.host if request.client else "unknown"
 
 

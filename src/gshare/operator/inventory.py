@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
+# What the API accepts for one card and one node (the gpu_cards columns and the report's bounds);
+# an entry outside them is skipped here rather than making the API refuse the whole report.
+MAX_UUID = 128
+MAX_MODEL = 120
+MAX_NODE_NAME = 253
+MAX_CARDS_PER_NODE = 64
+INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,7 @@ def parse_register(node: str, value: str | None) -> NodeInventory:
     """The cards a node announces; malformed entries are skipped and named in `problems`."""
     cards: list[Card] = []
     problems: list[str] = []
-    for raw in (value or "").split(":"):
+    for raw in (value if isinstance(value, str) else "").split(":"):
         entry = raw.strip()
         if not entry:
             continue
@@ -58,7 +65,22 @@ def parse_register(node: str, value: str | None) -> NodeInventory:
         if not card.uuid or card.memory_mib <= 0 or card.split_count <= 0:
             problems.append(f"incomplete entry: {entry[:80]}")
             continue
+        numbers = (card.split_count, card.memory_mib, card.cores, card.numa)
+        if not all(0 <= n <= INT_MAX for n in numbers):
+            problems.append(f"a number out of range in: {entry[:80]}")
+            continue
+        if len(card.uuid) > MAX_UUID or len(card.model) > MAX_MODEL:
+            problems.append(f"a name too long in: {entry[:80]}")
+            continue
+        if any(c.uuid == card.uuid for c in cards):
+            problems.append(f"card {card.uuid} announced twice")
+            continue
+        if len(cards) == MAX_CARDS_PER_NODE:
+            problems.append(f"more than {MAX_CARDS_PER_NODE} cards; the rest are not reported")
+            break
         cards.append(card)
+    if len(node) > MAX_NODE_NAME:
+        return NodeInventory(node=node[:MAX_NODE_NAME], cards=(), problems=("node name too long",))
     return NodeInventory(node=node, cards=tuple(cards), problems=tuple(problems))
 
 

@@ -23,7 +23,8 @@ from gshare.operator.manifests import (
     resource_name,
 )
 from gshare.operator.reconcile import StatusRefresher, reconcile
-from gshare.operator.report import Reporter, ReportTarget
+from gshare.operator.report import Reporter, ReportTarget, session_id_of
+from gshare.operator.spec import SpecError
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
@@ -141,6 +142,9 @@ async def reconcile_session(
 ) -> None:
     try:
         await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
+    except SpecError as exc:
+        memo.refresher.mark(name, int(meta.get("generation", 0)))  # the status says why
+        raise kopf.PermanentError(str(exc)) from exc
     except client.exceptions.ApiException as exc:
         if exc.status in (400, 422):
             raise kopf.PermanentError(f"the cluster refused a child: {exc.reason}") from exc
@@ -162,8 +166,8 @@ async def session_event(
     type: str | None, spec: kopf.Spec, status: kopf.Status, memo: kopf.Memo, **_: Any
 ) -> None:
     """Pass the resource's status on for the API (the reporter sends it if it is news)."""
-    session_id = spec.get("sessionId")
-    if not session_id or memo.reporter is None:
+    session_id = session_id_of(spec.get("sessionId"))
+    if session_id is None or memo.reporter is None:
         return
     if type == "DELETED":
         memo.reporter.session_gone(session_id)

@@ -22,7 +22,7 @@ from kubernetes_asyncio import client
 from gshare.kit import kubeapi
 from gshare.operator.manifests import OperatorConfig, children, name_of, owner_reference
 from gshare.operator.phase import phase_of, url_of
-from gshare.operator.spec import spec_of
+from gshare.operator.spec import SpecError, spec_of
 
 FIELD_MANAGER = "gshare-operator"
 # What only a running session needs; a paused one keeps its volume claim alone.
@@ -56,17 +56,22 @@ async def refresh_status(
     """Write the resource's status from its spec and its pod as they are now. `generation`, when
     given, is the spec generation just reconciled; otherwise the stored one is kept."""
     resource = await kubeapi.get(api, "GShareSession", name, config.namespace)
-    if resource is None or resource["metadata"].get("deletionTimestamp"):
+    if resource is None or (resource.get("metadata") or {}).get("deletionTimestamp"):
         return
-    session = spec_of(resource["spec"])
-    pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
-    phase, message = phase_of(session.desired_state, pod)
-    status: dict[str, Any] = {
-        "phase": phase,
-        "message": message,
-        "podName": pod["metadata"]["name"] if pod else "",
-        "url": url_of(session, config) if phase == "Running" else "",
-    }
+    try:
+        session = spec_of(resource.get("spec") or {})
+    except SpecError as exc:
+        # Nothing can run from it: say so in the status rather than retry forever.
+        status: dict[str, Any] = {"phase": "Failed", "message": str(exc), "podName": "", "url": ""}
+    else:
+        pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
+        phase, message = phase_of(session.desired_state, pod)
+        status = {
+            "phase": phase,
+            "message": message,
+            "podName": pod["metadata"]["name"] if pod else "",
+            "url": url_of(session, config) if phase == "Running" else "",
+        }
     if generation is not None:
         status["observedGeneration"] = generation
     if any((resource.get("status") or {}).get(k) != v for k, v in status.items()):

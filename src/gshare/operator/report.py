@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,28 +29,34 @@ class ReportTarget:
     token_file: Path
 
 
+MAX_NODES = 5000  # what the API takes in one report
+
+
 def inventory_body(nodes: list[NodeInventory], sequence: int) -> dict[str, Any]:
-    return {
-        "sequence": sequence,
-        "nodes": [
-            {
-                "name": node.node,
-                "cards": [
-                    {
-                        "uuid": c.uuid,
-                        "model": c.model,
-                        "memory_mib": c.memory_mib,
-                        "cores": c.cores,
-                        "split_count": c.split_count,
-                        "numa": c.numa,
-                        "healthy": c.healthy,
-                    }
-                    for c in node.cards
-                ],
-            }
-            for node in sorted(nodes, key=lambda n: n.node)
-        ],
-    }
+    """The report of every node's cards. A card announced by two nodes is reported once (the
+    API refuses a report that names a card twice, and one bad node must not hide the rest)."""
+    seen: set[str] = set()
+    reported = []
+    for node in sorted(nodes, key=lambda n: n.node)[:MAX_NODES]:
+        cards = []
+        for c in node.cards:
+            if c.uuid in seen:
+                log.warning("card %.128s is announced by more than one node", c.uuid)
+                continue
+            seen.add(c.uuid)
+            cards.append(
+                {
+                    "uuid": c.uuid,
+                    "model": c.model,
+                    "memory_mib": c.memory_mib,
+                    "cores": c.cores,
+                    "split_count": c.split_count,
+                    "numa": c.numa,
+                    "healthy": c.healthy,
+                }
+            )
+        reported.append({"name": node.node, "cards": cards})
+    return {"sequence": sequence, "nodes": reported}
 
 
 _last_sequence = 0
@@ -64,13 +71,34 @@ def next_sequence() -> int:
     return _last_sequence
 
 
-def status_body(status: dict[str, Any]) -> dict[str, Any]:
-    """A session's status report from its resource's status."""
+PHASES = ("Pending", "Running", "Paused", "Failed")
+BIGINT_MAX = 2**63 - 1
+
+
+def session_id_of(value: Any) -> str | None:
+    """A resource's sessionId when it is a UUID (it becomes part of a URL), else None."""
+    if not isinstance(value, str) or len(value) > 36:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
+
+
+def status_body(status: dict[str, Any]) -> dict[str, Any] | None:
+    """A session's status report from its resource's status; None when that status cannot be
+    one (anything that may write the resource's status may write nonsense there)."""
+    phase, generation = status.get("phase"), status.get("observedGeneration") or 0
+    if phase not in PHASES:
+        return None
+    if type(generation) is not int or not 0 <= generation <= BIGINT_MAX:
+        return None
+    message = status.get("message")
     return {
-        "generation": int(status.get("observedGeneration") or 0),
+        "generation": generation,
         "sequence": next_sequence(),
-        "phase": status["phase"],
-        "message": str(status.get("message") or "")[:1000],
+        "phase": phase,
+        "message": message[:1000] if isinstance(message, str) else "",
     }
 
 
@@ -216,5 +244,8 @@ async def send_inventory(target: ReportTarget, nodes: list[NodeInventory]) -> Ou
 
 
 async def send_status(target: ReportTarget, session_id: str, status: dict[str, Any]) -> Outcome:
-    path = f"/internal/v1/sessions/{session_id}/status"
-    return await _send(target, "POST", path, status_body(status))
+    body, checked_id = status_body(status), session_id_of(session_id)
+    if body is None or checked_id is None:
+        log.warning("session %.40r: its status cannot be reported: %.200r", session_id, status)
+        return "dropped"
+    return await _send(target, "POST", f"/internal/v1/sessions/{checked_id}/status", body)

@@ -66,7 +66,7 @@ def _read(keys: KeySet, token: str, now: datetime, *, typ: str, aud: str) -> Gra
     claims = keys.decode(token, typ=typ, audience=aud, now=now)
     subject = str(claims["sub"])
     if not subject.startswith("user:"):
-        raise InvalidToken("the subject is not a user")
+        raise InvalidToken("the subject is not a user", "wrong_subject")
     try:
         return Grant(
             session_id=uuid.UUID(str(claims["sid"])),
@@ -76,8 +76,8 @@ def _read(keys: KeySet, token: str, now: datetime, *, typ: str, aud: str) -> Gra
             token_id=str(claims["jti"])[:64],
             expires_at=datetime.fromtimestamp(int(claims["exp"]), tz=now.tzinfo),
         )
-    except (KeyError, ValueError) as exc:
-        raise InvalidToken(f"malformed claims: {exc}") from exc
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise InvalidToken(f"malformed claims: {exc}", "invalid_claims") from exc
 
 
 def read_ticket(keys: KeySet, token: str, now: datetime) -> Grant:

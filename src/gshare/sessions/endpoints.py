@@ -7,56 +7,84 @@ import uuid
 
 from fastapi import APIRouter, Request, Response
 
-from gshare.clusters.endpoints import internal_keys, refused_callback, verified_cluster
+from gshare.clusters.callbacks import (
+    ROUTE_STATE,
+    CallingCluster,
+    InternalRoute,
+    OperatorCallbackRoute,
+    internal_keys,
+    refused_callback,
+)
 from gshare.identity.dependencies import Ctx, SignedIn
 from gshare.identity.permissions import Action
+from gshare.kit.errors import NotAuthenticated
 from gshare.kit.web import DbSession, Now, client_of, declare
 from gshare.sessions import access, service
 from gshare.sessions.schemas import SessionEntryOut, StatusAck, StatusReport
 
+
+async def entry_presented(request: Request) -> None:
+    """A request to a session's page carries an entry ticket or an access cookie; which session
+    it is for, and whether it is valid, is decided once the request is read."""
+    ticket = access.ticket_in(request.headers.get("x-original-url"))
+    if not ticket and not request.cookies.get(access.ACCESS_COOKIE):
+        raise NotAuthenticated("Open the session from the console.", code="no_session_access")
+
+
+class SessionAccessRoute(InternalRoute):
+    """Called by ingress-nginx for each request to a session's page."""
+
+    check = staticmethod(entry_presented)
+
+
 router = APIRouter()
+callbacks = APIRouter(route_class=OperatorCallbackRoute)
+access_checks = APIRouter(route_class=SessionAccessRoute)
 
 
-@router.post(
+@callbacks.post(
     "/internal/v1/sessions/{session_id}/status",
     response_model=StatusAck,
     **declare(Action.CLUSTER_CALLBACK),
 )
 async def report_status(
-    session_id: uuid.UUID, body: StatusReport, request: Request, session: DbSession, now: Now
+    session_id: uuid.UUID,
+    body: StatusReport,
+    caller: CallingCluster,
+    request: Request,
+    db: DbSession,
+    now: Now,
 ) -> StatusAck:
     """A session's status from the operator of the cluster it runs on. Reports older than the
     stored one (generation, then sequence) are acknowledged and ignored."""
-    cluster_id = verified_cluster(request, now, target_type="session", target_id=session_id)
     try:
-        applied = await service.record_status(session, cluster_id, session_id, body, now)
-    except service.NotOwned as exc:
-        raise refused_callback(
-            request, now, str(exc), target_type="session", target_id=session_id
-        ) from None
+        applied = await service.record_status(db, caller, session_id, body, now)
+    except service.NotOwned:
+        raise refused_callback(request, now, "not_owned") from None
     return StatusAck(applied=applied, sequence=body.sequence)
 
 
-@router.get(
+@access_checks.get(
     "/internal/v1/session-access/{session_id}",
     status_code=204,
     response_class=Response,
     **declare(Action.SESSION_ACCESS_CHECK),
 )
 async def session_access(
-    session_id: uuid.UUID, request: Request, session: DbSession, now: Now
+    session_id: uuid.UUID, request: Request, db: DbSession, now: Now
 ) -> Response:
     """ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
     session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
     with a live console sign-in, gets through."""
     admitted = await service.check_access(
-        session,
+        db,
         internal_keys(request).get(now),
         session_id,
         ticket=access.ticket_in(request.headers.get("x-original-url")),
         cookie=request.cookies.get(access.ACCESS_COOKIE),
         now=now,
         client=client_of(request),
+        route=str(getattr(request.state, ROUTE_STATE, "")),
     )
     response = Response(status_code=204, headers={"X-GShare-User": admitted.email})
     if admitted.cookie is not None:
@@ -86,3 +114,7 @@ async def enter_session(
         ctx, internal_keys(request).get(ctx.now), session_id, principal.login_id
     )
     return SessionEntryOut(url=url)
+
+
+router.include_router(callbacks)
+router.include_router(access_checks)

@@ -1,5 +1,8 @@
 """Session use cases this far: operator status reports, entering a session's page, and the
-guard that keeps a cluster with live sessions from being removed."""
+guard that keeps a cluster with live sessions from being removed.
+
+Only the sessions tables are read and written here; clusters and identity are asked through
+their services."""
 
 from __future__ import annotations
 
@@ -7,19 +10,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.audit.service import AuditEvent, record_later
-from gshare.clusters.models import Cluster
-from gshare.clusters.service import refuse_future_sequence
+from gshare.clusters import service as clusters
 from gshare.clusters.tokens import InvalidToken, KeySet
+from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit
-from gshare.identity.models import LoginSession, User
 from gshare.kit.errors import Conflict, Forbidden, GShareError, NotAuthenticated, NotFound
-from gshare.sessions import access
-from gshare.sessions.models import InteractiveSession, UsedTicket
+from gshare.sessions import access, repository
 from gshare.sessions.schemas import StatusReport
 from gshare.sessions.status import is_newer
 
@@ -29,7 +27,7 @@ class NotOwned(Exception):
 
 
 async def record_status(
-    session: AsyncSession,
+    db: AsyncSession,
     cluster_id: uuid.UUID,
     session_id: uuid.UUID,
     report: StatusReport,
@@ -38,15 +36,11 @@ async def record_status(
     """Store an operator's report if it is newer than the stored one; returns whether it was.
 
     Raises NotOwned unless the session is placed on `cluster_id`."""
-    refuse_future_sequence(report.sequence, now)
-    row = await session.scalar(
-        select(InteractiveSession).where(InteractiveSession.id == session_id).with_for_update()
-    )
+    clusters.refuse_future_sequence(report.sequence, now)
+    row = await repository.session_row(db, session_id, lock=True)
     if row is None or row.cluster_id != cluster_id:
         raise NotOwned(f"session {session_id} does not run on cluster {cluster_id}")
-    await session.execute(
-        update(Cluster).where(Cluster.id == cluster_id).values(last_contact_at=now)
-    )
+    await clusters.heard_from(db, cluster_id, now)
     if row.ended_at is not None:
         return False  # an ended session's record is final
     if not is_newer(
@@ -64,28 +58,20 @@ async def record_status(
     return True
 
 
-async def refuse_while_sessions_live(session: AsyncSession, cluster_id: uuid.UUID) -> None:
-    """A cluster that still runs sessions cannot be removed (called with its row locked)."""
-    live = await session.scalar(
-        select(func.count()).where(
-            InteractiveSession.cluster_id == cluster_id, InteractiveSession.ended_at.is_(None)
-        )
+async def refuse_while_sessions_live(db: AsyncSession, cluster_id: uuid.UUID) -> Conflict | None:
+    """A cluster that still runs sessions cannot be removed (asked with its row locked)."""
+    live = await repository.live_on_cluster(db, cluster_id)
+    if not live:
+        return None
+    return Conflict(
+        f"The cluster still runs {live} session(s); stop them before removing it.",
+        code="cluster_has_live_sessions",
     )
-    if live:
-        raise Conflict(
-            f"The cluster still runs {live} session(s); stop them before removing it.",
-            code="cluster_has_live_sessions",
-        )
 
 
-async def ended_among(session: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
     """Which of these sessions have ended (for the ledger check: none may keep an open hold)."""
-    rows = await session.scalars(
-        select(InteractiveSession.id).where(
-            InteractiveSession.id.in_(ids), InteractiveSession.ended_at.is_not(None)
-        )
-    )
-    return set(rows)
+    return await repository.ended_among(db, ids)
 
 
 async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id: uuid.UUID) -> str:
@@ -93,18 +79,20 @@ async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id
 
     Nobody else gets one, the super admin included: a session is its owner's workspace. Others
     are told the session does not exist, so its existence does not leak."""
-    row = await ctx.session.get(InteractiveSession, session_id)
+    row = await repository.session_row(ctx.session, session_id)
     if row is None or row.owner_id != ctx.actor.user_id or row.ended_at is not None:
         raise NotFound("No such session.", code="session_not_found")
-    cluster = await ctx.session.get(Cluster, row.cluster_id) if row.cluster_id else None
-    if cluster is None or row.desired_state != "Running" or row.phase != "Running":
+    domain = (
+        await clusters.sessions_domain_of(ctx.session, row.cluster_id) if row.cluster_id else None
+    )
+    if domain is None or row.desired_state != "Running" or row.phase != "Running":
         raise Conflict(
             f"The session is not running (it is {row.phase.lower()}).", code="session_not_running"
         )
     grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
     ticket = access.mint_ticket(keys, grant, ctx.now)
     await audit(ctx, "session.enter", target_type="session", target_id=session_id)
-    return access.entry_link(session_id, cluster.sessions_domain, ticket)
+    return access.entry_link(session_id, domain, ticket)
 
 
 @dataclass(frozen=True)
@@ -117,7 +105,7 @@ class Admitted:
 
 
 async def check_access(
-    session: AsyncSession,
+    db: AsyncSession,
     keys: KeySet,
     session_id: uuid.UUID,
     *,
@@ -125,6 +113,7 @@ async def check_access(
     cookie: str | None,
     now: datetime,
     client: str = "",
+    route: str = "",
 ) -> Admitted:
     """Decide one request to a session's page (ingress-nginx's auth-url).
 
@@ -146,41 +135,27 @@ async def check_access(
         if grant.session_id != session_id:
             refusals.append(_denied("This access is for another session."))
             continue
-        user = await _owner_signed_in(session, grant, now)
-        if user is None:
+        email = await _owner_signed_in(db, grant, now)
+        if email is None:
             refusals.append(_denied())
             continue
-        if from_ticket and not await _first_use(session, grant):
-            refusals.append(_ticket_reused(session_id, grant, now, client))
+        if from_ticket and not await repository.use_ticket(db, grant.token_id, grant.expires_at):
+            refusals.append(_ticket_reused(session_id, grant, now, client, route))
             continue
         renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
         fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
         return Admitted(
-            user.id, user.email, access.mint_access(keys, fresh, now) if renew else None
+            grant.user_id, email, access.mint_access(keys, fresh, now) if renew else None
         )
     raise refusals[0]
 
 
-async def _owner_signed_in(
-    session: AsyncSession, grant: access.Grant, now: datetime
-) -> User | None:
-    """The session's owner, if the grant is theirs, the session is live and meant to run, and
-    the console sign-in the grant came from is still live."""
-    return await session.scalar(
-        select(User)
-        .join(InteractiveSession, InteractiveSession.owner_id == User.id)
-        .join(LoginSession, LoginSession.user_id == User.id)
-        .where(
-            InteractiveSession.id == grant.session_id,
-            InteractiveSession.owner_id == grant.user_id,
-            InteractiveSession.ended_at.is_(None),
-            InteractiveSession.desired_state == "Running",
-            LoginSession.id == grant.login_id,
-            LoginSession.revoked_at.is_(None),
-            LoginSession.expires_at > now,
-            User.active.is_(True),
-        )
-    )
+async def _owner_signed_in(db: AsyncSession, grant: access.Grant, now: datetime) -> str | None:
+    """The owner's email, if the grant is theirs, the session is live and meant to run, and the
+    console sign-in the grant came from is still live."""
+    if not await repository.is_open_to(db, grant.session_id, grant.user_id):
+        return None
+    return await identity.signed_in_email(db, grant.user_id, grant.login_id, now)
 
 
 def _expired() -> NotAuthenticated:
@@ -197,37 +172,26 @@ def _denied(
 
 
 def _ticket_reused(
-    session_id: uuid.UUID, grant: access.Grant, now: datetime, client: str
+    session_id: uuid.UUID, grant: access.Grant, now: datetime, client: str, route: str
 ) -> NotAuthenticated:
-    """A ticket presented again: someone else may hold the link. Audited."""
-    event = AuditEvent(
+    """A ticket presented again: someone else may hold the link. Counted, and the first of each
+    window audited, like every refused internal call."""
+    refusal = clusters.Refusal(
         action="session.access",
-        outcome="denied",
-        actor_id=grant.user_id,
+        reason="ticket_reused",
+        route=route or "/internal/v1/session-access/{session_id}",
+        client=client,
         target_type="session",
-        target_id=str(session_id),
-        detail={"reason": "entry ticket used already", "client": client},
+        target_id=session_id,
+        actor_id=grant.user_id,
     )
     return NotAuthenticated(
         "This link was used already; open the session again from the console.",
         code="session_access_expired",
-        durable=[record_later(event, now=now)],
+        durable=[clusters.refusal_later(refusal, now)],
     )
 
 
-async def _first_use(session: AsyncSession, ticket: access.Grant) -> bool:
-    """Record the ticket as used; False when it had been used before."""
-    used = await session.execute(
-        insert(UsedTicket)
-        .values(jti=ticket.token_id, expires_at=ticket.expires_at)
-        .on_conflict_do_nothing()
-        .returning(UsedTicket.jti)
-    )
-    return used.first() is not None
-
-
-async def forget_used_tickets(session: AsyncSession, now: datetime) -> None:
+async def forget_used_tickets(db: AsyncSession, now: datetime) -> None:
     """Used tickets past their expiry could not be used again anyway."""
-    await session.execute(
-        delete(UsedTicket).where(UsedTicket.expires_at < now - access.TICKET_LIFETIME)
-    )
+    await repository.forget_tickets_before(db, now - access.TICKET_LIFETIME)

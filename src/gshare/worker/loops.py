@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.clusters.keyfile import load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
 from gshare.clusters.tasks import refresh_operator_tokens
-from gshare.clusters.tokens import load_or_create, rotate_if_due
 from gshare.credits.tasks import period_of, refill_month
 from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock

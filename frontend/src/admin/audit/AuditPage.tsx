@@ -1,10 +1,10 @@
-import { Badge, Code, Group, Select, SimpleGrid, Spoiler, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Badge, Code, Select, SimpleGrid, Spoiler, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { useAudit, type AuditFilters } from '../../api/hooks/audit';
 import type { AuditEntryOut, AuditOutcome } from '../../api/types';
 import { formatDateTime, fromDateTimeInput } from '../../ui/format';
-import { ListState, LoadMore } from '../../ui/ListState';
+import { PagedTable } from '../../ui/PagedTable';
 import { PageHeader } from '../PageHeader';
 import { UserPicker } from '../users/UserPicker';
 
@@ -82,53 +82,43 @@ export function AuditPage() {
         <TextInput type="datetime-local" label="From" value={since} onChange={(e) => setSince(e.currentTarget.value)} />
         <TextInput type="datetime-local" label="To" value={until} onChange={(e) => setUntil(e.currentTarget.value)} />
       </SimpleGrid>
-      <ListState
-        isPending={entries.isPending}
-        error={entries.error}
-        isEmpty={entries.items.length === 0}
+      <PagedTable
+        list={entries}
         empty={filtered ? 'No audit entries match these filters.' : 'The audit log is empty.'}
-        onRetry={entries.refetch}
-      >
-        <Table.ScrollContainer minWidth={800}>
-          <Table striped verticalSpacing="xs">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Time</Table.Th>
-                <Table.Th>Actor</Table.Th>
-                <Table.Th>Action</Table.Th>
-                <Table.Th>Target</Table.Th>
-                <Table.Th>Outcome</Table.Th>
-                <Table.Th>Detail</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {entries.items.map((entry) => (
-                <Table.Tr key={entry.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
-                  <Table.Td>{entry.actor_email ?? 'system'}</Table.Td>
-                  <Table.Td>
-                    <Code>{entry.action}</Code>
-                  </Table.Td>
-                  <Table.Td>
-                    <Target entry={entry} />
-                  </Table.Td>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
-                    <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]} style={{ overflow: 'visible' }}>
-                      {entry.outcome}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td miw={200} maw={360}>
-                    <Detail detail={entry.detail} />
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-        <Group justify="center">
-          <LoadMore {...entries} />
-        </Group>
-      </ListState>
+        minWidth={800}
+        striped
+        verticalSpacing="xs"
+        head={
+          <>
+            <Table.Th>Time</Table.Th>
+            <Table.Th>Actor</Table.Th>
+            <Table.Th>Action</Table.Th>
+            <Table.Th>Target</Table.Th>
+            <Table.Th>Outcome</Table.Th>
+            <Table.Th>Detail</Table.Th>
+          </>
+        }
+        row={(entry) => (
+          <Table.Tr key={entry.id}>
+            <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
+            <Table.Td>{entry.actor_email ?? 'system'}</Table.Td>
+            <Table.Td>
+              <Code>{entry.action}</Code>
+            </Table.Td>
+            <Table.Td>
+              <Target entry={entry} />
+            </Table.Td>
+            <Table.Td style={{ whiteSpace: 'nowrap' }}>
+              <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]} style={{ overflow: 'visible' }}>
+                {entry.outcome}
+              </Badge>
+            </Table.Td>
+            <Table.Td miw={200} maw={360}>
+              <Detail detail={entry.detail} />
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
     </Stack>
   );
 }

@@ -6,7 +6,7 @@ import type { CardOut, ClusterDetailOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDateTime, formatMemoryGiB } from '../../ui/format';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../PageHeader';
 import { CardCounts, CardHealthBadge, ClusterStatusBadge, TimeAgo } from './clusterParts';
 import { removeClusterMessage } from './removeMessage';
@@ -133,13 +133,7 @@ export function ClusterDetailPage() {
       <Anchor component={Link} to="/admin/clusters" size="sm">
         ← Clusters
       </Anchor>
-      <ListState
-        isPending={cluster.isPending}
-        error={cluster.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void cluster.refetch()}
-      >
+      <QueryState query={cluster}>
         {cluster.data && (
           <Stack gap="xl">
             <div>
@@ -147,7 +141,7 @@ export function ClusterDetailPage() {
                 title={cluster.data.name}
                 description="Cluster"
                 actions={
-                  can.canManageClusters && (
+                  can('clusters.manage') && (
                     <ConfirmButton
                       size="sm"
                       label="Remove"
@@ -178,7 +172,7 @@ export function ClusterDetailPage() {
             </Stack>
           </Stack>
         )}
-      </ListState>
+      </QueryState>
     </Stack>
   );
 }

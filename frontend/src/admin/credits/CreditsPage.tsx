@@ -4,7 +4,7 @@ import { useLedgerCheck, useMint, useTransfer } from '../../api/hooks/credits';
 import { useSetMonthlyGrant, useWalletTree } from '../../api/hooks/wallets';
 import type { WalletOut } from '../../api/types';
 import { useSession } from '../../auth/session';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 import { OrgPicker } from '../OrgPicker';
 import { PageHeader } from '../PageHeader';
 import { CreditActionModal, type CreditAction } from './CreditActionModal';
@@ -28,28 +28,26 @@ function OrgWallets({ orgId, onAction }: { orgId: string; onAction: (action: Cre
 
   const data = tree.data;
   return (
-    <ListState
-      isPending={tree.isPending}
-      error={tree.error}
+    <QueryState
+      query={tree}
       isEmpty={!data || (data.org === null && data.groups.length === 0)}
       empty="No wallets to show in this organization."
-      onRetry={() => void tree.refetch()}
     >
       {data && (
         <WalletTree
           tree={data}
           actions={{
-            canMint: can.canMintCredits,
-            canSetOrgGrant: can.canSetOrgGrant,
-            canMoveGroup: can.canMoveGroupCredits(orgId),
-            canSetGroupGrant: can.canSetGroupGrant(orgId),
-            canMoveMember: (groupId) => can.canMoveMemberCredits(orgId, groupId),
-            canSetMemberGrant: (groupId) => can.canSetMemberGrant(orgId, groupId),
+            canMint: can('credits.mint', { orgId }),
+            canSetOrgGrant: can('credits.grant_org', { orgId }),
+            canMoveGroup: can('credits.move_org_group', { orgId }),
+            canSetGroupGrant: can('credits.grant_group', { orgId }),
+            canMoveMember: (groupId) => can('credits.move_group_user', { orgId, groupId }),
+            canSetMemberGrant: (groupId) => can('credits.grant_user', { orgId, groupId }),
             onAction: open,
           }}
         />
       )}
-    </ListState>
+    </QueryState>
   );
 }
 
@@ -70,14 +68,14 @@ export function CreditsPage() {
         title="Credits"
         description="Credits flow from an organization to its groups and from each group to its members."
         actions={
-          can.canCheckLedger && (
+          can('credits.check') && (
             <Button variant="default" onClick={() => void check.refetch()} loading={check.isFetching}>
               Check ledger
             </Button>
           )
         }
       />
-      {can.canCheckLedger && <LedgerCheckResult check={check} />}
+      {can('credits.check') && <LedgerCheckResult check={check} />}
       {notice && (
         <Alert color="green" role="status" withCloseButton onClose={() => setNotice(null)} closeButtonLabel="Dismiss">
           {notice}

@@ -2,7 +2,7 @@ import { Alert, List, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
 import type { useLedgerCheck } from '../../api/hooks/credits';
 import { formatAmount } from '../../ui/amount';
 import { formatDateTime } from '../../ui/format';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 
 function Total({ label, value }: { label: string; value: string }) {
   return (
@@ -24,13 +24,8 @@ export function LedgerCheckResult({ check }: { check: ReturnType<typeof useLedge
   const report = check.data;
   return (
     <Paper withBorder p="md" radius="md" role="region" aria-label="Ledger check">
-      <ListState
-        isPending={check.isFetching}
-        error={check.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void check.refetch()}
-      >
+      {/* A check runs on demand: it is loading while fetching, not while never asked. */}
+      <QueryState query={{ isPending: check.isFetching, error: check.error, refetch: check.refetch }}>
         {report && (
           <Stack gap="sm">
             {report.ok ? (
@@ -70,7 +65,7 @@ export function LedgerCheckResult({ check }: { check: ReturnType<typeof useLedge
             </Text>
           </Stack>
         )}
-      </ListState>
+      </QueryState>
     </Paper>
   );
 }

@@ -1,7 +1,7 @@
 import { Anchor, Stack } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import { useWallet } from '../../api/hooks/wallets';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 import { WalletView } from '../../wallet/WalletView';
 import { PageHeader } from '../PageHeader';
 
@@ -16,20 +16,14 @@ export function WalletDetailPage() {
       <Anchor component={Link} to="/admin/credits" size="sm">
         ← Credits
       </Anchor>
-      <ListState
-        isPending={wallet.isPending}
-        error={wallet.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void wallet.refetch()}
-      >
+      <QueryState query={wallet}>
         {wallet.data && (
           <Stack gap="lg">
             <PageHeader title={wallet.data.owner_name} description={KIND_LABELS[wallet.data.owner_kind]} />
             <WalletView wallet={wallet.data} />
           </Stack>
         )}
-      </ListState>
+      </QueryState>
     </Stack>
   );
 }

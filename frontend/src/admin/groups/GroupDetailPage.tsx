@@ -4,7 +4,7 @@ import { useGroupAdmins } from '../../api/hooks/admins';
 import { useGroup } from '../../api/hooks/groups';
 import type { GroupOut } from '../../api/types';
 import { useSession } from '../../auth/session';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 import { AdminGrantsSection } from '../AdminGrantsSection';
 import { PageHeader } from '../PageHeader';
 import { MembersSection } from './MembersSection';
@@ -17,7 +17,7 @@ function GroupAdmins({ group }: { group: GroupOut }) {
       heading="Group admins"
       scopeName={group.name}
       grants={grants}
-      canEdit={can.canManageGroupAdmins(group.org_id)}
+      canEdit={can('group.admins.manage', { orgId: group.org_id, groupId: group.id })}
     />
   );
 }
@@ -26,16 +26,11 @@ export function GroupDetailPage() {
   const { groupId = '' } = useParams();
   const { can } = useSession();
   const group = useGroup(groupId);
+  const where = { orgId: group.data?.org_id, groupId: group.data?.id };
 
   return (
     <Stack maw={1100}>
-      <ListState
-        isPending={group.isPending}
-        error={group.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void group.refetch()}
-      >
+      <QueryState query={group}>
         {group.data && (
           <Stack gap="xl">
             <div>
@@ -47,13 +42,13 @@ export function GroupDetailPage() {
             <MembersSection
               groupId={group.data.id}
               groupName={group.data.name}
-              canEdit={can.canManageGroup(group.data.org_id, group.data.id)}
+              canEdit={can('group.members.manage', where)}
             />
             {/* Only admins of the group may read its admin list. */}
-            {can.canManageGroup(group.data.org_id, group.data.id) && <GroupAdmins group={group.data} />}
+            {can('group.admins.read', where) && <GroupAdmins group={group.data} />}
           </Stack>
         )}
-      </ListState>
+      </QueryState>
     </Stack>
   );
 }

@@ -6,7 +6,7 @@ import type { GroupOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
-import { ListState, LoadMore } from '../../ui/ListState';
+import { PagedTable } from '../../ui/PagedTable';
 import { NameModal } from '../../ui/NameModal';
 
 /** Groups of one organization: list, create, rename, delete. */
@@ -18,7 +18,7 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
   const deleteGroup = useDeleteGroup();
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<GroupOut | null>(null);
-  const manage = can.canCreateOrDeleteGroups(orgId);
+  const creates = can('group.create', { orgId });
 
   return (
     <Stack gap="sm">
@@ -26,60 +26,53 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
         <Title order={3} size="h4">
           {heading}
         </Title>
-        {manage && (
+        {creates && (
           <Button size="sm" onClick={() => setCreating(true)}>
             New group
           </Button>
         )}
       </Group>
-      <ListState
-        isPending={groups.isPending}
-        error={groups.error}
-        isEmpty={groups.items.length === 0}
+      <PagedTable
+        list={groups}
         empty="This organization has no groups yet."
-        onRetry={groups.refetch}
-      >
-        <Table striped highlightOnHover>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Created</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {groups.items.map((group) => (
-              <Table.Tr key={group.id}>
-                <Table.Td>
-                  <Anchor component={Link} to={`/admin/groups/${group.id}`}>
-                    {group.name}
-                  </Anchor>
-                </Table.Td>
-                <Table.Td>{formatDate(group.created_at)}</Table.Td>
-                <Table.Td>
-                  <Group gap="xs" justify="flex-end">
-                    {can.canManageGroup(orgId, group.id) && (
-                      <Button size="xs" variant="default" onClick={() => setRenaming(group)}>
-                        Rename
-                      </Button>
-                    )}
-                    {manage && (
-                      <ConfirmButton
-                        label="Delete"
-                        title="Delete group"
-                        message={`Delete “${group.name}”? Only a group without members can be deleted.`}
-                        confirmLabel="Delete group"
-                        onConfirm={() => deleteGroup.mutateAsync(group.id)}
-                      />
-                    )}
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        <LoadMore {...groups} />
-      </ListState>
+        striped
+        highlightOnHover
+        head={
+          <>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Created</Table.Th>
+            <Table.Th aria-label="Actions" />
+          </>
+        }
+        row={(group) => (
+          <Table.Tr key={group.id}>
+            <Table.Td>
+              <Anchor component={Link} to={`/admin/groups/${group.id}`}>
+                {group.name}
+              </Anchor>
+            </Table.Td>
+            <Table.Td>{formatDate(group.created_at)}</Table.Td>
+            <Table.Td>
+              <Group gap="xs" justify="flex-end">
+                {can('group.update', { orgId, groupId: group.id }) && (
+                  <Button size="xs" variant="default" onClick={() => setRenaming(group)}>
+                    Rename
+                  </Button>
+                )}
+                {can('group.delete', { orgId, groupId: group.id }) && (
+                  <ConfirmButton
+                    label="Delete"
+                    title="Delete group"
+                    message={`Delete “${group.name}”? Only a group without members can be deleted.`}
+                    confirmLabel="Delete group"
+                    onConfirm={() => deleteGroup.mutateAsync(group.id)}
+                  />
+                )}
+              </Group>
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
       <NameModal
         opened={creating}
         onClose={() => setCreating(false)}

@@ -5,7 +5,7 @@ import { useMembers, usePutMember, useRemoveMember } from '../../api/hooks/membe
 import type { MembershipOut, MembershipRole } from '../../api/types';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate, fromDateInput, toDateInput } from '../../ui/format';
-import { ListState, LoadMore } from '../../ui/ListState';
+import { PagedTable } from '../../ui/PagedTable';
 import { UserPicker } from '../users/UserPicker';
 
 const ROLE_OPTIONS = [
@@ -113,62 +113,54 @@ export function MembersSection({ groupId, groupName, canEdit }: { groupId: strin
           </Button>
         )}
       </Group>
-      <ListState
-        isPending={members.isPending}
-        error={members.error}
-        isEmpty={members.items.length === 0}
+      <PagedTable
+        list={members}
         empty="This group has no members yet."
-        onRetry={members.refetch}
-      >
-        <Table striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Email</Table.Th>
-              <Table.Th>Role</Table.Th>
-              <Table.Th>Expires</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {members.items.map((member) => (
-              <Table.Tr key={member.user_id}>
-                <Table.Td>{member.user_name}</Table.Td>
-                <Table.Td>{member.user_email}</Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color={member.role === 'guest' ? 'grape' : 'blue'}>
-                    {member.role}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>{member.expires_at ? formatDate(member.expires_at) : 'Never'}</Table.Td>
-                <Table.Td>
-                  <Badge variant="dot" color={member.active ? 'green' : 'gray'}>
-                    {member.active ? 'Active' : 'Expired'}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>
-                  {canEdit && (
-                    <Group gap="xs" justify="flex-end" wrap="nowrap">
-                      <Button size="xs" variant="default" onClick={() => setModal({ editing: member })}>
-                        Change
-                      </Button>
-                      <ConfirmButton
-                        label="Remove"
-                        title="Remove member"
-                        message={`Remove ${member.user_name} from ${groupName}?`}
-                        confirmLabel="Remove member"
-                        onConfirm={() => remove.mutateAsync(member.user_id)}
-                      />
-                    </Group>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        <LoadMore {...members} />
-      </ListState>
+        striped
+        head={
+          <>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Email</Table.Th>
+            <Table.Th>Role</Table.Th>
+            <Table.Th>Expires</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th aria-label="Actions" />
+          </>
+        }
+        row={(member) => (
+          <Table.Tr key={member.user_id}>
+            <Table.Td>{member.user_name}</Table.Td>
+            <Table.Td>{member.user_email}</Table.Td>
+            <Table.Td>
+              <Badge variant="light" color={member.role === 'guest' ? 'grape' : 'blue'}>
+                {member.role}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{member.expires_at ? formatDate(member.expires_at) : 'Never'}</Table.Td>
+            <Table.Td>
+              <Badge variant="dot" color={member.active ? 'green' : 'gray'}>
+                {member.active ? 'Active' : 'Expired'}
+              </Badge>
+            </Table.Td>
+            <Table.Td>
+              {canEdit && (
+                <Group gap="xs" justify="flex-end" wrap="nowrap">
+                  <Button size="xs" variant="default" onClick={() => setModal({ editing: member })}>
+                    Change
+                  </Button>
+                  <ConfirmButton
+                    label="Remove"
+                    title="Remove member"
+                    message={`Remove ${member.user_name} from ${groupName}?`}
+                    confirmLabel="Remove member"
+                    onConfirm={() => remove.mutateAsync(member.user_id)}
+                  />
+                </Group>
+              )}
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
       <MemberModal
         groupId={groupId}
         groupName={groupName}

@@ -5,7 +5,7 @@ import { useOrgAdmins } from '../../api/hooks/admins';
 import { useDeleteOrg, useOrg, useRenameOrg } from '../../api/hooks/orgs';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
-import { ListState } from '../../ui/ListState';
+import { QueryState } from '../../ui/QueryState';
 import { NameModal } from '../../ui/NameModal';
 import { AdminGrantsSection } from '../AdminGrantsSection';
 import { GroupsSection } from '../groups/GroupsSection';
@@ -19,7 +19,7 @@ function OrgAdmins({ orgId, orgName }: { orgId: string; orgName: string }) {
       heading="Organization admins"
       scopeName={orgName}
       grants={grants}
-      canEdit={can.canManageOrgAdmins(orgId)}
+      canEdit={can('org.admins.manage', { orgId })}
     />
   );
 }
@@ -35,13 +35,7 @@ export function OrgDetailPage() {
 
   return (
     <Stack maw={960} gap="xl">
-      <ListState
-        isPending={org.isPending}
-        error={org.error}
-        isEmpty={false}
-        empty={null}
-        onRetry={() => void org.refetch()}
-      >
+      <QueryState query={org}>
         {org.data && (
           <Stack gap="xl">
             <div>
@@ -53,12 +47,12 @@ export function OrgDetailPage() {
                 description="Organization"
                 actions={
                   <>
-                    {can.canEditOrg(orgId) && (
+                    {can('org.update', { orgId }) && (
                       <Button variant="default" onClick={() => setRenaming(true)}>
                         Rename
                       </Button>
                     )}
-                    {can.canDeleteOrg && (
+                    {can('org.delete', { orgId }) && (
                       <ConfirmButton
                         size="sm"
                         label="Delete"
@@ -76,7 +70,7 @@ export function OrgDetailPage() {
               />
             </div>
             <GroupsSection orgId={orgId} />
-            {can.canEditOrg(orgId) && <OrgAdmins orgId={orgId} orgName={org.data.name} />}
+            {can('org.admins.read', { orgId }) && <OrgAdmins orgId={orgId} orgName={org.data.name} />}
             <NameModal
               opened={renaming}
               onClose={() => setRenaming(false)}
@@ -87,7 +81,7 @@ export function OrgDetailPage() {
             />
           </Stack>
         )}
-      </ListState>
+      </QueryState>
     </Stack>
   );
 }

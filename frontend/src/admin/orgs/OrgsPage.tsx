@@ -7,7 +7,7 @@ import type { OrgOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
-import { ListState, LoadMore } from '../../ui/ListState';
+import { PagedTable } from '../../ui/PagedTable';
 import { NameModal } from '../../ui/NameModal';
 import { PageHeader } from '../PageHeader';
 
@@ -27,7 +27,7 @@ export function OrgsPage() {
       <PageHeader
         title="Organizations"
         description="Each organization holds groups of users who share GPUs."
-        actions={can.canCreateOrg && <Button onClick={() => setCreating(true)}>New organization</Button>}
+        actions={can('org.create') && <Button onClick={() => setCreating(true)}>New organization</Button>}
       />
       <TextInput
         label="Search organizations"
@@ -36,54 +36,47 @@ export function OrgsPage() {
         mb="md"
         maw={320}
       />
-      <ListState
-        isPending={orgs.isPending}
-        error={orgs.error}
-        isEmpty={orgs.items.length === 0}
+      <PagedTable
+        list={orgs}
         empty={q ? 'No organizations match this search.' : 'No organizations yet.'}
-        onRetry={orgs.refetch}
-      >
-        <Table striped highlightOnHover>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Created</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {orgs.items.map((org) => (
-              <Table.Tr key={org.id}>
-                <Table.Td>
-                  <Anchor component={Link} to={`/admin/orgs/${org.id}`}>
-                    {org.name}
-                  </Anchor>
-                </Table.Td>
-                <Table.Td>{formatDate(org.created_at)}</Table.Td>
-                <Table.Td>
-                  <Group gap="xs" justify="flex-end">
-                    {can.canEditOrg(org.id) && (
-                      <Button size="xs" variant="default" onClick={() => setRenaming(org)}>
-                        Rename
-                      </Button>
-                    )}
-                    {can.canDeleteOrg && (
-                      <ConfirmButton
-                        label="Delete"
-                        title="Delete organization"
-                        message={`Delete “${org.name}”? Only an organization without groups can be deleted.`}
-                        confirmLabel="Delete organization"
-                        onConfirm={() => deleteOrg.mutateAsync(org.id)}
-                      />
-                    )}
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        <LoadMore {...orgs} />
-      </ListState>
+        striped
+        highlightOnHover
+        head={
+          <>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Created</Table.Th>
+            <Table.Th aria-label="Actions" />
+          </>
+        }
+        row={(org) => (
+          <Table.Tr key={org.id}>
+            <Table.Td>
+              <Anchor component={Link} to={`/admin/orgs/${org.id}`}>
+                {org.name}
+              </Anchor>
+            </Table.Td>
+            <Table.Td>{formatDate(org.created_at)}</Table.Td>
+            <Table.Td>
+              <Group gap="xs" justify="flex-end">
+                {can('org.update', { orgId: org.id }) && (
+                  <Button size="xs" variant="default" onClick={() => setRenaming(org)}>
+                    Rename
+                  </Button>
+                )}
+                {can('org.delete', { orgId: org.id }) && (
+                  <ConfirmButton
+                    label="Delete"
+                    title="Delete organization"
+                    message={`Delete “${org.name}”? Only an organization without groups can be deleted.`}
+                    confirmLabel="Delete organization"
+                    onConfirm={() => deleteOrg.mutateAsync(org.id)}
+                  />
+                )}
+              </Group>
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
       <NameModal
         opened={creating}
         onClose={() => setCreating(false)}

@@ -23,6 +23,8 @@ const EMPTY = { email: '', name: '', password: '', groupId: null as string | nul
 
 export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalProps) {
   const { can } = useSession();
+  // Only someone allowed to create users outside any group may leave the group empty.
+  const mustPickGroup = !can('user.create');
   const create = useCreateUser();
   const groups = useAssignableGroups(opened);
   const [form, setForm] = useState(EMPTY);
@@ -46,7 +48,7 @@ export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalP
       setProblem('Email, name and initial password are required.');
       return;
     }
-    if (can.mustPickGroupForNewUser && !form.groupId) {
+    if (mustPickGroup && !form.groupId) {
       setProblem('Choose a group you administer for the new user.');
       return;
     }
@@ -92,11 +94,11 @@ export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalP
           <PasswordStrength password={form.password} email={form.email.trim()} name={form.name.trim()} />
           <Select
             label="Group"
-            placeholder={groups.isPending ? 'Loading groups…' : can.mustPickGroupForNewUser ? 'Choose a group' : 'No group'}
+            placeholder={groups.isPending ? 'Loading groups…' : mustPickGroup ? 'Choose a group' : 'No group'}
             data={groups.options}
             value={form.groupId}
             onChange={(value) => set('groupId', value)}
-            clearable={!can.mustPickGroupForNewUser}
+            clearable={!mustPickGroup}
             searchable
             nothingFoundMessage="No groups available"
           />

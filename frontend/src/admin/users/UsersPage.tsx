@@ -1,14 +1,16 @@
 import { Alert, Badge, Button, Group, Stack, Table, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
-import { useUpdateUser, useUsers } from '../../api/hooks/users';
+import { useSetSuperAdmin, useUpdateUser, useUsers } from '../../api/hooks/users';
 import type { UserOut } from '../../api/types';
+import type { Action } from '../../auth/capabilities';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
-import { ListState, LoadMore } from '../../ui/ListState';
+import { PagedTable } from '../../ui/PagedTable';
 import { PageHeader } from '../PageHeader';
 import { CreateUserModal } from './CreateUserModal';
+import { ResetPasswordModal } from './ResetPasswordModal';
 
 function StatusBadges({ user }: { user: UserOut }) {
   return (
@@ -31,11 +33,19 @@ function StatusBadges({ user }: { user: UserOut }) {
 }
 
 export function UsersPage() {
-  const { can } = useSession();
+  const { me, can, canSomewhere } = useSession();
+  // The server answers whether this user lies wholly in the caller's reach; offer the action to
+  // anyone who may take it somewhere, except on themself, and on a super admin only to whoever
+  // may take it anywhere.
+  const offers = (action: Action, user: UserOut) =>
+    user.id !== me.user.id && (can(action) || (!user.is_super_admin && canSomewhere(action)));
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 300);
   const users = useUsers({ q });
   const update = useUpdateUser();
+  const setSuperAdmin = useSetSuperAdmin();
+  const [resetting, setResetting] = useState<UserOut | null>(null);
+  const [wasReset, setWasReset] = useState<UserOut | null>(null);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<UserOut | null>(null);
 
@@ -51,58 +61,77 @@ export function UsersPage() {
           Created {created.name} ({created.email}). They will choose a new password at first sign-in.
         </Alert>
       )}
+      {wasReset && (
+        <Alert color="green" mb="md" withCloseButton onClose={() => setWasReset(null)} closeButtonLabel="Dismiss">
+          Reset the password of {wasReset.name} ({wasReset.email}). They are signed out and will choose a new password
+          at their next sign-in.
+        </Alert>
+      )}
       <TextInput label="Search users" value={search} onChange={(event) => setSearch(event.currentTarget.value)} mb="md" maw={320} />
-      <ListState
-        isPending={users.isPending}
-        error={users.error}
-        isEmpty={users.items.length === 0}
+      <PagedTable
+        list={users}
         empty={q ? 'No users match this search.' : 'No users yet.'}
-        onRetry={users.refetch}
-      >
-        <Table striped highlightOnHover>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Email</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>Created</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {users.items.map((user) => (
-              <Table.Tr key={user.id}>
-                <Table.Td>{user.name}</Table.Td>
-                <Table.Td>{user.email}</Table.Td>
-                <Table.Td>
-                  <StatusBadges user={user} />
-                </Table.Td>
-                <Table.Td>{formatDate(user.created_at)}</Table.Td>
-                <Table.Td>
-                  {can.canSetUserActive(user) && (
-                    <Group justify="flex-end">
-                      <ConfirmButton
-                        label={user.active ? 'Deactivate' : 'Activate'}
-                        color={user.active ? 'red' : 'green'}
-                        title={user.active ? 'Deactivate user' : 'Activate user'}
-                        message={
-                          user.active
-                            ? `${user.name} will be signed out and can no longer sign in.`
-                            : `${user.name} will be able to sign in again.`
-                        }
-                        confirmLabel={user.active ? 'Deactivate' : 'Activate'}
-                        onConfirm={() => update.mutateAsync({ userId: user.id, changes: { active: !user.active } })}
-                      />
-                    </Group>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        <LoadMore {...users} />
-      </ListState>
+        striped
+        highlightOnHover
+        head={
+          <>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Email</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Created</Table.Th>
+            <Table.Th aria-label="Actions" />
+          </>
+        }
+        row={(user) => (
+          <Table.Tr key={user.id}>
+            <Table.Td>{user.name}</Table.Td>
+            <Table.Td>{user.email}</Table.Td>
+            <Table.Td>
+              <StatusBadges user={user} />
+            </Table.Td>
+            <Table.Td>{formatDate(user.created_at)}</Table.Td>
+            <Table.Td>
+              <Group justify="flex-end" gap="xs" wrap="nowrap">
+                {offers('user.reset_password', user) && (
+                  <Button size="xs" variant="default" onClick={() => setResetting(user)}>
+                    Reset password
+                  </Button>
+                )}
+                {can('user.super_admin.manage') && user.id !== me.user.id && (
+                  <ConfirmButton
+                    label={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
+                    color={user.is_super_admin ? 'red' : 'grape'}
+                    title={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
+                    message={
+                      user.is_super_admin
+                        ? `${user.name} will no longer be a super admin.`
+                        : `${user.name} will be a super admin, allowed to do everything in every organization.`
+                    }
+                    confirmLabel={user.is_super_admin ? 'Revoke' : 'Grant'}
+                    onConfirm={() => setSuperAdmin.mutateAsync({ userId: user.id, grant: !user.is_super_admin })}
+                  />
+                )}
+                {offers('user.set_active', user) && (
+                  <ConfirmButton
+                    label={user.active ? 'Deactivate' : 'Activate'}
+                    color={user.active ? 'red' : 'green'}
+                    title={user.active ? 'Deactivate user' : 'Activate user'}
+                    message={
+                      user.active
+                        ? `${user.name} will be signed out and can no longer sign in.`
+                        : `${user.name} will be able to sign in again.`
+                    }
+                    confirmLabel={user.active ? 'Deactivate' : 'Activate'}
+                    onConfirm={() => update.mutateAsync({ userId: user.id, changes: { active: !user.active } })}
+                  />
+                )}
+              </Group>
+            </Table.Td>
+          </Table.Tr>
+        )}
+      />
       <CreateUserModal opened={creating} onClose={() => setCreating(false)} onCreated={setCreated} />
+      <ResetPasswordModal user={resetting} onClose={() => setResetting(null)} onReset={setWasReset} />
     </Stack>
   );
 }

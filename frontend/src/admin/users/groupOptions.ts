@@ -25,7 +25,9 @@ export function useAssignableGroups(enabled: boolean): { options: GroupOption[];
     };
     const orgName = new Map(orgs.items.map((org) => [org.id, org.name]));
     for (const group of groups.groups) {
-      if (can.canManageGroup(group.org_id, group.id)) add(orgName.get(group.org_id) ?? 'Other', group.id, group.name);
+      if (can('user.create', { orgId: group.org_id, groupId: group.id })) {
+        add(orgName.get(group.org_id) ?? 'Other', group.id, group.name);
+      }
     }
     // Group admins may not see the organization list; their grants name their groups.
     for (const role of me.roles) {

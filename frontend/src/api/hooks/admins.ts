@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient, type QueryKey } from '@tanstack/react-query';
-import { api, compact, send, unwrap } from '../client';
-import { keys, ME_KEY } from '../keys';
-import { PAGE_SIZE, usePaged, type PagedList } from '../paged';
+import { api, send, unwrap } from '../client';
+import { queries, scopes } from '../keys';
+import { usePaged, type PagedList } from '../paged';
 import type { AdminGrantOut } from '../types';
 
 /** One admin list (org or group) with its grant and revoke actions. */
@@ -17,7 +17,7 @@ function useGrantMutation(listKey: QueryKey, put: (userId: string) => Promise<Ad
     mutationFn: put,
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: listKey });
-      void client.invalidateQueries({ queryKey: ME_KEY });
+      void client.invalidateQueries({ queryKey: scopes.me });
     },
   });
 }
@@ -28,18 +28,17 @@ function useRevokeMutation(listKey: QueryKey, remove: (userId: string) => Promis
     mutationFn: remove,
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: listKey });
-      void client.invalidateQueries({ queryKey: ME_KEY });
+      void client.invalidateQueries({ queryKey: scopes.me });
     },
   });
 }
 
 export function useOrgAdmins(orgId: string): AdminGrants {
-  const key = keys.orgAdmins(orgId);
+  const list = queries.orgAdmins(orgId);
+  const key = list.queryKey;
   const path = { org_id: orgId };
   return {
-    list: usePaged<AdminGrantOut>(key, (cursor) =>
-      unwrap(api.GET('/api/v1/orgs/{org_id}/admins', { params: { path, query: compact({ limit: PAGE_SIZE, cursor }) } })),
-    ),
+    list: usePaged<AdminGrantOut>(list),
     grant: useGrantMutation(key, (userId) =>
       unwrap(api.PUT('/api/v1/orgs/{org_id}/admins/{user_id}', { params: { path: { ...path, user_id: userId } } })),
     ),
@@ -50,14 +49,11 @@ export function useOrgAdmins(orgId: string): AdminGrants {
 }
 
 export function useGroupAdmins(groupId: string): AdminGrants {
-  const key = keys.groupAdmins(groupId);
+  const list = queries.groupAdmins(groupId);
+  const key = list.queryKey;
   const path = { group_id: groupId };
   return {
-    list: usePaged<AdminGrantOut>(key, (cursor) =>
-      unwrap(
-        api.GET('/api/v1/groups/{group_id}/admins', { params: { path, query: compact({ limit: PAGE_SIZE, cursor }) } }),
-      ),
-    ),
+    list: usePaged<AdminGrantOut>(list),
     grant: useGrantMutation(key, (userId) =>
       unwrap(api.PUT('/api/v1/groups/{group_id}/admins/{user_id}', { params: { path: { ...path, user_id: userId } } })),
     ),

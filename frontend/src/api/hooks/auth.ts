@@ -3,9 +3,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, send, unwrap } from '../client';
 import { setCsrfToken } from '../csrf';
 import { isApiError } from '../errors';
-import { keys, ME_KEY } from '../keys';
+import { queries, scopes } from '../keys';
+import { fetchMe } from '../me';
 import type { LoginRequest, MeOut, PasswordChangeRequest } from '../types';
-import { fetchMe } from './me';
 
 export function useLogin() {
   const client = useQueryClient();
@@ -24,13 +24,14 @@ export function useLogin() {
         user: login.user,
         roles: [],
         memberships: [],
+        capabilities: { actions: [], orgs: [], groups: [] },
         csrf_token: login.csrf_token,
         must_change_password: login.must_change_password,
       };
     },
     onSuccess: (me) => {
-      client.removeQueries({ predicate: (query) => query.queryKey[0] !== ME_KEY[0] });
-      client.setQueryData(ME_KEY, me);
+      client.removeQueries({ predicate: (query) => query.queryKey[0] !== scopes.me[0] });
+      client.setQueryData(scopes.me, me);
     },
   });
 }
@@ -42,8 +43,8 @@ export function useLogout() {
     onSettled: () => {
       // Forget everything locally even if the server call failed.
       setCsrfToken(null);
-      client.removeQueries({ predicate: (query) => query.queryKey[0] !== ME_KEY[0] });
-      client.setQueryData(ME_KEY, null);
+      client.removeQueries({ predicate: (query) => query.queryKey[0] !== scopes.me[0] });
+      client.setQueryData(scopes.me, null);
     },
   });
 }
@@ -54,7 +55,7 @@ export function useChangePassword() {
     mutationFn: (body: PasswordChangeRequest) => unwrap(api.POST('/api/v1/auth/password', { body })),
     onSuccess: (me) => {
       setCsrfToken(me.csrf_token);
-      client.setQueryData(ME_KEY, me);
+      client.setQueryData(scopes.me, me);
     },
   });
 }
@@ -66,13 +67,6 @@ export function usePasswordCheck(password: string, context: { email?: string; na
   const [debounced] = useDebouncedValue(password, PASSWORD_CHECK_DELAY_MS);
   const email = context.email || null;
   const name = context.name || null;
-  const query = useQuery({
-    queryKey: [...keys.passwordCheck, debounced, email, name],
-    queryFn: () =>
-      unwrap(api.POST('/api/v1/auth/password-check', { body: { password: debounced, email, name } })),
-    enabled: debounced.length > 0,
-    staleTime: Infinity,
-    gcTime: 30_000,
-  });
+  const query = useQuery(queries.passwordCheck(debounced, email, name));
   return { ...query, settled: debounced === password };
 }

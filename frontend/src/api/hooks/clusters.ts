@@ -1,21 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, compact, send, unwrap } from '../client';
-import { keys } from '../keys';
-import { PAGE_SIZE, usePaged } from '../paged';
+import { api, send, unwrap } from '../client';
+import { PAGE_SIZE, queries, scopes } from '../keys';
+import { usePaged } from '../paged';
 import type { ClusterOut, ClusterRegister } from '../types';
 
 export function useClusters(limit = PAGE_SIZE) {
-  return usePaged<ClusterOut>([...keys.clusters, 'list', limit], (cursor) =>
-    unwrap(api.GET('/api/v1/clusters', { params: { query: compact({ limit, cursor }) } })),
-  );
+  return usePaged<ClusterOut>(queries.clusters(limit));
 }
 
 export function useCluster(clusterId: string) {
-  return useQuery({
-    queryKey: keys.cluster(clusterId),
-    queryFn: () =>
-      unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
-  });
+  return useQuery(queries.cluster(clusterId));
 }
 
 export function useRegisterCluster() {
@@ -24,7 +18,7 @@ export function useRegisterCluster() {
     mutationFn: (body: ClusterRegister) => unwrap(api.POST('/api/v1/clusters', { body })),
     // The request carries a kubeconfig with credentials: drop it from the cache at once.
     gcTime: 0,
-    onSuccess: () => client.invalidateQueries({ queryKey: [...keys.clusters, 'list'] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.clusterLists }),
   });
 }
 
@@ -34,8 +28,8 @@ export function useRemoveCluster() {
     mutationFn: (clusterId: string) =>
       send(api.DELETE('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
     onSuccess: (_, clusterId) => {
-      client.removeQueries({ queryKey: keys.cluster(clusterId) });
-      return client.invalidateQueries({ queryKey: [...keys.clusters, 'list'] });
+      client.removeQueries({ queryKey: queries.cluster(clusterId).queryKey });
+      return client.invalidateQueries({ queryKey: scopes.clusterLists });
     },
   });
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../client';
 import { idempotencyHeaders, retryIdempotent, type Idempotent } from '../idempotency';
-import { keys } from '../keys';
+import { queries, scopes } from '../keys';
 import type { MintRequest, TransferRequest } from '../types';
 
 /** New credits into an organization's wallet (super admin). */
@@ -11,7 +11,7 @@ export function useMint() {
     mutationFn: ({ body, idempotencyKey }: Idempotent<MintRequest>) =>
       unwrap(api.POST('/api/v1/credits/mint', { body, headers: idempotencyHeaders(idempotencyKey) })),
     retry: retryIdempotent,
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.wallets }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.wallets }),
   });
 }
 
@@ -22,16 +22,11 @@ export function useTransfer() {
     mutationFn: ({ body, idempotencyKey }: Idempotent<TransferRequest>) =>
       unwrap(api.POST('/api/v1/credits/transfers', { body, headers: idempotencyHeaders(idempotencyKey) })),
     retry: retryIdempotent,
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.wallets }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.wallets }),
   });
 }
 
 /** The ledger's self-check (super admin); runs only when asked for. */
 export function useLedgerCheck() {
-  return useQuery({
-    queryKey: keys.ledgerCheck,
-    queryFn: () => unwrap(api.GET('/api/v1/credits/check')),
-    enabled: false,
-    staleTime: 0,
-  });
+  return useQuery(queries.ledgerCheck());
 }

@@ -1,32 +1,17 @@
 import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, compact, send, unwrap } from '../client';
-import { keys } from '../keys';
-import { PAGE_SIZE, usePaged } from '../paged';
+import { api, send, unwrap } from '../client';
+import { queries, scopes } from '../keys';
+import { usePaged } from '../paged';
 import type { GroupOut } from '../types';
 
-function fetchGroupPage(orgId: string, cursor: string | undefined, limit = PAGE_SIZE) {
-  return unwrap(
-    api.GET('/api/v1/orgs/{org_id}/groups', {
-      params: { path: { org_id: orgId }, query: compact({ limit, cursor }) },
-    }),
-  );
-}
-
 export function useGroups(orgId: string | null) {
-  return usePaged<GroupOut>(
-    keys.orgGroups(orgId ?? ''),
-    (cursor) => fetchGroupPage(orgId ?? '', cursor),
-    Boolean(orgId),
-  );
+  return usePaged<GroupOut>(queries.orgGroups(orgId ?? ''), Boolean(orgId));
 }
 
 /** First page (up to 200) of groups for each organization, for pickers. */
 export function useGroupsOfOrgs(orgIds: string[]) {
   return useQueries({
-    queries: orgIds.map((orgId) => ({
-      queryKey: [...keys.orgGroups(orgId), 'all'],
-      queryFn: () => fetchGroupPage(orgId, undefined, 200),
-    })),
+    queries: orgIds.map((orgId) => queries.allOrgGroups(orgId)),
     combine: (results) => ({
       groups: results.flatMap((result) => result.data?.items ?? []),
       isPending: results.some((result) => result.isPending),
@@ -35,10 +20,7 @@ export function useGroupsOfOrgs(orgIds: string[]) {
 }
 
 export function useGroup(groupId: string) {
-  return useQuery({
-    queryKey: keys.group(groupId),
-    queryFn: () => unwrap(api.GET('/api/v1/groups/{group_id}', { params: { path: { group_id: groupId } } })),
-  });
+  return useQuery(queries.group(groupId));
 }
 
 export function useCreateGroup(orgId: string) {
@@ -46,7 +28,7 @@ export function useCreateGroup(orgId: string) {
   return useMutation({
     mutationFn: (name: string) =>
       unwrap(api.POST('/api/v1/orgs/{org_id}/groups', { params: { path: { org_id: orgId } }, body: { name } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.groups }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.groups }),
   });
 }
 
@@ -55,7 +37,7 @@ export function useRenameGroup() {
   return useMutation({
     mutationFn: ({ groupId, name }: { groupId: string; name: string }) =>
       unwrap(api.PATCH('/api/v1/groups/{group_id}', { params: { path: { group_id: groupId } }, body: { name } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.groups }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.groups }),
   });
 }
 
@@ -65,8 +47,8 @@ export function useDeleteGroup() {
     mutationFn: (groupId: string) =>
       send(api.DELETE('/api/v1/groups/{group_id}', { params: { path: { group_id: groupId } } })),
     onSuccess: (_, groupId) => {
-      client.removeQueries({ queryKey: keys.group(groupId) });
-      return client.invalidateQueries({ queryKey: [...keys.groups, 'by-org'] });
+      client.removeQueries({ queryKey: queries.group(groupId).queryKey });
+      return client.invalidateQueries({ queryKey: scopes.groupLists });
     },
   });
 }

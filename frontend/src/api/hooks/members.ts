@@ -1,21 +1,23 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, compact, send, unwrap } from '../client';
-import { keys, ME_KEY } from '../keys';
-import { PAGE_SIZE, usePaged } from '../paged';
+import { api, send, unwrap } from '../client';
+import { queries, scopes } from '../keys';
+import { usePaged } from '../paged';
 import type { MembershipOut, MembershipPut } from '../types';
 
 export function useMembers(groupId: string) {
-  return usePaged<MembershipOut>(keys.members(groupId), (cursor) =>
-    unwrap(
-      api.GET('/api/v1/groups/{group_id}/members', {
-        params: { path: { group_id: groupId }, query: compact({ limit: PAGE_SIZE, cursor }) },
-      }),
-    ),
-  );
+  return usePaged<MembershipOut>(queries.members(groupId));
+}
+
+function useMembershipChanged(groupId: string) {
+  const client = useQueryClient();
+  return () => {
+    void client.invalidateQueries({ queryKey: queries.members(groupId).queryKey });
+    void client.invalidateQueries({ queryKey: scopes.me });
+  };
 }
 
 export function usePutMember(groupId: string) {
-  const client = useQueryClient();
+  const changed = useMembershipChanged(groupId);
   return useMutation({
     mutationFn: ({ userId, body }: { userId: string; body: MembershipPut }) =>
       unwrap(
@@ -24,15 +26,12 @@ export function usePutMember(groupId: string) {
           body,
         }),
       ),
-    onSuccess: () => {
-      void client.invalidateQueries({ queryKey: keys.members(groupId) });
-      void client.invalidateQueries({ queryKey: ME_KEY });
-    },
+    onSuccess: changed,
   });
 }
 
 export function useRemoveMember(groupId: string) {
-  const client = useQueryClient();
+  const changed = useMembershipChanged(groupId);
   return useMutation({
     mutationFn: (userId: string) =>
       send(
@@ -40,9 +39,6 @@ export function useRemoveMember(groupId: string) {
           params: { path: { group_id: groupId, user_id: userId } },
         }),
       ),
-    onSuccess: () => {
-      void client.invalidateQueries({ queryKey: keys.members(groupId) });
-      void client.invalidateQueries({ queryKey: ME_KEY });
-    },
+    onSuccess: changed,
   });
 }

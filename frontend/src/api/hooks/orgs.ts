@@ -1,27 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, compact, send, unwrap } from '../client';
-import { keys } from '../keys';
-import { PAGE_SIZE, usePaged } from '../paged';
+import { api, send, unwrap } from '../client';
+import { PAGE_SIZE, queries, scopes } from '../keys';
+import { usePaged } from '../paged';
 import type { OrgOut } from '../types';
 
 export function useOrgs(q = '', limit = PAGE_SIZE) {
-  return usePaged<OrgOut>([...keys.orgs, 'list', q, limit], (cursor) =>
-    unwrap(api.GET('/api/v1/orgs', { params: { query: compact({ q, limit, cursor }) } })),
-  );
+  return usePaged<OrgOut>(queries.orgs(q, limit));
 }
 
 export function useOrg(orgId: string) {
-  return useQuery({
-    queryKey: keys.org(orgId),
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}', { params: { path: { org_id: orgId } } })),
-  });
+  return useQuery(queries.org(orgId));
 }
 
 export function useCreateOrg() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (name: string) => unwrap(api.POST('/api/v1/orgs', { body: { name } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.orgs }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.orgs }),
   });
 }
 
@@ -30,7 +25,7 @@ export function useRenameOrg() {
   return useMutation({
     mutationFn: ({ orgId, name }: { orgId: string; name: string }) =>
       unwrap(api.PATCH('/api/v1/orgs/{org_id}', { params: { path: { org_id: orgId } }, body: { name } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.orgs }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.orgs }),
   });
 }
 
@@ -39,8 +34,8 @@ export function useDeleteOrg() {
   return useMutation({
     mutationFn: (orgId: string) => send(api.DELETE('/api/v1/orgs/{org_id}', { params: { path: { org_id: orgId } } })),
     onSuccess: (_, orgId) => {
-      client.removeQueries({ queryKey: keys.org(orgId) });
-      return client.invalidateQueries({ queryKey: [...keys.orgs, 'list'] });
+      client.removeQueries({ queryKey: queries.org(orgId).queryKey });
+      return client.invalidateQueries({ queryKey: scopes.orgLists });
     },
   });
 }

@@ -1,23 +1,14 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, compact, unwrap } from '../client';
-import { keys } from '../keys';
-import { PAGE_SIZE, usePaged } from '../paged';
+import { api, send, unwrap } from '../client';
+import type { UserFilters } from '../filters';
+import { queries, scopes } from '../keys';
+import { usePaged } from '../paged';
 import type { UserCreate, UserOut, UserUpdate } from '../types';
 
-export interface UserFilters {
-  q?: string;
-  org_id?: string;
-  group_id?: string;
-  limit?: number;
-}
+export type { UserFilters } from '../filters';
 
 export function useUsers(filters: UserFilters = {}, enabled = true) {
-  const query = compact({ limit: PAGE_SIZE, ...filters });
-  return usePaged<UserOut>(
-    [...keys.users, 'list', query],
-    (cursor) => unwrap(api.GET('/api/v1/users', { params: { query: compact({ ...query, cursor }) } })),
-    enabled,
-  );
+  return usePaged<UserOut>(queries.users(filters), enabled);
 }
 
 export function useCreateUser() {
@@ -25,8 +16,8 @@ export function useCreateUser() {
   return useMutation({
     mutationFn: (body: UserCreate) => unwrap(api.POST('/api/v1/users', { body })),
     onSuccess: () => {
-      void client.invalidateQueries({ queryKey: keys.users });
-      void client.invalidateQueries({ queryKey: ['members'] });
+      void client.invalidateQueries({ queryKey: scopes.users });
+      void client.invalidateQueries({ queryKey: scopes.members });
     },
   });
 }
@@ -36,6 +27,40 @@ export function useUpdateUser() {
   return useMutation({
     mutationFn: ({ userId, changes }: { userId: string; changes: UserUpdate }) =>
       unwrap(api.PATCH('/api/v1/users/{user_id}', { params: { path: { user_id: userId } }, body: changes })),
-    onSuccess: () => client.invalidateQueries({ queryKey: keys.users }),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.users }),
+  });
+}
+
+/** A new initial password: the user is signed out everywhere and must change it at next sign-in. */
+export function useResetPassword() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ userId, initialPassword }: { userId: string; initialPassword: string }) =>
+      unwrap(
+        api.POST('/api/v1/users/{user_id}/password-reset', {
+          params: { path: { user_id: userId } },
+          body: { initial_password: initialPassword },
+        }),
+      ),
+    onSuccess: () => client.invalidateQueries({ queryKey: scopes.users }),
+  });
+}
+
+/** Grant or revoke super admin (super admin only). */
+export function useSetSuperAdmin() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ userId, grant }: { userId: string; grant: boolean }) => {
+      const params = { params: { path: { user_id: userId } } };
+      return send(
+        grant
+          ? api.PUT('/api/v1/users/{user_id}/super-admin', params)
+          : api.DELETE('/api/v1/users/{user_id}/super-admin', params),
+      );
+    },
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: scopes.users });
+      void client.invalidateQueries({ queryKey: scopes.me });
+    },
   });
 }

@@ -1,0 +1,163 @@
+"""Queries on the clusters domain's tables: clusters, GPU cards and refused internal calls."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.clusters.models import CallbackRefusal, Cluster, GpuCard
+
+
+@dataclass(frozen=True)
+class Summary:
+    cluster: Cluster
+    nodes: int
+    cards: int
+    healthy: int
+    missing: int
+
+
+async def cluster(db: AsyncSession, cluster_id: uuid.UUID, *, lock: bool = False) -> Cluster | None:
+    return await db.get(Cluster, cluster_id, with_for_update=lock)
+
+
+async def all_clusters(db: AsyncSession) -> list[Cluster]:
+    return list(await db.scalars(select(Cluster).order_by(Cluster.name)))
+
+
+async def summaries(db: AsyncSession, ids: Sequence[uuid.UUID] | None = None) -> list[Summary]:
+    """Clusters by name with their card counts, in two queries whatever their number."""
+    query = select(Cluster).order_by(Cluster.name)
+    if ids is not None:
+        query = query.where(Cluster.id.in_(list(ids)))
+    clusters = list(await db.scalars(query))
+    counts = {
+        row.cluster_id: row
+        for row in await db.execute(
+            select(
+                GpuCard.cluster_id,
+                func.count(func.distinct(GpuCard.node)).label("nodes"),
+                func.count().label("cards"),
+                func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("healthy"),
+                func.count().filter(GpuCard.missing).label("missing"),
+            ).group_by(GpuCard.cluster_id)
+        )
+    }
+    out = []
+    for found in clusters:
+        row = counts.get(found.id)
+        out.append(
+            Summary(
+                found,
+                row.nodes if row else 0,
+                row.cards if row else 0,
+                row.healthy if row else 0,
+                row.missing if row else 0,
+            )
+        )
+    return out
+
+
+async def cards_of(db: AsyncSession, cluster_id: uuid.UUID) -> list[GpuCard]:
+    return list(
+        await db.scalars(
+            select(GpuCard)
+            .where(GpuCard.cluster_id == cluster_id)
+            .order_by(GpuCard.node, GpuCard.uuid)
+        )
+    )
+
+
+async def touch(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> None:
+    """The cluster's operator was heard from at `now`."""
+    await db.execute(update(Cluster).where(Cluster.id == cluster_id).values(last_contact_at=now))
+
+
+async def set_status(
+    db: AsyncSession, cluster_id: uuid.UUID, status: str, message: str, now: datetime
+) -> None:
+    values: dict[str, object] = {"status": status, "status_message": message}
+    if status == "connected":
+        values["last_contact_at"] = now
+    await db.execute(update(Cluster).where(Cluster.id == cluster_id).values(**values))
+
+
+# ---- refused internal calls ----------------------------------------------------------------
+
+
+async def count_refusal(
+    db: AsyncSession, source: str, reason: str, window_start: datetime, now: datetime
+) -> bool:
+    """Add one to an existing (source, reason, window) row; False when there is none yet."""
+    counted = await db.execute(
+        update(CallbackRefusal)
+        .where(
+            CallbackRefusal.source == source,
+            CallbackRefusal.reason == reason,
+            CallbackRefusal.window_start == window_start,
+        )
+        .values(refusals=CallbackRefusal.refusals + 1, last_at=now)
+        .returning(CallbackRefusal.refusals)
+    )
+    return counted.first() is not None
+
+
+async def sources_in_window(db: AsyncSession, window_start: datetime) -> int:
+    return int(
+        await db.scalar(select(func.count()).where(CallbackRefusal.window_start == window_start))
+        or 0
+    )
+
+
+async def open_refusal(
+    db: AsyncSession, source: str, reason: str, window_start: datetime, route: str, now: datetime
+) -> bool:
+    """Start the (source, reason, window) row, or count on it when a concurrent call started it
+    first; True when this call started it."""
+    started = await db.execute(
+        insert(CallbackRefusal)
+        .values(
+            source=source,
+            reason=reason,
+            window_start=window_start,
+            route=route,
+            first_at=now,
+            last_at=now,
+            refusals=1,
+        )
+        .on_conflict_do_update(
+            index_elements=["source", "reason", "window_start"],
+            set_={"refusals": CallbackRefusal.refusals + 1, "last_at": now},
+        )
+        .returning(CallbackRefusal.refusals)
+    )
+    return started.scalar_one() == 1
+
+
+async def forget_refusals_before(db: AsyncSession, cutoff: datetime) -> None:
+    await db.execute(delete(CallbackRefusal).where(CallbackRefusal.window_start < cutoff))
+
+
+async def refusals(
+    db: AsyncSession, limit: int, after: tuple[datetime, str, str] | None
+) -> list[CallbackRefusal]:
+    """Newest window first, then by source and reason."""
+    query = select(CallbackRefusal).order_by(
+        CallbackRefusal.window_start.desc(), CallbackRefusal.source, CallbackRefusal.reason
+    )
+    if after is not None:
+        at, source, reason = after
+        query = query.where(
+            (CallbackRefusal.window_start < at)
+            | (
+                (CallbackRefusal.window_start == at)
+                & (tuple_(CallbackRefusal.source, CallbackRefusal.reason) > tuple_(source, reason))
+            )
+        )
+    return list(await db.scalars(query.limit(limit)))

@@ -1,0 +1,188 @@
+"""Every input is bounded in the spec: strings by a length their column can hold, datetimes by
+the one datetime type, so that oversized or unstorable values are a 422 and never a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import String
+from sqlalchemy.orm import InstrumentedAttribute
+
+from gshare.api.openapi import spec
+from gshare.audit.models import AuditEntry
+from gshare.clusters.models import Cluster, GpuCard
+from gshare.identity.models import Group, Organization, SignInFailure, User
+from gshare.kit.schemas import UTC_DATETIME_MARK
+
+SPEC: dict[str, Any] = spec()
+METHODS = {"get", "post", "put", "patch", "delete"}
+# Strings whose shape already bounds them.
+BOUNDED_FORMATS = {"uuid", "date-time"}
+
+# Where each stored string input ends up. A free-text input must be listed here or in
+# NOT_STORED, so a new field is a decision rather than an oversight.
+COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
+    ("LoginRequest", "email"): SignInFailure.email_key,
+    ("OrgCreate", "name"): Organization.name,
+    ("OrgUpdate", "name"): Organization.name,
+    ("GroupCreate", "name"): Group.name,
+    ("GroupUpdate", "name"): Group.name,
+    ("UserCreate", "email"): User.email,
+    ("UserCreate", "name"): User.name,
+    ("UserUpdate", "name"): User.name,
+    ("ClusterRegister", "name"): Cluster.name,
+    ("ClusterRegister", "sessions_domain"): Cluster.sessions_domain,
+    ("ReportedCard", "uuid"): GpuCard.uuid,
+    ("ReportedCard", "model"): GpuCard.model,
+    ("ReportedNode", "name"): GpuCard.node,
+    ("GET /api/v1/audit", "action"): AuditEntry.action,
+    ("GET /api/v1/audit", "target_type"): AuditEntry.target_type,
+    ("GET /api/v1/audit", "target_id"): AuditEntry.target_id,
+}
+NOT_STORED = {
+    ("LoginRequest", "password"),  # only compared with a hash
+    ("PasswordChangeRequest", "current_password"),
+    ("PasswordChangeRequest", "new_password"),  # stored hashed
+    ("PasswordCheckRequest", "password"),
+    ("PasswordCheckRequest", "email"),
+    ("PasswordCheckRequest", "name"),
+    ("UserCreate", "initial_password"),
+    ("PasswordResetRequest", "initial_password"),
+    ("ClusterRegister", "kubeconfig"),  # kept in a file, never in the database
+    ("MintRequest", "amount"),  # parsed into a bigint
+    ("MintRequest", "memo"),  # a text column
+    ("TransferRequest", "amount"),
+    ("TransferRequest", "memo"),
+    ("MonthlyGrantPut", "amount"),
+    ("StatusReport", "message"),  # a text column
+}
+
+
+@dataclass(frozen=True)
+class Input:
+    where: str  # the operation, for messages
+    owner: str  # a request body's schema name, or the operation for a parameter
+    name: str  # the property or parameter
+    schema: dict[str, Any]
+
+
+def _resolve(schema: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    ref = schema.get("$ref")
+    if ref is None:
+        return None, schema
+    name = ref.rsplit("/", 1)[-1]
+    return name, SPEC["components"]["schemas"][name]
+
+
+def _leaves(
+    schema: dict[str, Any], where: str, owner: str, name: str, seen: frozenset[str]
+) -> Iterator[Input]:
+    ref, schema = _resolve(schema)
+    if ref is not None:
+        if ref in seen:
+            return
+        seen = seen | {ref}
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for sub in schema.get(key, []):
+            yield from _leaves(sub, where, owner, name, seen)
+    if isinstance(schema.get("items"), dict):
+        yield from _leaves(schema["items"], where, owner, name, seen)
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield from _leaves(schema["additionalProperties"], where, owner, name, seen)
+    for prop, sub in schema.get("properties", {}).items():
+        yield from _leaves(sub, where, ref or owner, prop, seen)
+    types = schema.get("type")
+    if types == "string" or (isinstance(types, list) and "string" in types):
+        yield Input(where, owner, name, schema)
+
+
+def inputs() -> Iterator[Input]:
+    for path, item in SPEC["paths"].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            where = f"{method.upper()} {path}"
+            for param in operation.get("parameters", []):
+                if param["in"] in ("query", "path"):
+                    yield from _leaves(param["schema"], where, where, param["name"], frozenset())
+            body = operation.get("requestBody", {}).get("content", {})
+            for media in body.values():
+                yield from _leaves(media["schema"], where, where, "body", frozenset())
+
+
+INPUTS = list(inputs())
+
+
+def _free_text(i: Input) -> bool:
+    return (
+        i.schema.get("format") not in BOUNDED_FORMATS
+        and "enum" not in i.schema
+        and "const" not in i.schema
+    )
+
+
+def test_the_walk_finds_the_inputs_it_should() -> None:
+    found = {(i.owner, i.name) for i in INPUTS}
+    assert ("OrgCreate", "name") in found
+    assert ("MembershipPut", "expires_at") in found
+    assert ("GET /api/v1/audit", "since") in found
+    assert ("GET /api/v1/orgs", "cursor") in found
+
+
+def test_every_string_input_has_a_max_length() -> None:
+    unbounded = sorted(
+        {
+            f"{i.where}: {i.owner}.{i.name}"
+            for i in INPUTS
+            if _free_text(i) and "maxLength" not in i.schema
+        }
+    )
+    assert not unbounded, "strings without maxLength:\n" + "\n".join(unbounded)
+
+
+def test_every_datetime_input_uses_the_one_datetime_type() -> None:
+    loose = sorted(
+        {
+            f"{i.where}: {i.owner}.{i.name}"
+            for i in INPUTS
+            if i.schema.get("format") == "date-time" and UTC_DATETIME_MARK not in i.schema
+        }
+    )
+    assert not loose, "datetime inputs not typed UtcDatetime (kit/schemas.py):\n" + "\n".join(loose)
+
+
+def test_stored_strings_fit_their_columns() -> None:
+    too_long = []
+    for i in INPUTS:
+        column = COLUMNS.get((i.owner, i.name))
+        if column is None or "maxLength" not in i.schema:
+            continue
+        kind = column.property.columns[0].type
+        assert isinstance(kind, String), f"{column} is not a String"
+        assert kind.length, f"{column} has no length"
+        if i.schema["maxLength"] > kind.length:
+            too_long.append(f"{i.owner}.{i.name}: {i.schema['maxLength']} > {column} {kind.length}")
+    assert not too_long, "\n".join(too_long)
+
+
+@pytest.mark.parametrize("key", sorted(COLUMNS) + sorted(NOT_STORED), ids=".".join)
+def test_every_listed_input_still_exists(key: tuple[str, str]) -> None:
+    assert key in {(i.owner, i.name) for i in INPUTS}, f"{key} is no longer an input: unlist it"
+
+
+def test_every_free_text_input_is_known_to_be_stored_or_not() -> None:
+    # Parameters that only narrow a query (searches, cursors) are compared, never stored.
+    unknown = sorted(
+        {
+            f"{i.where}: {i.owner}.{i.name}"
+            for i in INPUTS
+            if _free_text(i)
+            and (i.owner, i.name) not in COLUMNS
+            and (i.owner, i.name) not in NOT_STORED
+            and not i.owner.startswith("GET ")
+        }
+    )
+    assert not unknown, "list these in COLUMNS or NOT_STORED:\n" + "\n".join(unknown)

@@ -1,0 +1,65 @@
+"""Every string the cluster and session routes take is bounded, and no longer than the column
+it is stored in, so an over-long value is a 422 and never a database error."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from sqlalchemy import String
+
+from gshare.clusters import schemas as cluster_schemas
+from gshare.clusters.models import Cluster, GpuCard
+from gshare.kit.schemas import RequestModel
+from gshare.sessions import schemas as session_schemas
+from gshare.sessions.models import InteractiveSession
+
+# request field -> the column it is stored in (None: kept outside the database, or Text)
+STORED: dict[tuple[str, str], Any] = {
+    ("ClusterRegister", "name"): Cluster.__table__.c.name,
+    ("ClusterRegister", "sessions_domain"): Cluster.__table__.c.sessions_domain,
+    ("ClusterRegister", "kubeconfig"): None,  # in the kubeconfig store
+    ("ReportedCard", "uuid"): GpuCard.__table__.c.uuid,
+    ("ReportedCard", "model"): GpuCard.__table__.c.model,
+    ("ReportedNode", "name"): GpuCard.__table__.c.node,
+    ("StatusReport", "message"): InteractiveSession.__table__.c.phase_message,
+}
+
+
+def _request_models() -> list[type[BaseModel]]:
+    return [
+        model
+        for module in (cluster_schemas, session_schemas)
+        for _, model in inspect.getmembers(module, inspect.isclass)
+        if issubclass(model, RequestModel) and model is not RequestModel
+    ]
+
+
+def _string_fields(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    properties = model.model_json_schema()["properties"]
+    return {
+        name: prop
+        for name, prop in properties.items()
+        if prop.get("type") == "string" and "enum" not in prop
+    }
+
+
+def test_every_string_field_is_known_and_bounded() -> None:
+    found = {
+        (model.__name__, name): prop
+        for model in _request_models()
+        for name, prop in _string_fields(model).items()
+    }
+    assert set(found) == set(STORED)
+    unbounded = [key for key, prop in found.items() if "maxLength" not in prop]
+    assert unbounded == []
+
+
+@pytest.mark.parametrize(("field", "column"), STORED.items(), ids=lambda v: str(v))
+def test_a_bound_fits_its_column(field: tuple[str, str], column: Any) -> None:
+    if column is None or not isinstance(column.type, String) or column.type.length is None:
+        return
+    model = next(m for m in _request_models() if m.__name__ == field[0])
+    assert _string_fields(model)[field[1]]["maxLength"] <= column.type.length
