@@ -1,0 +1,1 @@
+"""Capacity: GPU inventory, tiers, pools, MIG layouts, policies, placement and the queue."""

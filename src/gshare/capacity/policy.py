@@ -1,0 +1,256 @@
+"""Resource policies at four scopes, their resolution and the check of a request. Pure: no I/O.
+
+A policy document sets some keys of `KEYS`; an unset key says nothing. Invariants:
+- the effective value of a key comes from the most specific scope that sets it: user, then group,
+  then organization, then global; a more specific value wins even when it is looser;
+- every effective value names the scope it came from; a key no scope sets has no value and no
+  scope, and limits nothing (except `queueing_allowed`, which then allows, and `queue_weight`,
+  which then is 1);
+- a request is refused by the first rule it breaks, in `KEYS` order, naming that key and the
+  scope that set it; a request that breaks no rule is not refused;
+- a valid document sets only known keys, each of its type and within its range.
+`allowed_models` and `allowed_tiers` are sets of names (a tier by its name: `1/4`, `exclusive`,
+`mig-3g.40gb`); set, they allow only those, and an empty set allows no GPU session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+PolicyValue = int | float | bool | frozenset[str]
+
+
+class ScopeKind(IntEnum):
+    """Ordered from the least to the most specific."""
+
+    GLOBAL = 0
+    ORGANIZATION = 1
+    GROUP = 2
+    USER = 3
+
+
+@dataclass(frozen=True)
+class Scope:
+    kind: ScopeKind
+    id: uuid.UUID | None = None  # None for the global scope only
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    kind: type
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+_MINUTES_IN_A_YEAR = 366 * 24 * 60
+KEYS: dict[str, KeyRule] = {
+    "allowed_models": KeyRule(frozenset),
+    "allowed_tiers": KeyRule(frozenset),
+    "max_gpu_sessions": KeyRule(int, 0, 10_000),
+    "max_vram_mib": KeyRule(int, 0, 2**40),
+    "cpu_cores_per_session": KeyRule(float, 0, 4096),
+    "memory_mib_per_session": KeyRule(int, 0, 2**40),
+    "cpu_cores_total": KeyRule(float, 0, 1_000_000),
+    "memory_mib_total": KeyRule(int, 0, 2**50),
+    "storage_gb": KeyRule(int, 0, 1_000_000),
+    "idle_timeout_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
+    "keep_running_limit_minutes": KeyRule(int, 0, _MINUTES_IN_A_YEAR),
+    "max_session_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
+    "queueing_allowed": KeyRule(bool),
+    "queue_weight": KeyRule(float, 0.001, 1000),
+}
+_DEFAULTS: dict[str, PolicyValue] = {"queueing_allowed": True, "queue_weight": 1.0}
+
+
+@dataclass(frozen=True)
+class ScopedPolicy:
+    scope: Scope
+    values: Mapping[str, PolicyValue]
+
+
+@dataclass(frozen=True)
+class EffectiveValue:
+    value: PolicyValue | None
+    scope: Scope | None  # None: no scope sets the key
+
+
+@dataclass(frozen=True)
+class EffectivePolicy:
+    values: Mapping[str, EffectiveValue]
+
+    def __getitem__(self, key: str) -> EffectiveValue:
+        return self.values[key]
+
+
+@dataclass(frozen=True)
+class PolicyAccepted:
+    values: Mapping[str, PolicyValue]
+
+
+@dataclass(frozen=True)
+class PolicyRefused:
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the user holds now, across their live sessions."""
+
+    gpu_sessions: int = 0
+    vram_mib: int = 0
+    cpu_cores: float = 0
+    memory_mib: int = 0
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """A session asked for; `model` and `tier` are None for a CPU-only session."""
+
+    model: str | None
+    tier: str | None
+    vram_mib: int
+    cpu_cores: float
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class PolicyDenial:
+    key: str
+    scope: Scope
+    reason: str
+
+
+def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | str:
+    if rule.kind is frozenset:
+        if not isinstance(raw, list | tuple | set | frozenset) or not all(
+            isinstance(item, str) and item.strip() for item in raw
+        ):
+            return f"{key} is a list of names."
+        return frozenset(item.strip() for item in raw)
+    if rule.kind is bool:
+        return raw if isinstance(raw, bool) else f"{key} is true or false."
+    # bool is an int in Python; a document that says `true` for a number is a mistake.
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return f"{key} is a number."
+    if rule.kind is int and not isinstance(raw, int):
+        return f"{key} is a whole number."
+    value: int | float = raw if rule.kind is int else float(raw)
+    if value != value or (rule.minimum is not None and value < rule.minimum):
+        return f"{key} is at least {rule.minimum:g}."
+    if rule.maximum is not None and value > rule.maximum:
+        return f"{key} is at most {rule.maximum:g}."
+    return value
+
+
+def read_policy(document: Mapping[str, object]) -> PolicyAccepted | PolicyRefused:
+    """Validate a policy document; unset keys are simply absent (or null)."""
+    values: dict[str, PolicyValue] = {}
+    reasons: list[str] = []
+    for key in sorted(document.keys() - KEYS.keys()):
+        known = ", ".join(KEYS)
+        reasons.append(f"Unknown policy key {key!r}; the keys are {known}.")
+    for key, rule in KEYS.items():
+        raw = document.get(key)
+        if raw is None:
+            continue
+        read = _read_value(key, rule, raw)
+        if isinstance(read, str):
+            reasons.append(read)
+        else:
+            values[key] = read
+    if reasons:
+        return PolicyRefused(tuple(reasons))
+    return PolicyAccepted(values)
+
+
+def effective_policy(layers: Sequence[ScopedPolicy]) -> EffectivePolicy:
+    """Resolve each key from the most specific layer that sets it.
+
+    `layers` are the policies that apply to one user, at most one per scope kind, in any order.
+    """
+    kinds = [layer.scope.kind for layer in layers]
+    if len(set(kinds)) != len(kinds):
+        raise ValueError("at most one policy per scope kind applies to a user")
+    most_specific_first = sorted(layers, key=lambda layer: layer.scope.kind, reverse=True)
+    resolved: dict[str, EffectiveValue] = {}
+    for key in KEYS:
+        resolved[key] = EffectiveValue(_DEFAULTS.get(key), None)
+        for layer in most_specific_first:
+            if key in layer.values:
+                resolved[key] = EffectiveValue(layer.values[key], layer.scope)
+                break
+    return EffectivePolicy(resolved)
+
+
+def _set_limit(policy: EffectivePolicy, key: str) -> PolicyValue | None:
+    found = policy[key]
+    return None if found.scope is None else found.value
+
+
+def _number(policy: EffectivePolicy, key: str) -> float | None:
+    value = _set_limit(policy, key)
+    return None if value is None or isinstance(value, frozenset) else float(value)
+
+
+def _names(policy: EffectivePolicy, key: str) -> frozenset[str] | None:
+    value = _set_limit(policy, key)
+    return value if isinstance(value, frozenset) else None
+
+
+def _millicores(cores: float) -> int:
+    # Cores are compared in thousandths so that sums of fractional cores do not drift.
+    return round(cores * 1000)
+
+
+def check_request(
+    policy: EffectivePolicy, request: SessionRequest, usage: Usage
+) -> PolicyDenial | None:
+    """The first rule `request` breaks given what the user already holds, or None.
+
+    GPU rules (models, tiers, GPU sessions, VRAM) apply only to a request naming a model.
+    """
+    gpu = request.model is not None
+    checks: list[tuple[str, bool, str]] = []
+    if gpu and (models := _names(policy, "allowed_models")) is not None:
+        checks.append(("allowed_models", request.model not in models, f"{request.model}"))
+    if gpu and (tiers := _names(policy, "allowed_tiers")) is not None:
+        checks.append(("allowed_tiers", request.tier not in tiers, f"{request.tier}"))
+    if gpu and (sessions := _number(policy, "max_gpu_sessions")) is not None:
+        wanted = usage.gpu_sessions + 1
+        checks.append(("max_gpu_sessions", wanted > sessions, f"{wanted} sessions"))
+    if gpu and (vram := _number(policy, "max_vram_mib")) is not None:
+        wanted = usage.vram_mib + request.vram_mib
+        checks.append(("max_vram_mib", wanted > vram, f"{wanted} MiB in all"))
+    if (cores := _number(policy, "cpu_cores_per_session")) is not None:
+        over = _millicores(request.cpu_cores) > _millicores(cores)
+        checks.append(("cpu_cores_per_session", over, f"{request.cpu_cores:g} cores"))
+    if (memory := _number(policy, "memory_mib_per_session")) is not None:
+        over = request.memory_mib > memory
+        checks.append(("memory_mib_per_session", over, f"{request.memory_mib} MiB"))
+    if (cores_total := _number(policy, "cpu_cores_total")) is not None:
+        wanted = _millicores(usage.cpu_cores) + _millicores(request.cpu_cores)
+        over = wanted > _millicores(cores_total)
+        checks.append(("cpu_cores_total", over, f"{wanted / 1000:g} cores in all"))
+    if (memory_total := _number(policy, "memory_mib_total")) is not None:
+        wanted = usage.memory_mib + request.memory_mib
+        checks.append(("memory_mib_total", wanted > memory_total, f"{wanted} MiB in all"))
+    for key, broken, asked in checks:
+        if broken:
+            found = policy[key]
+            assert found.scope is not None
+            value = found.value
+            shown = ", ".join(sorted(value)) if isinstance(value, frozenset) else f"{value}"
+            reason = f"{key} allows {shown or 'nothing'}; this asks for {asked}."
+            return PolicyDenial(key, found.scope, reason)
+    return None
+
+
+def check_queueing(policy: EffectivePolicy) -> PolicyDenial | None:
+    """Whether a request that does not fit now may wait in the queue."""
+    found = policy["queueing_allowed"]
+    if found.value is False and found.scope is not None:
+        return PolicyDenial("queueing_allowed", found.scope, "queueing_allowed is false.")
+    return None

@@ -1,0 +1,237 @@
+"""Queue order and dequeue: fair-share priorities and admitting what fits. Pure: no I/O.
+
+Usage is measured in cards (a 1/4 tier running for the whole window counts 0.25) and decayed
+with a half-life: u = (1 - A) * u + A * current, A = 1 - 0.5 ** (interval / half_life). Each
+admission adds an entry penalty A * request at once, so a burst cannot jump the queue before
+sampling catches up. Invariants:
+- priority = waited_hours * wait_bonus_per_hour - (user usage + group usage) / weight: more
+  recent usage lowers it, waiting raises it, a larger policy weight softens the usage part;
+- order is priority (highest first), then enqueue time, then request id: deterministic;
+- a request past `starvation_limit` goes before the others; if it does not fit it reserves one
+  card (at most `max_reserved_cards` are held at once, the most starving requests first), and
+  no other request is placed on that card until it is released;
+- dequeue never places more than `placement` allows (it places through one `PlacementIndex`
+  and `assume`s each decision), and a request whose owner cannot afford the hold is skipped
+  and reported, never placed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from gshare.capacity.placement import (
+    HAMI_CORE,
+    MIG,
+    CapacitySnapshot,
+    Placement,
+    PlacementIndex,
+    PlacementRequest,
+)
+
+
+@dataclass(frozen=True)
+class FairShareSettings:
+    half_life: timedelta = timedelta(hours=4)
+    sampling_interval: timedelta = timedelta(minutes=1)
+    wait_bonus_per_hour: float = 1.0
+    starvation_limit: timedelta = timedelta(hours=2)
+    # Cards held at once for starving requests: each held card idles while it drains, so a
+    # deep backlog where everyone starves must not hold every card.
+    max_reserved_cards: int = 1
+
+
+@dataclass(frozen=True)
+class QueuedRequest:
+    request: PlacementRequest
+    user_id: uuid.UUID
+    group_id: uuid.UUID
+    enqueued_at: datetime
+    weight: float = 1.0  # the effective policy's queue weight
+
+    @property
+    def id(self) -> uuid.UUID:
+        return self.request.id
+
+    @property
+    def cards(self) -> float:
+        """The share of a card the request takes, the unit usage is counted in."""
+        if self.request.kind == "exclusive":
+            return 1.0
+        if self.request.kind == "fraction":
+            return 1.0 / max(self.request.slots_per_card, 1)
+        return max(self.request.compute_percent, 0) / 100.0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Decayed recent GPU usage, in cards, per user and per group."""
+
+    by_user: Mapping[uuid.UUID, float] = field(default_factory=dict)
+    by_group: Mapping[uuid.UUID, float] = field(default_factory=dict)
+
+
+def decay_alpha(interval: timedelta, half_life: timedelta) -> float:
+    return 1.0 - math.pow(0.5, interval / half_life)
+
+
+def _decayed(
+    previous: Mapping[uuid.UUID, float], current: Mapping[uuid.UUID, float], alpha: float
+) -> dict[uuid.UUID, float]:
+    keys = set(previous) | set(current)
+    return {k: (1 - alpha) * previous.get(k, 0.0) + alpha * current.get(k, 0.0) for k in keys}
+
+
+def sample_usage(
+    usage: Usage,
+    current_by_user: Mapping[uuid.UUID, float],
+    current_by_group: Mapping[uuid.UUID, float],
+    settings: FairShareSettings,
+) -> Usage:
+    """One sampling step: fold the cards in use now into the decayed usage."""
+    alpha = decay_alpha(settings.sampling_interval, settings.half_life)
+    return Usage(
+        _decayed(usage.by_user, current_by_user, alpha),
+        _decayed(usage.by_group, current_by_group, alpha),
+    )
+
+
+def with_entry_penalty(usage: Usage, queued: QueuedRequest, settings: FairShareSettings) -> Usage:
+    """Usage right after admitting `queued`: its entry penalty A * request added at once."""
+    penalty = decay_alpha(settings.sampling_interval, settings.half_life) * queued.cards
+    by_user = dict(usage.by_user)
+    by_group = dict(usage.by_group)
+    by_user[queued.user_id] = by_user.get(queued.user_id, 0.0) + penalty
+    by_group[queued.group_id] = by_group.get(queued.group_id, 0.0) + penalty
+    return Usage(by_user, by_group)
+
+
+@dataclass(frozen=True)
+class Priority:
+    """A queued request's priority and its parts, as the admin queue view shows them."""
+
+    request_id: uuid.UUID
+    value: float
+    waited: timedelta
+    wait_bonus: float
+    user_usage: float
+    group_usage: float
+    weight: float
+    starving: bool
+
+
+def priority_of(
+    queued: QueuedRequest, usage: Usage, now: datetime, settings: FairShareSettings
+) -> Priority:
+    waited = max(now - queued.enqueued_at, timedelta(0))
+    wait_bonus = waited / timedelta(hours=1) * settings.wait_bonus_per_hour
+    user_usage = usage.by_user.get(queued.user_id, 0.0)
+    group_usage = usage.by_group.get(queued.group_id, 0.0)
+    weight = queued.weight if queued.weight > 0 else 1.0
+    return Priority(
+        request_id=queued.id,
+        value=wait_bonus - (user_usage + group_usage) / weight,
+        waited=waited,
+        wait_bonus=wait_bonus,
+        user_usage=user_usage,
+        group_usage=group_usage,
+        weight=weight,
+        starving=waited > settings.starvation_limit,
+    )
+
+
+def _order_key(p: Priority, q: QueuedRequest) -> tuple[bool, float, datetime, uuid.UUID]:
+    return (not p.starving, -p.value, q.enqueued_at, q.id)
+
+
+def priorities(
+    queued: Sequence[QueuedRequest], usage: Usage, now: datetime, settings: FairShareSettings
+) -> list[Priority]:
+    """Every queued request's priority, in the order dequeue walks them."""
+    pairs = [(priority_of(q, usage, now, settings), q) for q in queued]
+    pairs.sort(key=lambda pair: _order_key(*pair))
+    return [p for p, _ in pairs]
+
+
+@dataclass(frozen=True)
+class DequeueResult:
+    admitted: tuple[tuple[QueuedRequest, Placement], ...]
+    unaffordable: tuple[uuid.UUID, ...]  # mark these `insufficient_credits` and tell the owner
+    reserved: Mapping[uuid.UUID, uuid.UUID]  # card id -> request id, to keep for the next cycle
+    usage: Usage  # with the entry penalties of what was admitted
+
+
+def _card_to_reserve(index: PlacementIndex, request: PlacementRequest) -> uuid.UUID | None:
+    """The card that will fit a starving request soonest: for MIG a card with an instance of its
+    profile; for a fraction the fullest card carved to its tier; otherwise, and for exclusive,
+    the emptiest card of its model. Cards already reserved are not taken."""
+    held = index.reserved
+    if request.kind == "mig":
+        mig_cards = [
+            c
+            for c in index.cards_of(request.model, MIG)
+            if c.id not in held and any(i.profile == request.mig_profile for i in c.mig_instances)
+        ]
+        return min((c.id for c in mig_cards), default=None)
+    cards = [c for c in index.cards_of(request.model, HAMI_CORE) if c.id not in held]
+    if request.kind == "fraction":
+        same_tier = [c for c in cards if index.carved_tier(c.id) == request.tier]
+        if same_tier:
+            return min(same_tier, key=lambda c: (-index.allocations(c.id), c.id)).id
+    emptiest = min(cards, key=lambda c: (index.allocations(c.id), c.id), default=None)
+    return emptiest.id if emptiest is not None else None
+
+
+def dequeue(
+    snapshot: CapacitySnapshot,
+    queued: Sequence[QueuedRequest],
+    now: datetime,
+    usage: Usage,
+    can_afford: Callable[[QueuedRequest], bool],
+    settings: FairShareSettings = FairShareSettings(),
+) -> DequeueResult:
+    """Walk the queue in priority order and place everything that fits.
+
+    Priorities are re-read after each admission (the entry penalty lowers the same user's and
+    group's later requests); since they only fall within one cycle, a request popped with a
+    stale priority is pushed back with its fresh one.
+    """
+    queued_ids = {q.id for q in queued}
+    kept = {card: req for card, req in snapshot.reserved.items() if req in queued_ids}
+    index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept))
+    heap: list[tuple[tuple[bool, float, datetime, uuid.UUID], int]] = []
+    by_position = list(queued)
+    for position, q in enumerate(by_position):
+        heap.append((_order_key(priority_of(q, usage, now, settings), q), position))
+    heapq.heapify(heap)
+    admitted: list[tuple[QueuedRequest, Placement]] = []
+    unaffordable: list[uuid.UUID] = []
+    while heap:
+        key, position = heapq.heappop(heap)
+        q = by_position[position]
+        fresh = _order_key(priority_of(q, usage, now, settings), q)
+        if fresh != key:
+            heapq.heappush(heap, (fresh, position))
+            continue
+        placement = index.place(q.request)
+        if isinstance(placement, Placement):
+            if not can_afford(q):
+                unaffordable.append(q.id)
+                index.release_reservation(q.id)
+                continue
+            index.assume(placement)
+            admitted.append((q, placement))
+            usage = with_entry_penalty(usage, q, settings)
+        elif (
+            fresh[0] is False
+            and len(index.reserved) < settings.max_reserved_cards
+            and q.id not in index.reserved.values()
+        ):
+            card_id = _card_to_reserve(index, q.request)
+            if card_id is not None:
+                index.reserve(card_id, q.id)
+    return DequeueResult(tuple(admitted), tuple(unaffordable), index.reserved, usage)

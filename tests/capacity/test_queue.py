@@ -1,0 +1,337 @@
+"""Fair queue order and dequeue: scenarios with whole results and properties."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gshare.capacity.placement import (
+    CapacitySnapshot,
+    CardSnapshot,
+    Placement,
+    PlacementRequest,
+    slot_limit,
+)
+from gshare.capacity.queue import (
+    FairShareSettings,
+    Priority,
+    QueuedRequest,
+    Usage,
+    decay_alpha,
+    dequeue,
+    priorities,
+    sample_usage,
+    with_entry_penalty,
+)
+
+MODEL = "A100-80GB"
+MIB = 81920
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+HEAVY, LIGHT = uuid.UUID(int=901), uuid.UUID(int=902)
+FAIR = FairShareSettings(
+    half_life=timedelta(hours=1),
+    sampling_interval=timedelta(minutes=30),
+    wait_bonus_per_hour=1.0,
+    starvation_limit=timedelta(hours=1),
+)
+
+
+def cid(n: int) -> uuid.UUID:
+    return uuid.UUID(int=n)
+
+
+def user(n: int) -> uuid.UUID:
+    return uuid.UUID(int=500 + n)
+
+
+def card(n: int, tier: str | None = None, *slots: int, split_count: int = 10) -> CardSnapshot:
+    return CardSnapshot(
+        cid(n),
+        cid(0),
+        "node-0",
+        MODEL,
+        MIB,
+        split_count,
+        carved_tier=tier,
+        allocated_slots=frozenset(slots),
+    )
+
+
+def asking(
+    n: int,
+    tier: str = "1/4",
+    *,
+    by: int = 1,
+    group: uuid.UUID = LIGHT,
+    waited: timedelta = timedelta(0),
+    weight: float = 1.0,
+) -> QueuedRequest:
+    if tier == "exclusive":
+        request = PlacementRequest(
+            uuid.UUID(int=10_000 + n), f"{MODEL}:exclusive", "exclusive", MODEL, MIB, 100
+        )
+    else:
+        per_card = int(tier.split("/")[1])
+        request = PlacementRequest(
+            uuid.UUID(int=10_000 + n),
+            f"{MODEL}:{tier}",
+            "fraction",
+            MODEL,
+            MIB // per_card,
+            100 // per_card,
+            per_card,
+        )
+    return QueuedRequest(request, user(by), group, NOW - waited, weight)
+
+
+def everyone(_: QueuedRequest) -> bool:
+    return True
+
+
+def admitted_ids(result: object) -> list[uuid.UUID]:
+    return [q.id for q, _ in result.admitted]  # type: ignore[attr-defined]
+
+
+def test_decay_halves_usage_over_one_half_life() -> None:
+    assert decay_alpha(timedelta(hours=1), timedelta(hours=1)) == 0.5
+    hourly = replace(FAIR, sampling_interval=timedelta(hours=1))
+    usage = sample_usage(Usage({user(1): 2.0}, {HEAVY: 2.0}), {}, {HEAVY: 1.0}, hourly)
+    assert usage == Usage({user(1): 1.0}, {HEAVY: 1.5})
+
+
+def test_an_admission_adds_its_entry_penalty_to_user_and_group_at_once() -> None:
+    alpha = decay_alpha(FAIR.sampling_interval, FAIR.half_life)
+    after = with_entry_penalty(Usage({user(1): 1.0}), asking(1, "1/4", by=1, group=HEAVY), FAIR)
+    assert after == Usage({user(1): 1.0 + alpha * 0.25}, {HEAVY: alpha * 0.25})
+
+
+def test_priority_shows_its_parts() -> None:
+    usage = Usage({user(1): 0.5}, {HEAVY: 1.5})
+    [p] = priorities(
+        [asking(1, by=1, group=HEAVY, waited=timedelta(hours=3), weight=2.0)], usage, NOW, FAIR
+    )
+    assert p == Priority(
+        request_id=uuid.UUID(int=10_001),
+        value=3.0 - (0.5 + 1.5) / 2.0,
+        waited=timedelta(hours=3),
+        wait_bonus=3.0,
+        user_usage=0.5,
+        group_usage=1.5,
+        weight=2.0,
+        starving=True,
+    )
+
+
+def test_the_light_group_goes_before_the_heavy_group() -> None:
+    usage = Usage({user(1): 3.0}, {HEAVY: 6.0, LIGHT: 0.25})
+    queued = [
+        asking(1, "exclusive", by=1, group=HEAVY, waited=timedelta(minutes=20)),
+        asking(2, "exclusive", by=2, group=LIGHT, waited=timedelta(minutes=5)),
+    ]
+    result = dequeue(CapacitySnapshot((card(1),)), queued, NOW, usage, everyone, FAIR)
+    assert admitted_ids(result) == [uuid.UUID(int=10_002)]
+    assert [p.request_id for p in priorities(queued, usage, NOW, FAIR)] == [
+        uuid.UUID(int=10_002),
+        uuid.UUID(int=10_001),
+    ]
+
+
+def test_entry_penalty_stops_a_burst_taking_every_card() -> None:
+    queued = [
+        asking(1, "exclusive", by=1, waited=timedelta(minutes=3)),
+        asking(2, "exclusive", by=1, waited=timedelta(minutes=3)),
+        asking(3, "exclusive", by=2, group=HEAVY, waited=timedelta(minutes=2)),
+    ]
+    result = dequeue(CapacitySnapshot((card(1), card(2))), queued, NOW, Usage(), everyone, FAIR)
+    assert admitted_ids(result) == [uuid.UUID(int=10_001), uuid.UUID(int=10_003)]
+    alpha = decay_alpha(FAIR.sampling_interval, FAIR.half_life)
+    assert result.usage.by_user == {user(1): pytest.approx(alpha), user(2): pytest.approx(alpha)}
+
+
+def test_a_user_who_cannot_afford_the_hold_is_skipped_and_marked() -> None:
+    queued = [asking(1, "1/2", by=1, waited=timedelta(minutes=9)), asking(2, "1/2", by=2)]
+    poor = {user(1)}
+    result = dequeue(
+        CapacitySnapshot((card(1, f"{MODEL}:1/2", 0),)),
+        queued,
+        NOW,
+        Usage(),
+        lambda q: q.user_id not in poor,
+        FAIR,
+    )
+    assert result.unaffordable == (uuid.UUID(int=10_001),)
+    assert [(q.id, p.card_id, p.slot) for q, p in result.admitted] == [
+        (uuid.UUID(int=10_002), cid(1), 1)
+    ]
+
+
+def simulate(limit: timedelta, ticks: int) -> int | None:
+    """Two cards under a stream of quarter-card requests lasting 3 ticks, and one exclusive
+    request; returns the tick the exclusive request starts, if it does."""
+    tick = timedelta(minutes=20)
+    fair = replace(FAIR, starvation_limit=limit)
+    quarter = f"{MODEL}:1/4"
+    # (card, slot) -> (tier, tick it ends); both cards start full, ending one slot at a time.
+    running = {(cid(n), slot): (quarter, 1 + slot) for n in (1, 2) for slot in range(4)}
+    queued = [replace(asking(99_999, "exclusive", by=9), enqueued_at=NOW)]
+    reserved: dict[uuid.UUID, uuid.UUID] = {}
+    usage = Usage()
+    for t in range(ticks):
+        now = NOW + t * tick
+        running = {k: v for k, v in running.items() if v[1] > t}
+        queued += [replace(asking(100 * t + i, by=i), enqueued_at=now) for i in range(3)]
+        cards = []
+        for n in (1, 2):
+            slots = {slot: tier for (c, slot), (tier, _) in running.items() if c == cid(n)}
+            cards.append(card(n, next(iter(slots.values()), None), *slots))
+        result = dequeue(
+            CapacitySnapshot(tuple(cards), reserved), queued, now, usage, everyone, fair
+        )
+        reserved, usage = dict(result.reserved), result.usage
+        done = set()
+        for q, p in result.admitted:
+            assert p.slot is not None
+            running[(p.card_id, p.slot)] = (p.tier, t + 3)
+            done.add(q.id)
+            if q.request.kind == "exclusive":
+                return t
+        queued = [q for q in queued if q.id not in done]
+    return None
+
+
+def test_a_starving_exclusive_request_gets_a_card_under_a_stream_of_small_ones() -> None:
+    started = simulate(limit=timedelta(hours=1), ticks=40)
+    assert started is not None
+    # Starving after 3 ticks; its reserved card drains within the 3-tick duration.
+    assert started <= 3 + 3 + 1
+
+
+def test_without_the_starvation_limit_the_stream_keeps_the_exclusive_request_out() -> None:
+    assert simulate(limit=timedelta(days=365), ticks=12) is None
+
+
+# Properties ------------------------------------------------------------------------------
+
+TIERS = ["1/2", "1/4", "1/8", "exclusive"]
+
+
+@st.composite
+def cards_strategy(draw: st.DrawFn) -> list[CardSnapshot]:
+    out = []
+    for n in range(draw(st.integers(0, 6))):
+        split = draw(st.integers(1, 8))
+        tier = draw(st.sampled_from(TIERS))
+        limit = 1 if tier == "exclusive" else min(split, int(tier.split("/")[1]))
+        out.append(
+            card(n + 1, f"{MODEL}:{tier}", *range(draw(st.integers(0, limit))), split_count=split)
+        )
+    return out
+
+
+@st.composite
+def queue_strategy(draw: st.DrawFn) -> list[QueuedRequest]:
+    return [
+        asking(
+            n,
+            draw(st.sampled_from(TIERS)),
+            by=draw(st.integers(1, 4)),
+            group=draw(st.sampled_from([HEAVY, LIGHT])),
+            waited=timedelta(minutes=draw(st.integers(0, 200))),
+        )
+        for n in range(draw(st.integers(0, 20)))
+    ]
+
+
+@st.composite
+def usage_strategy(draw: st.DrawFn) -> Usage:
+    users = {user(n): draw(st.floats(0, 5)) for n in range(1, 5)}
+    return Usage(users, {HEAVY: draw(st.floats(0, 5)), LIGHT: draw(st.floats(0, 5))})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cards_strategy(),
+    queue_strategy(),
+    usage_strategy(),
+    st.frozensets(st.integers(1, 4)),
+    st.data(),
+)
+def test_dequeue_never_over_allocates(
+    cards: list[CardSnapshot],
+    queued: list[QueuedRequest],
+    usage: Usage,
+    poor: frozenset[int],
+    data: st.DataObject,
+) -> None:
+    held: dict[uuid.UUID, uuid.UUID] = {}
+    if cards and queued:
+        held = data.draw(
+            st.dictionaries(
+                st.sampled_from([c.id for c in cards]), st.sampled_from([q.id for q in queued])
+            )
+        )
+        held = {
+            card_id: request_id for request_id, card_id in {r: c for c, r in held.items()}.items()
+        }
+    result = dequeue(
+        CapacitySnapshot(tuple(cards), held),
+        queued,
+        NOW,
+        usage,
+        lambda q: q.user_id not in {user(n) for n in poor},
+        FAIR,
+    )
+    by_id = {c.id: c for c in cards}
+    slots = {c.id: set(c.allocated_slots) for c in cards}
+    tiers = {c.id: c.carved_tier for c in cards}
+    for q, p in result.admitted:
+        assert q.user_id not in {user(n) for n in poor}
+        assert isinstance(p, Placement)
+        assert p.slot is not None
+        assert p.slot not in slots[p.card_id]
+        assert not slots[p.card_id] or tiers[p.card_id] == q.request.tier
+        slots[p.card_id].add(p.slot)
+        tiers[p.card_id] = q.request.tier
+        assert len(slots[p.card_id]) <= slot_limit(by_id[p.card_id], q.request)
+    for q, p in result.admitted:
+        holder = held.get(p.card_id)
+        # A hold ends only when its request is admitted or skipped for credits.
+        released = holder in admitted_ids(result) or holder in result.unaffordable
+        assert holder is None or holder == q.id or released, "placed on a card held for another"
+    assert not set(result.reserved.values()) & set(admitted_ids(result))
+
+
+@settings(max_examples=100, deadline=None)
+@given(cards_strategy(), queue_strategy(), usage_strategy(), st.randoms())
+def test_dequeue_is_deterministic(
+    cards: list[CardSnapshot], queued: list[QueuedRequest], usage: Usage, rnd: object
+) -> None:
+    shuffled = list(queued)
+    rnd.shuffle(shuffled)  # type: ignore[attr-defined]
+    first = dequeue(CapacitySnapshot(tuple(cards)), queued, NOW, usage, everyone, FAIR)
+    again = dequeue(CapacitySnapshot(tuple(cards)), shuffled, NOW, usage, everyone, FAIR)
+    assert first == again
+
+
+def test_only_max_reserved_cards_are_held_for_starving_requests() -> None:
+    quarter = f"{MODEL}:1/4"
+    queued = [
+        asking(1, "exclusive", by=1, waited=timedelta(hours=3)),
+        asking(2, "exclusive", by=2, waited=timedelta(hours=2)),
+        asking(3, "1/4", by=3),
+    ]
+    snap = CapacitySnapshot((card(1, quarter, 0, 1), card(2, quarter, 0)))
+    result = dequeue(snap, queued, NOW, Usage(), everyone, FAIR)
+    # The most starving request holds the emptiest card; the quarter goes to the other one.
+    assert result.reserved == {cid(2): uuid.UUID(int=10_001)}
+    assert [(q.id, p.card_id, p.slot) for q, p in result.admitted] == [
+        (uuid.UUID(int=10_003), cid(1), 2)
+    ]
+    two = dequeue(snap, queued, NOW, Usage(), everyone, replace(FAIR, max_reserved_cards=2))
+    assert two.reserved == {cid(2): uuid.UUID(int=10_001), cid(1): uuid.UUID(int=10_002)}
+    assert two.admitted == ()
