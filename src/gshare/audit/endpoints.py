@@ -9,10 +9,10 @@ from fastapi import APIRouter, Query
 
 from gshare.audit.repository import AuditFilter, AuditVisibility, list_entries
 from gshare.audit.schemas import AuditEntryOut, AuditPage
-from gshare.identity.admin_repository import user_keys_reached
 from gshare.identity.authz import require
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
+from gshare.identity.repository import user_keys_reached
 from gshare.kit.pagination import page_of, page_request
 from gshare.kit.schemas import NO_NUL, UtcDatetime
 from gshare.kit.web import declare

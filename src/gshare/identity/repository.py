@@ -9,7 +9,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import (
     ColumnElement,
+    CompoundSelect,
     SQLColumnExpression,
+    String,
+    and_,
+    cast,
     delete,
     exists,
     func,
@@ -18,6 +22,8 @@ from sqlalchemy import (
     select,
     true,
     tuple_,
+    union,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -497,3 +503,70 @@ async def is_current_member(
         )
     )
     return found is not None
+
+
+# ---- account-level administration ------------------------------------------------------------
+def users_reached(
+    org_ids: frozenset[uuid.UUID], group_ids: frozenset[uuid.UUID]
+) -> CompoundSelect[tuple[uuid.UUID]]:
+    """Ids of the users in these organizations or groups: members and guests (expired guests
+    too), and admins of the organizations or of groups in them."""
+    members = (
+        select(Membership.user_id)
+        .join(Group, Group.id == Membership.group_id)
+        .where(or_(Group.org_id.in_(org_ids), Group.id.in_(group_ids)))
+    )
+    admins = (
+        select(AdminGrant.user_id)
+        .outerjoin(Group, Group.id == AdminGrant.group_id)
+        .where(
+            or_(
+                AdminGrant.org_id.in_(org_ids),
+                Group.org_id.in_(org_ids),
+                AdminGrant.group_id.in_(group_ids),
+            )
+        )
+    )
+    return union(members, admins)
+
+
+def user_keys_reached(
+    org_ids: frozenset[uuid.UUID], group_ids: frozenset[uuid.UUID]
+) -> CompoundSelect[tuple[str]]:
+    """The same users as text, once by id and once by email: audit entries name their target
+    user by id, and a failed sign-in by the email that was typed."""
+    reached = users_reached(org_ids, group_ids).scalar_subquery()
+    return union_all(
+        select(cast(User.id, String)).where(User.id.in_(reached)),
+        select(User.email).where(User.id.in_(reached)),
+    )
+
+
+async def lock_super_admins(db: AsyncSession, also: uuid.UUID) -> Sequence[User]:
+    """Lock every active super admin, and user `also`, in id order so that concurrent changes
+    queue instead of deadlocking. A row changed by a transaction this one waited for is read
+    again: a super admin revoked meanwhile is no longer among the rows returned."""
+    query = (
+        select(User)
+        .where(or_(and_(User.is_super_admin.is_(True), User.active.is_(True)), User.id == also))
+        .order_by(User.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return (await db.scalars(query)).all()
+
+
+async def members_of_groups(
+    db: AsyncSession, group_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Each group's member ids, ordered by name as `member_ids` orders them, in one query."""
+    found: dict[uuid.UUID, list[uuid.UUID]] = {g: [] for g in group_ids}
+    rows = await db.execute(
+        select(Membership.group_id, Membership.user_id)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.group_id.in_(list(group_ids)))
+        .order_by(User.name, User.id)
+    )
+    for group_id, user_id in rows:
+        found[group_id].append(user_id)
+    return found

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
-from gshare.identity import admin_repository, passwords, repository
+from gshare.identity import passwords, repository
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.models import Group, LoginSession, Membership, Organization, User
 from gshare.identity.permissions import Action, Scope, UserScope
@@ -604,7 +603,7 @@ async def revoke_super_admin(ctx: Context, user_id: uuid.UUID) -> None:
 async def ensure_another_super_admin(db: AsyncSession, user_id: uuid.UUID) -> None:
     """Raise 409 last_super_admin when `user_id` is the only active super admin. The rows stay
     locked until the transaction ends, so call this before revoking or deactivating them."""
-    locked = await admin_repository.lock_super_admins(db, also=user_id)
+    locked = await repository.lock_super_admins(db, also=user_id)
     target = next((u for u in locked if u.id == user_id), None)
     if target is None or not (target.is_super_admin and target.active):
         return
@@ -692,17 +691,8 @@ async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UU
 async def members_of_groups(
     db: AsyncSession, group_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Each group's member ids, ordered by name as `member_ids` orders them, in one query."""
-    found: dict[uuid.UUID, list[uuid.UUID]] = {g: [] for g in group_ids}
-    rows = await db.execute(
-        select(Membership.group_id, Membership.user_id)
-        .join(User, User.id == Membership.user_id)
-        .where(Membership.group_id.in_(list(group_ids)))
-        .order_by(User.name, User.id)
-    )
-    for group_id, user_id in rows:
-        found[group_id].append(user_id)
-    return found
+    """Each group's member ids, ordered by name, in one query."""
+    return await repository.members_of_groups(db, group_ids)
 
 
 async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
