@@ -106,6 +106,24 @@ async def test_failed_sign_ins_are_throttled_per_client(build: Builder) -> None:
     assert "Retry-After" in response.headers
 
 
+async def test_one_ipv6_host_cannot_step_around_the_client_throttle(build: Builder) -> None:
+    # A host is routinely handed a whole /64: each guess from a new address in it still counts.
+    for i in range(30):
+        client = build.anonymous(client_ip=f"2001:db8:0:7::{i + 1:x}")
+        response = await client.post(
+            LOGIN, json={"email": f"guess{i}@example.org", "password": "wrong-pass-123"}
+        )
+        assert response.status_code == 401
+    response = await build.anonymous(client_ip="2001:db8:0:7::ffff").post(
+        LOGIN, json={"email": "guess-more@example.org", "password": "wrong-pass-123"}
+    )
+    assert response.status_code == 429
+    elsewhere = await build.anonymous(client_ip="2001:db8:0:8::1").post(
+        LOGIN, json={"email": "guess-more@example.org", "password": "wrong-pass-123"}
+    )
+    assert elsewhere.status_code == 401
+
+
 async def test_failed_sign_in_is_audited_even_though_the_request_failed(
     build: Builder, sessions
 ) -> None:
@@ -455,7 +473,8 @@ async def test_an_unparseable_peer_address_is_recorded_as_a_bounded_placeholder(
         LOGIN, json={"email": user.email, "password": PASSWORD}
     )
     assert signed_in.status_code == 200
-    assert await _failures_by_client(sessions) == ["unknown", "fe80::1"]
+    # Failures are counted per client bucket: an IPv6 address by its /64.
+    assert await _failures_by_client(sessions) == ["unknown", "fe80::/64"]
     async with sessions() as session:
         login = (await session.scalars(select(LoginSession))).one()
     assert login.client == "198.51.100.7"

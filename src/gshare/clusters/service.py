@@ -3,7 +3,6 @@ calls."""
 
 from __future__ import annotations
 
-import ipaddress
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +18,7 @@ from gshare.clusters.repository import Summary
 from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN, InventoryReport
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
+from gshare.kit.clients import client_bucket
 from gshare.kit.errors import BadRequest, Conflict, DurableWrite, NotFound, Unprocessable
 from gshare.kit.hooks import Guard
 from gshare.kit.ids import new_id
@@ -212,15 +212,8 @@ class Refusal:
 
 
 def source_of(client: str) -> str:
-    """Who a refusal is counted against: the client address, an IPv6 one reduced to its /64
-    (one host can hold a whole /64)."""
-    try:
-        address = ipaddress.ip_address(client)
-    except ValueError:
-        return client[:64] or "unknown"
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else address)
+    """Who a refusal is counted against: the client's throttling bucket."""
+    return client_bucket(client)
 
 
 def window_of(now: datetime) -> datetime:

@@ -18,6 +18,7 @@ from gshare.identity.models import LoginSession, User
 from gshare.identity.password_policy import judge_password
 from gshare.identity.principals import Principal, announce_user_changed
 from gshare.identity.throttle import ACCOUNT_LIMITS, CLIENT_LIMITS, LONGEST_WINDOW, wait_seconds
+from gshare.kit.clients import client_bucket
 from gshare.kit.errors import (
     BadRequest,
     Conflict,
@@ -102,7 +103,7 @@ _attempts = Attempts()
 
 
 def _begin(email_key: str, client: str, now: datetime) -> Attempt:
-    return _attempts.begin((f"account:{email_key}", f"client:{client}"), now)
+    return _attempts.begin((f"account:{email_key}", f"client:{client_bucket(client)}"), now)
 
 
 def _failed(
@@ -117,7 +118,9 @@ def _failed(
     and its audit entry. The attempt stops counting as under way once they are committed."""
 
     async def add(session: AsyncSession) -> None:
-        await repository.add_failure(session, email_key, client, now, keep=LONGEST_WINDOW)
+        await repository.add_failure(
+            session, email_key, client_bucket(client), now, keep=LONGEST_WINDOW
+        )
 
     error.durable += [add, record_later(event, now=now)]
     error.then.append(attempt.end)
@@ -138,10 +141,11 @@ async def _throttle(
     session: AsyncSession, email_key: str, client: str, now: datetime, attempt: Attempt
 ) -> None:
     since = now - LONGEST_WINDOW
+    bucket = client_bucket(client)
     by_account = await repository.failure_times(session, email_key=email_key, since=since)
-    by_client = await repository.failure_times(session, client=client, since=since)
+    by_client = await repository.failure_times(session, client=bucket, since=since)
     by_account += _attempts.others(f"account:{email_key}", attempt, now)
-    by_client += _attempts.others(f"client:{client}", attempt, now)
+    by_client += _attempts.others(f"client:{bucket}", attempt, now)
     wait = max(
         wait_seconds(sorted(by_account), now, ACCOUNT_LIMITS),
         wait_seconds(sorted(by_client), now, CLIENT_LIMITS),
