@@ -124,3 +124,36 @@ async def _lots(
 async def _clean(root: httpx.AsyncClient) -> None:
     check = (await root.get("/api/v1/credits/check")).json()
     assert check["ok"] is True, check
+
+
+async def test_one_organization_does_not_read_the_others_side_of_a_shared_wallet(
+    build: Builder,
+) -> None:
+    t = await two_orgs(build)
+    secret = await t.bea.post(
+        "/api/v1/credits/transfers",
+        json={
+            "from_wallet_id": t.botany_wallet,
+            "to_wallet_id": t.uma_wallet,
+            "amount": "1",
+            "memo": "biology's own note",
+        },
+    )
+    assert secret.status_code == 201, secret.text
+    seen_by_pia = (await t.pia.get(f"/api/v1/wallets/{t.uma_wallet}/entries")).json()["items"]
+    # Botany gave Uma 10 and then 1: Pia sees the amounts, nothing of who, why or from where.
+    from_botany = [e for e in seen_by_pia if e["counterparty_name"] != "Optics"]
+    assert sorted(e["amount"] for e in from_botany) == ["1", "10"]
+    for entry in from_botany:
+        assert entry["counterparty_wallet_id"] is None
+        assert entry["counterparty_name"] is None
+        assert entry["memo"] is None
+        assert entry["actor_email"] is None
+    ours = [e for e in seen_by_pia if e["counterparty_name"] == "Optics"]
+    assert [e["counterparty_wallet_id"] for e in ours] == [t.optics_wallet]
+    # The owner and the super admin see both sides in full.
+    uma = await build.signed_in(t.uma)
+    for reader in (uma, t.root):
+        items = (await reader.get(f"/api/v1/wallets/{t.uma_wallet}/entries")).json()["items"]
+        assert "biology's own note" in {e["memo"] for e in items}
+        assert "Botany" in {e["counterparty_name"] for e in items}

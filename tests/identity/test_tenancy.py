@@ -329,3 +329,18 @@ async def test_a_membership_put_that_changes_nothing_records_nothing(
         assert response.status_code == 200, response.text
         assert response.json()["role"] == body["role"]
     assert await _audit_count(sessions, "group.members.put", str(user.id)) == 2
+
+
+async def test_the_same_user_created_four_times_at_once_is_one_user(build: Builder) -> None:
+    root = await build.signed_in(await build.user(super_admin=True))
+    body = {
+        "email": "race@example.org",
+        "name": "Race",
+        "initial_password": "saffron-kettle-orbit-93",
+        "group_id": None,
+    }
+    responses = await asyncio.gather(*(root.post("/api/v1/users", json=body) for _ in range(4)))
+    assert sorted(r.status_code for r in responses) == [201, 409, 409, 409]
+    # A request that lost the race gets what it would have got coming second.
+    codes = {r.json()["error"]["code"] for r in responses if r.status_code == 409}
+    assert codes == {"email_taken"}

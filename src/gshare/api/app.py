@@ -174,6 +174,9 @@ def _serve_console(app: FastAPI, console_dir: Path) -> None:
                 headers={csp.HEADER: csp.policy()},
             )
         candidate = _console_file(root, path)
+        if candidate is None and path.startswith("assets/"):
+            # A missing script or style is a 404, not the app's page served as one.
+            return errors.error_response(404, "not_found", "Not found.")
         if candidate is not None:
             cache = (
                 "public, max-age=31536000, immutable" if "/assets/" in f"/{path}" else "no-cache"

@@ -42,6 +42,10 @@ def _describe(exc: RequestValidationError) -> str:
         msg = str(error.get("msg", "invalid"))
         if error.get("type") == "extra_forbidden":
             msg = "unknown field"
+        elif error.get("type") == "json_invalid":
+            # FastAPI puts the character position where a field name would stand.
+            parts.append(f"The body is not valid JSON (from character {loc or '0'}).")
+            continue
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts) or "The request is not valid."
 

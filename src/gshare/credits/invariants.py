@@ -44,6 +44,11 @@ async def _rows(session: AsyncSession, sql: str) -> list[str]:
 
 CHECKS: list[tuple[str, str]] = [
     (
+        "a closed wallet holds nothing",
+        "SELECT id FROM credit_accounts "
+        "WHERE closed_at IS NOT NULL AND (balance <> 0 OR held <> 0) LIMIT 5",
+    ),
+    (
         "each transfer has one debit and one credit of equal amount",
         "SELECT t.id FROM credit_transfers t LEFT JOIN credit_entries e ON e.transfer_id = t.id "
         "GROUP BY t.id, t.amount, t.debit_account_id, t.credit_account_id "

@@ -43,6 +43,8 @@ class CreditAccount(Base):
         UUID(as_uuid=True), ForeignKey("credit_accounts.id", ondelete="SET NULL")
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # Set when its organization or group is deleted; a closed wallet never holds credits again.
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         CheckConstraint(
@@ -56,6 +58,9 @@ class CreditAccount(Base):
             "(kind IN ('mint', 'consumption')) = (owner_id IS NULL)", name="owner_matches_kind"
         ),
         CheckConstraint("monthly_grant IS NULL OR monthly_grant > 0", name="grant_positive"),
+        CheckConstraint(
+            "closed_at IS NULL OR (balance = 0 AND held = 0)", name="closed_wallet_empty"
+        ),
         Index("uq_credit_accounts_owner", "kind", "owner_id", unique=True),
         Index(
             "uq_credit_accounts_system",

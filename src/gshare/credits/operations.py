@@ -31,7 +31,9 @@ class HoldResolved(Conflict):
 
 async def _locked(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LockedWallet]:
     wallets = await repository.lock_wallets(session, ids)
-    if len(wallets) != len(set(ids)):
+    # A closed wallet's owner is gone: seen only after the lock, so no movement can slip in
+    # between a deletion's check and its commit.
+    if len(wallets) != len(set(ids)) or any(w.closed for w in wallets.values()):
         raise NotFound("No such wallet.", code="wallet_not_found")
     return wallets
 

@@ -31,6 +31,7 @@ class LockedWallet:
     owner_id: uuid.UUID | None
     balance: int
     held: int
+    closed: bool = False
 
 
 async def account_id(
@@ -87,7 +88,8 @@ async def ensure_accounts(
 
 
 _LOCK = text(
-    "SELECT id, kind, owner_id, balance, held FROM credit_accounts "
+    "SELECT id, kind, owner_id, balance, held, closed_at IS NOT NULL AS closed "
+    "FROM credit_accounts "
     "WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"
 )
 
@@ -97,7 +99,18 @@ async def lock_wallets(
 ) -> dict[uuid.UUID, LockedWallet]:
     """Lock wallets in one fixed order (by id), so concurrent movements never deadlock."""
     rows = (await session.execute(_LOCK, {"ids": list(ids)})).all()
-    return {r.id: LockedWallet(r.id, r.kind, r.owner_id, r.balance, r.held) for r in rows}
+    return {r.id: LockedWallet(r.id, r.kind, r.owner_id, r.balance, r.held, r.closed) for r in rows}
+
+
+_CLOSE = text(
+    "UPDATE credit_accounts SET closed_at = now() WHERE id = :id AND balance = 0 AND held = 0 "
+    "RETURNING id"
+)
+
+
+async def close_wallet(db: AsyncSession, wallet_id: uuid.UUID) -> bool:
+    """Close an empty wallet (its row must be locked); False when it holds credits."""
+    return (await db.execute(_CLOSE, {"id": wallet_id})).first() is not None
 
 
 _SET = text("UPDATE credit_accounts SET balance = :balance, held = :held WHERE id = :id")

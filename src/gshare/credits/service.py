@@ -105,7 +105,27 @@ async def list_entries(
         page,
         lambda r: (r.entry.id,),
     )
-    return await views.entries_out(ctx.session, rows), cursor
+    hidden = await _unreadable_counterparties(ctx, account, [r.counterparty_id for r in rows])
+    return await views.entries_out(ctx.session, rows, hidden=hidden), cursor
+
+
+async def _unreadable_counterparties(
+    ctx: Context, account: CreditAccount, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """The other sides of these entries that the caller may not read. One user's wallet can be
+    funded by groups of several organizations: an admin of one sees those entries' amounts, but
+    not the other organization's wallet, names, memos or people. The owner sees everything."""
+    own = account.kind == "user" and account.owner_id == ctx.actor.user_id
+    if ctx.actor.is_super_admin or own:
+        return set()
+    hidden: set[uuid.UUID] = set()
+    for other in (await repository.accounts_by_id(ctx.session, list(set(ids)))).values():
+        if other.owner_id is None:
+            continue  # the mint or consumption: names only
+        action, scope = await _read_scope(ctx, other)
+        if not is_allowed(ctx.actor, action, scope):
+            hidden.add(other.id)
+    return hidden
 
 
 async def consumption(ctx: Context, wallet_id: uuid.UUID, days: int) -> ConsumptionOut:
@@ -436,12 +456,16 @@ async def check(ctx: Context) -> invariants.Report:
 async def refuse_while_wallet_holds_credits(
     session: AsyncSession, kind: str, owner_id: uuid.UUID
 ) -> Conflict | None:
-    """Deleting an organization or group must not strand its credits."""
+    """Deleting an organization or group must not strand its credits. The wallet is locked and
+    closed in the deletion's transaction: a movement into it waits, then finds it closed."""
     wallet = await repository.wallet_of(session, kind, owner_id)
-    if wallet is None or (wallet.balance == 0 and wallet.held == 0):
+    if wallet is None:
+        return None
+    locked = (await repository.lock_wallets(session, [wallet.id]))[wallet.id]
+    if await repository.close_wallet(session, wallet.id):
         return None
     return Conflict(
-        f"Its wallet still holds {format_amount(wallet.balance)} credits; take them back first.",
+        f"Its wallet still holds {format_amount(locked.balance)} credits; take them back first.",
         code="wallet_not_empty",
     )
 

@@ -84,11 +84,23 @@ async def wallet_out(db: AsyncSession, account: CreditAccount) -> WalletOut:
     return (await wallets_out(db, [account]))[0]
 
 
-async def entries_out(db: AsyncSession, rows: Sequence[EntryRow]) -> list[EntryOut]:
-    counterparts = await repository.accounts_by_id(db, [r.counterparty_id for r in rows])
+async def entries_out(
+    db: AsyncSession, rows: Sequence[EntryRow], *, hidden: set[uuid.UUID] | None = None
+) -> list[EntryOut]:
+    """Entries as the caller sees them: the other side of an entry in `hidden` (a wallet the
+    caller may not read) is shown without its wallet, name, memo or actor."""
+    hidden = hidden or set()
+    counterparts = await repository.accounts_by_id(
+        db, [r.counterparty_id for r in rows if r.counterparty_id not in hidden]
+    )
     names = await owner_names(db, list(counterparts.values()))
     actors = await identity.emails(
-        db, [r.transfer.actor_id for r in rows if r.transfer.actor_id is not None]
+        db,
+        [
+            r.transfer.actor_id
+            for r in rows
+            if r.transfer.actor_id is not None and r.counterparty_id not in hidden
+        ],
     )
     out = []
     for row in rows:
@@ -108,7 +120,7 @@ async def entries_out(db: AsyncSession, rows: Sequence[EntryRow]) -> list[EntryO
                 balance_after=format_amount(row.entry.balance_after or 0),
                 counterparty_wallet_id=other.id if other and other.owner_id else None,
                 counterparty_name=name,
-                memo=row.transfer.memo,
+                memo=None if row.counterparty_id in hidden else row.transfer.memo,
                 actor_email=actors.get(row.transfer.actor_id) if row.transfer.actor_id else None,
                 hold_id=row.transfer.hold_id,
             )

@@ -39,18 +39,22 @@ async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
 # ---- organizations -------------------------------------------------------------------------
 
 
-async def _org(ctx: Context, org_id: uuid.UUID) -> Organization:
-    org = await ctx.session.get(Organization, org_id)
+async def _org(ctx: Context, org_id: uuid.UUID, *, lock: bool = False) -> Organization:
+    """The organization; `lock` holds its row until the transaction ends, so a concurrent
+    deletion waits and then finds it gone."""
+    org = await ctx.session.get(Organization, org_id, with_for_update=lock, populate_existing=lock)
     if org is None:
         raise NotFound("No such organization.", code="org_not_found")
     return org
 
 
-async def _unique(ctx: Context, what: str) -> None:
+async def _unique(ctx: Context, what: str, code: str = "already_exists") -> None:
+    """Flush; a unique key taken meanwhile by a concurrent request is the same 409 (same code)
+    that the request would get had it come second."""
     try:
         await ctx.session.flush()
     except IntegrityError as exc:
-        raise Conflict(f"{what} already exists.", code="already_exists") from exc
+        raise Conflict(f"{what} already exists.", code=code) from exc
 
 
 async def list_orgs(
@@ -107,7 +111,7 @@ async def update_org(ctx: Context, org_id: uuid.UUID, name: str | None) -> Organ
 
 
 async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
-    org = await _org(ctx, org_id)
+    org = await _org(ctx, org_id, lock=True)
     require(ctx, Action.ORG_DELETE, Scope(org_id=org.id), target_type="org", target_id=org.id)
     if await repository.org_has_groups(ctx.session, org.id):
         raise Conflict("Delete the organization's groups first.", code="org_not_empty")
@@ -128,8 +132,8 @@ async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
 # ---- groups --------------------------------------------------------------------------------
 
 
-async def _group(ctx: Context, group_id: uuid.UUID) -> Group:
-    group = await ctx.session.get(Group, group_id)
+async def _group(ctx: Context, group_id: uuid.UUID, *, lock: bool = False) -> Group:
+    group = await ctx.session.get(Group, group_id, with_for_update=lock, populate_existing=lock)
     if group is None:
         raise NotFound("No such group.", code="group_not_found")
     return group
@@ -194,7 +198,7 @@ async def update_group(ctx: Context, group_id: uuid.UUID, name: str | None) -> G
 
 
 async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
-    group = await _group(ctx, group_id)
+    group = await _group(ctx, group_id, lock=True)
     require(ctx, Action.GROUP_DELETE, _group_scope(group), target_type="group", target_id=group.id)
     if await repository.group_has_members(ctx.session, group.id):
         raise Conflict("Remove the group's members first.", code="group_not_empty")
@@ -273,7 +277,7 @@ async def create_user(
         password_changed_at=ctx.now,
     )
     ctx.session.add(user)
-    await _unique(ctx, "A user with this email")
+    await _unique(ctx, "A user with this email", code="email_taken")
     if group is not None:
         ctx.session.add(
             Membership(

@@ -91,6 +91,16 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("account_id", "funder_id", name=op.f("pk_credit_lots")),
     )
     op.add_column("credit_holds", sa.Column("for_group_wallet_id", sa.UUID(), nullable=True))
+    # A wallet is closed, under its row lock, when its organization or group is deleted, so a
+    # movement that waited for that lock cannot strand credits in it.
+    op.add_column(
+        "credit_accounts", sa.Column("closed_at", sa.DateTime(timezone=True), nullable=True)
+    )
+    op.create_check_constraint(
+        op.f("ck_credit_accounts_closed_wallet_empty"),
+        "credit_accounts",
+        "closed_at IS NULL OR (balance = 0 AND held = 0)",
+    )
     op.create_foreign_key(
         op.f("fk_credit_holds_for_group_wallet_id_credit_accounts"),
         "credit_holds",
@@ -107,6 +117,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_constraint(
+        op.f("ck_credit_accounts_closed_wallet_empty"), "credit_accounts", type_="check"
+    )
+    op.drop_column("credit_accounts", "closed_at")
     op.drop_constraint(
         op.f("fk_credit_holds_for_group_wallet_id_credit_accounts"),
         "credit_holds",
