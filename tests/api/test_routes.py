@@ -98,6 +98,13 @@ async def test_unknown_api_routes_answer_json_404(client: httpx.AsyncClient) -> 
     assert response.json()["error"]["code"] == "not_found"
 
 
+async def test_a_get_on_a_route_that_takes_no_get_is_a_405(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/auth/login")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert response.headers["allow"] == "POST"
+
+
 @asynccontextmanager
 async def _app_with(
     settings: Settings, database_url: str, engine, clock, **changes: Any

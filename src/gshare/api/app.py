@@ -14,6 +14,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse, Response
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.routing import Match
 
 from gshare import __version__
 from gshare.api import csp, errors
@@ -153,13 +154,24 @@ def _health_routes(app: FastAPI) -> None:
         return {"status": "ready"}
 
 
+CONSOLE_PATH = "/{path:path}"
+
+
 def _serve_console(app: FastAPI, console_dir: Path) -> None:
     """Serve the built single-page console; unknown non-API paths get index.html."""
     root = console_dir.resolve()
 
-    @app.get("/{path:path}", include_in_schema=False)
-    async def console(path: str) -> Response:
+    @app.get(CONSOLE_PATH, include_in_schema=False)
+    async def console(path: str, request: Request) -> Response:
         if path.startswith(("api/", "internal/")) or path in ("api", "internal"):
+            allowed = _methods_of(app, request)
+            if allowed:
+                return errors.error_response(
+                    405,
+                    "method_not_allowed",
+                    "This route does not take GET.",
+                    {"allow": ", ".join(sorted(allowed))},
+                )
             return errors.error_response(404, "not_found", "Not found.")
         index = root / "index.html"
         if not index.is_file():
@@ -185,6 +197,21 @@ def _serve_console(app: FastAPI, console_dir: Path) -> None:
                 candidate, headers={"cache-control": cache, csp.HEADER: csp.policy()}
             )
         return csp.index_response(index)
+
+
+def _methods_of(app: FastAPI, request: Request) -> set[str]:
+    """The methods the API routes take at this GET's path (it only reached the console's
+    catch-all because none of them takes GET)."""
+    methods: set[str] = set()
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        scope = {**request.scope, "method": method}
+        for route in app.router.routes:
+            if getattr(route, "path", None) == CONSOLE_PATH:
+                continue
+            if route.matches(scope)[0] is Match.FULL:
+                methods.add(method)
+                break
+    return methods
 
 
 def _console_file(root: Path, path: str) -> Path | None:

@@ -105,7 +105,8 @@ async def _reply_413(send: Send) -> None:
                 "code": "payload_too_large",
                 "message": "The request body is larger than 1 MiB.",
             }
-        }
+        },
+        separators=(",", ":"),  # as every other error body is written
     ).encode()
     await send(
         {
