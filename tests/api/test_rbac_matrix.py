@@ -14,35 +14,23 @@ import itertools
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import pytest
 
 from gshare.api.app import create_app
 from gshare.api.openapi import spec
-from gshare.credits.repository import account_id
 from gshare.identity.permissions import Action
 from gshare.kit.clock import FrozenClock
 from gshare.kit.db import make_engine, make_sessionmaker
 from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
 from gshare.kit.settings import Settings
 from gshare.kit.web import PERMISSION_KEY
+from tests.api.world import ROLES, World, build_world, fill
 from tests.builders import PASSWORD, Builder
 from tests.conftest import TEMPLATE
 
-ROLES = (
-    "super_admin",
-    "org_admin_a",
-    "org_admin_b",
-    "group_admin_a1",
-    "member_a1",
-    "guest_a1",
-    "expired_guest_a1",
-    "member_b1",
-    "outsider",
-)
 EVERYONE = frozenset(ROLES)
 SEES_ORG_A = frozenset({"super_admin", "org_admin_a", "group_admin_a1", "member_a1"})
 ADMINS_A = frozenset({"super_admin", "org_admin_a"})
@@ -50,13 +38,6 @@ ADMINS_A1 = ADMINS_A | {"group_admin_a1"}
 SUPER = frozenset({"super_admin"})
 _emails = itertools.count(1)
 SPEC: dict[str, Any] = spec()
-
-
-@dataclass
-class World:
-    ids: dict[str, str]
-    clients: dict[str, httpx.AsyncClient]
-    anonymous: httpx.AsyncClient
 
 
 Body = Callable[[str], dict[str, Any] | None]
@@ -192,52 +173,6 @@ def test_the_matrix_covers_every_signed_in_route() -> None:
     assert operations == covered
 
 
-async def _world(build: Builder) -> World:
-    org_a, org_b = await build.org("Org A"), await build.org("Org B")
-    a1, a2 = await build.group(org_a, "Group A1"), await build.group(org_a, "Group A2")
-    b1 = await build.group(org_b, "Group B1")
-    users = {role: await build.user(role.replace("_", " ").title()) for role in ROLES}
-    users["super_admin"].is_super_admin = True
-    async with build.sessions() as session, session.begin():
-        await session.merge(users["super_admin"])
-    await build.org_admin(users["org_admin_a"], org_a)
-    await build.org_admin(users["org_admin_b"], org_b)
-    await build.group_admin(users["group_admin_a1"], a1)
-    await build.member(users["member_a1"], a1)
-    await build.member(users["guest_a1"], a1, "guest", build.clock.now() + timedelta(days=30))
-    await build.member(
-        users["expired_guest_a1"], a1, "guest", build.clock.now() - timedelta(days=1)
-    )
-    await build.member(users["member_b1"], b1)
-    target = await build.user("Target Person")
-    await build.member(target, a1)
-    second_org_admin = await build.user("Second Org Admin")
-    await build.org_admin(second_org_admin, org_a)
-    second_group_admin = await build.user("Second Group Admin")
-    await build.group_admin(second_group_admin, a1)
-    ids = {
-        "A": str(org_a.id),
-        "B": str(org_b.id),
-        "A1": str(a1.id),
-        "A2": str(a2.id),
-        "B1": str(b1.id),
-        "target": str(target.id),
-        "second_org_admin": str(second_org_admin.id),
-        "second_group_admin": str(second_group_admin.id),
-        "no_cluster": str(uuid.uuid4()),
-        "no_session": str(uuid.uuid4()),
-    }
-    async with build.sessions() as session, session.begin():
-        for key, kind, owner in (
-            ("A_wallet", "org", org_a.id),
-            ("A1_wallet", "group", a1.id),
-            ("target_wallet", "user", target.id),
-        ):
-            ids[key] = str(await account_id(session, kind, owner, build.clock.now()))
-    clients = {role: await build.signed_in(user) for role, user in users.items()}
-    return World(ids, clients, build.anonymous())
-
-
 def _required_fields(method: str, path: str) -> frozenset[str]:
     """The fields the spec requires in a route's request body."""
     operation = SPEC["paths"][path][method.lower()]
@@ -260,18 +195,10 @@ def _minimal(case: Case, body: dict[str, Any] | None) -> dict[str, Any] | None:
     return smallest if smallest != body else None
 
 
-def _fill(value: Any, ids: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format(**ids)
-    if isinstance(value, dict):
-        return {k: _fill(v, ids) for k, v in value.items()}
-    return value
-
-
 async def _check(case: Case, world: World) -> None:
     path = case.path.format(**world.ids)
     anonymous = await world.anonymous.request(
-        case.method, path, json=_fill(case.body("x"), world.ids)
+        case.method, path, json=fill(case.body("x"), world.ids)
     )
     assert anonymous.status_code == 401, "anonymous callers must be turned away"
     minimal_allowed = case.allowed if case.minimal_allowed is None else case.minimal_allowed
@@ -279,7 +206,7 @@ async def _check(case: Case, world: World) -> None:
     minimal_outcome: dict[str, int] = {}
     calls: list[tuple[bool, str, Any, dict[str, int]]] = []
     for role in ROLES:
-        body = _fill(case.body(role), world.ids)
+        body = fill(case.body(role), world.ids)
         calls.append((role in case.allowed, role, body, outcome))
         smallest = _minimal(case, body)
         if smallest is not None:
@@ -318,7 +245,7 @@ async def read_world(
         async with app.router.lifespan_context(app):
             build = Builder(make_sessionmaker(engine), clock, app)
             try:
-                yield await _world(build)
+                yield await build_world(build)
             finally:
                 await build.close()
     finally:
@@ -334,4 +261,4 @@ async def test_each_role_reads_exactly_what_it_should(case: Case, read_world: Wo
 @pytest.mark.parametrize("case", CHANGES, ids=lambda c: f"{c.method} {c.path}")
 async def test_each_role_changes_exactly_what_it_should(case: Case, build: Builder) -> None:
     # Each change gets a fresh world: an allowed change may alter what the next call finds.
-    await _check(case, await _world(build))
+    await _check(case, await build_world(build))

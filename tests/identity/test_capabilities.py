@@ -10,26 +10,15 @@ from __future__ import annotations
 import itertools
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-import httpx
 import pytest
 
-from gshare.credits.repository import account_id
 from gshare.identity.capabilities import ADMIN_MODE, capabilities_of
 from gshare.identity.permissions import Action, Actor
+from tests.api.world import ROLES, build_world, fill
 from tests.builders import Builder
 
-ROLES = (
-    "super_admin",
-    "org_admin_a",
-    "org_admin_b",
-    "group_admin_a1",
-    "member_a1",
-    "guest_a1",
-    "outsider",
-)
 _emails = itertools.count(1)
 
 
@@ -152,51 +141,10 @@ def holds(capabilities: dict[str, Any], action: str, org: str | None, group: str
     )
 
 
-async def _world(build: Builder) -> tuple[dict[str, str], dict[str, httpx.AsyncClient]]:
-    org_a, org_b = await build.org("Org A"), await build.org("Org B")
-    a1, a2 = await build.group(org_a, "Group A1"), await build.group(org_a, "Group A2")
-    b1 = await build.group(org_b, "Group B1")
-    users = {role: await build.user(role.replace("_", " ").title()) for role in ROLES}
-    users["super_admin"].is_super_admin = True
-    async with build.sessions() as db, db.begin():
-        await db.merge(users["super_admin"])
-    await build.org_admin(users["org_admin_a"], org_a)
-    await build.org_admin(users["org_admin_b"], org_b)
-    await build.group_admin(users["group_admin_a1"], a1)
-    await build.member(users["member_a1"], a1)
-    await build.member(users["guest_a1"], a1, "guest", build.clock.now() + timedelta(days=30))
-    target = await build.user("Target Person")
-    await build.member(target, a1)
-    ids = {
-        "A": str(org_a.id),
-        "B": str(org_b.id),
-        "A1": str(a1.id),
-        "A2": str(a2.id),
-        "B1": str(b1.id),
-        "target": str(target.id),
-    }
-    async with build.sessions() as db, db.begin():
-        for key, kind, owner in (
-            ("A_wallet", "org", org_a.id),
-            ("A1_wallet", "group", a1.id),
-            ("target_wallet", "user", target.id),
-        ):
-            ids[key] = str(await account_id(db, kind, owner, build.clock.now()))
-    clients = {role: await build.signed_in(user) for role, user in users.items()}
-    return ids, clients
-
-
-def _fill(value: Any, ids: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format(**ids)
-    if isinstance(value, dict):
-        return {k: _fill(v, ids) for k, v in value.items()}
-    return value
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.action} {c.org} {c.group}")
 async def test_each_capability_matches_what_the_api_allows(case: Case, build: Builder) -> None:
-    ids, clients = await _world(build)
+    world = await build_world(build)
+    ids, clients = world.ids, world.clients
     claimed: dict[str, bool] = {}
     for role, client in clients.items():
         me = await client.get("/api/v1/me")
@@ -209,7 +157,7 @@ async def test_each_capability_matches_what_the_api_allows(case: Case, build: Bu
     allowed: dict[str, bool] = {}
     for role in sorted(ROLES, key=lambda r: claimed[r]):
         response = await clients[role].request(
-            case.method, _fill(case.path, ids), json=_fill(case.body, ids)
+            case.method, fill(case.path, ids), json=fill(case.body, ids)
         )
         assert response.status_code != 401, response.text
         allowed[role] = response.status_code != 403
@@ -217,7 +165,7 @@ async def test_each_capability_matches_what_the_api_allows(case: Case, build: Bu
 
 
 async def test_admin_mode_is_offered_to_admins_alone(build: Builder) -> None:
-    _, clients = await _world(build)
+    clients = (await build_world(build)).clients
     offered = set()
     for role, client in clients.items():
         if ADMIN_MODE in (await client.get("/api/v1/me")).json()["capabilities"]["actions"]:
