@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +34,7 @@ from gshare.kit.schema_version import upgrade
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
+from _pgbench import pgbench_tps
 
 USERS_PER_GROUP = 25
 
@@ -153,35 +152,7 @@ async def holds_per_second(url: str, groups, seconds: float) -> float:
 def pgbench(bin_dir: Path, socket_dir: str, pairs: int, clients: int, seconds: float) -> float:
     script = Path(tempfile.mkdtemp()) / "transfer.sql"
     script.write_text(PGBENCH_SCRIPT.read_text().replace("{pairs}", str(pairs)))
-    result = subprocess.run(
-        [
-            str(bin_dir / "pgbench"),
-            "-h",
-            socket_dir,
-            "-U",
-            "postgres",
-            "-n",
-            "-c",
-            str(clients),
-            "-j",
-            "2",
-            "-M",
-            "prepared",
-            "-T",
-            str(int(seconds)),
-            "-f",
-            str(script),
-            "gshare",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"pgbench failed:\n{result.stdout}\n{result.stderr}")
-    match = re.search(r"tps = ([0-9.]+)", result.stdout)
-    if match is None:
-        raise SystemExit(f"pgbench printed no tps:\n{result.stdout}\n{result.stderr}")
-    return float(match.group(1))
+    return pgbench_tps(bin_dir, socket_dir, script, clients, int(seconds))
 
 
 def main() -> None:

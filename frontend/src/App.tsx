@@ -3,6 +3,9 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { AuditPage } from './admin/audit/AuditPage';
+import { PoliciesPage } from './admin/capacity/PoliciesPage';
+import { QueuePage } from './admin/capacity/QueuePage';
+import { TiersPage } from './admin/capacity/TiersPage';
 import { ClusterDetailPage } from './admin/clusters/ClusterDetailPage';
 import { ClustersPage } from './admin/clusters/ClustersPage';
 import { CreditsPage } from './admin/credits/CreditsPage';
@@ -18,6 +21,7 @@ import { PasswordChangePage } from './auth/PasswordChangePage';
 import { CHANGE_PASSWORD_PATH, RequireAuth } from './auth/RequireAuth';
 import { SignInPage } from './auth/SignInPage';
 import { HomePage } from './home/HomePage';
+import { MyRequestsPage } from './queue/MyRequestsPage';
 import { Shell } from './shell/Shell';
 import { theme } from './theme';
 import { RouteErrorBoundary } from './ui/RouteErrorBoundary';
@@ -50,6 +54,7 @@ export function AppRoutes() {
         <Route element={<Shell />}>
           <Route index element={page(<HomePage />)} />
           <Route path="wallet" element={page(<WalletPage />)} />
+          <Route path="requests" element={page(<MyRequestsPage />)} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
             <Route path="orgs" element={page(<OrgsPage />)} />
@@ -62,6 +67,13 @@ export function AppRoutes() {
             <Route element={<RequireCapability action="clusters.manage" />}>
               <Route path="clusters" element={page(<ClustersPage />)} />
               <Route path="clusters/:clusterId" element={page(<ClusterDetailPage />)} />
+            </Route>
+            <Route element={<RequireCapability action="capacity.read" />}>
+              <Route path="tiers" element={page(<TiersPage />)} />
+            </Route>
+            <Route path="policies" element={page(<PoliciesPage />)} />
+            <Route element={<RequireCapability action="queue.read_scope" />}>
+              <Route path="queue" element={page(<QueuePage />)} />
             </Route>
             <Route path="audit" element={page(<AuditPage />)} />
           </Route>

@@ -204,7 +204,7 @@ def cmd_worker(settings: Settings) -> None:
     import signal
 
     from gshare.kit.clock import SystemClock
-    from gshare.kit.db import make_engine, make_sessionmaker
+    from gshare.kit.db import make_engine, make_sessionmaker, plain_url
     from gshare.worker.loops import Worker, worker_loops
 
     url = _external_url(settings, "worker")
@@ -216,7 +216,10 @@ def cmd_worker(settings: Settings) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        worker = Worker(worker_loops(settings, make_sessionmaker(engine), SystemClock()))
+        worker = Worker(
+            worker_loops(settings, make_sessionmaker(engine), SystemClock()),
+            listen_dsn=plain_url(url),
+        )
         log.info("worker running: %s", ", ".join(loop.name for loop in worker.loops))
         try:
             await worker.run_until(stop)

@@ -36,6 +36,10 @@ SEES_ORG_A = frozenset({"super_admin", "org_admin_a", "group_admin_a1", "member_
 ADMINS_A = frozenset({"super_admin", "org_admin_a"})
 ADMINS_A1 = ADMINS_A | {"group_admin_a1"}
 SUPER = frozenset({"super_admin"})
+ANY_ADMIN = frozenset({"super_admin", "org_admin_a", "org_admin_b", "group_admin_a1"})
+ADMIN_IN_ORG_A = frozenset({"super_admin", "org_admin_a", "group_admin_a1"})
+# The target's personal scope (`_self_or_user_admin`): the admins of the groups they are in.
+READS_TARGET = ADMIN_IN_ORG_A
 _emails = itertools.count(1)
 SPEC: dict[str, Any] = spec()
 
@@ -150,6 +154,67 @@ CASES = [
     Case("DELETE", "/api/v1/clusters/{no_cluster}", SUPER),
     # Everyone may ask; only a session's owner gets a link (others get 404, see tests/sessions).
     Case("POST", "/api/v1/sessions/{no_session}/entry", EVERYONE),
+    # Capacity: cards, pools, MIG layouts, GPU models and tiers are the super admin's.
+    Case("GET", "/api/v1/clusters/{no_cluster}/cards", SUPER),
+    Case("PUT", "/api/v1/cards/{no_card}/pool", SUPER, lambda r: {"pool": "mig"}),
+    Case(
+        "PUT",
+        "/api/v1/cards/{no_card}/mig-layout",
+        SUPER,
+        lambda r: {"instances": [{"profile": "1g.10gb"}]},
+    ),
+    Case("GET", "/api/v1/cards/{no_card}/mig-layouts", SUPER),
+    Case("GET", "/api/v1/gpu-models", SUPER),
+    Case(
+        "POST",
+        "/api/v1/gpu-models",
+        SUPER,
+        lambda r: {
+            "name": f"GPU-{r}",
+            "exclusive_price": "8",
+            "memory_mib": 81920,
+            "split_count": 8,
+        },
+    ),
+    Case("PATCH", "/api/v1/gpu-models/{no_model}", SUPER, lambda r: {"exclusive_price": "9"}),
+    Case(
+        "POST",
+        "/api/v1/gpu-models/{no_model}/tiers",
+        SUPER,
+        lambda r: {"kind": "fraction", "denominator": 2, "price_per_hour": "1"},
+    ),
+    Case("PATCH", "/api/v1/tiers/{no_tier}", SUPER, lambda r: {"price_per_hour": "1"}),
+    Case("DELETE", "/api/v1/tiers/{no_tier}", SUPER),
+    # What anyone signed in may ask of capacity about themself.
+    Case("GET", "/api/v1/tiers", EVERYONE),
+    Case(
+        "POST",
+        "/api/v1/admission/preview",
+        EVERYONE,
+        lambda r: {"group_id": "{A1}", "tier_id": None, "cpu_cores": 1},
+    ),
+    Case("GET", "/api/v1/queue", EVERYONE),
+    Case("GET", "/api/v1/queue?scope=all", ANY_ADMIN),
+    Case("DELETE", "/api/v1/queue/{no_request}", EVERYONE),
+    # Resource policies, per scope.
+    Case("GET", "/api/v1/policies/global", ANY_ADMIN),
+    Case("PUT", "/api/v1/policies/global", SUPER, lambda r: {"values": {"max_gpu_sessions": 2}}),
+    Case("DELETE", "/api/v1/policies/global", SUPER),
+    Case("GET", "/api/v1/policies/orgs/{A}", ADMIN_IN_ORG_A),
+    Case("PUT", "/api/v1/policies/orgs/{A}", SUPER, lambda r: {"values": {"max_gpu_sessions": 2}}),
+    Case("DELETE", "/api/v1/policies/orgs/{A}", SUPER),
+    Case("GET", "/api/v1/policies/groups/{A1}", ADMINS_A1),
+    Case("PUT", "/api/v1/policies/groups/{A1}", ADMINS_A, lambda r: {"values": {"storage_gb": 5}}),
+    Case("DELETE", "/api/v1/policies/groups/{A1}", ADMINS_A),
+    Case("GET", "/api/v1/policies/users/{target}", READS_TARGET),
+    Case(
+        "PUT",
+        "/api/v1/policies/users/{target}",
+        ADMINS_A,
+        lambda r: {"values": {"queue_weight": 2}},
+    ),
+    Case("DELETE", "/api/v1/policies/users/{target}", ADMINS_A),
+    Case("GET", "/api/v1/users/{target}/effective-policy", READS_TARGET),
 ]
 
 
@@ -157,7 +222,7 @@ def _template(path: str) -> str:
     """/api/v1/orgs/{A}/admins/{target} -> /api/v1/orgs/{}/admins/{} for matching the spec."""
     import re
 
-    return re.sub(r"\{[^}]+\}", "{}", path)
+    return re.sub(r"\{[^}]+\}", "{}", path.split("?", 1)[0])
 
 
 def test_the_matrix_covers_every_signed_in_route() -> None:

@@ -13,7 +13,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from gshare.api.openapi import spec
 from gshare.audit.models import AuditEntry
-from gshare.clusters.models import Cluster, GpuCard
+from gshare.capacity.models import GpuCard, GpuModel, GpuTier
+from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
 from gshare.kit.schemas import UTC_DATETIME_MARK
 
@@ -38,6 +39,8 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("ReportedCard", "uuid"): GpuCard.uuid,
     ("ReportedCard", "model"): GpuCard.model,
     ("ReportedNode", "name"): GpuCard.node,
+    ("GpuModelIn", "name"): GpuModel.name,
+    ("TierIn", "mig_profile"): GpuTier.mig_profile,
     ("GET /api/v1/audit", "action"): AuditEntry.action,
     ("GET /api/v1/audit", "target_type"): AuditEntry.target_type,
     ("GET /api/v1/audit", "target_id"): AuditEntry.target_id,
@@ -58,6 +61,11 @@ NOT_STORED = {
     ("TransferRequest", "memo"),
     ("MonthlyGrantPut", "amount"),
     ("StatusReport", "message"),  # a text column
+    ("GpuModelIn", "exclusive_price"),  # parsed into a bigint
+    ("GpuModelPatch", "exclusive_price"),
+    ("TierIn", "price_per_hour"),
+    ("TierPatch", "price_per_hour"),
+    ("MigInstanceIn", "profile"),  # checked against the GPU's profiles
 }
 
 

@@ -67,6 +67,10 @@ async def build_world(build: Builder) -> World:
         "second_group_admin": str(second_group_admin.id),
         "no_cluster": str(uuid.uuid4()),
         "no_session": str(uuid.uuid4()),
+        "no_card": str(uuid.uuid4()),
+        "no_model": str(uuid.uuid4()),
+        "no_tier": str(uuid.uuid4()),
+        "no_request": str(uuid.uuid4()),
     }
     async with build.sessions() as session, session.begin():
         for key, kind, owner in (

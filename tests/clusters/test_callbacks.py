@@ -74,7 +74,8 @@ async def test_inventory_is_stored_and_cards_that_vanish_become_missing(
     root = await build.user(super_admin=True)
     admin = await build.signed_in(root)
     detail = (await admin.get(f"/api/v1/clusters/{cluster_id}")).json()
-    cards = {c["uuid"]: (c["healthy"], c["missing"]) for c in detail["card_list"]}
+    listed_cards = (await admin.get(f"/api/v1/clusters/{cluster_id}/cards")).json()["items"]
+    cards = {c["uuid"]: (c["healthy"], c["missing"]) for c in listed_cards}
     assert cards == {"GPU-a": (True, False), "GPU-b": (True, True), "GPU-c": (True, False)}
     assert (detail["nodes"], detail["cards"], detail["healthy_cards"], detail["missing_cards"]) == (
         2,

@@ -1,5 +1,5 @@
-"""Every string the cluster and session routes take is bounded, and no longer than the column
-it is stored in, so an over-long value is a 422 and never a database error."""
+"""Every string the cluster, capacity and session routes take is bounded, and no longer than
+the column it is stored in, so an over-long value is a 422 and never a database error."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import String
 
+from gshare.capacity import schemas as capacity_schemas
+from gshare.capacity.models import GpuCard, GpuModel
 from gshare.clusters import schemas as cluster_schemas
-from gshare.clusters.models import Cluster, GpuCard
+from gshare.clusters.models import Cluster
 from gshare.kit.schemas import RequestModel
 from gshare.sessions import schemas as session_schemas
 from gshare.sessions.models import InteractiveSession
@@ -25,13 +27,17 @@ STORED: dict[tuple[str, str], Any] = {
     ("ReportedCard", "model"): GpuCard.__table__.c.model,
     ("ReportedNode", "name"): GpuCard.__table__.c.node,
     ("StatusReport", "message"): InteractiveSession.__table__.c.phase_message,
+    ("GpuModelIn", "name"): GpuModel.__table__.c.name,
+    ("GpuModelIn", "exclusive_price"): None,  # parsed into a bigint
+    ("GpuModelPatch", "exclusive_price"): None,
+    ("MigInstanceIn", "profile"): None,  # checked against the GPU's profiles, kept as JSON
 }
 
 
 def _request_models() -> list[type[BaseModel]]:
     return [
         model
-        for module in (cluster_schemas, session_schemas)
+        for module in (cluster_schemas, capacity_schemas, session_schemas)
         for _, model in inspect.getmembers(module, inspect.isclass)
         if issubclass(model, RequestModel) and model is not RequestModel
     ]
@@ -42,7 +48,7 @@ def _string_fields(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
     return {
         name: prop
         for name, prop in properties.items()
-        if prop.get("type") == "string" and "enum" not in prop
+        if prop.get("type") == "string" and "enum" not in prop and "format" not in prop
     }
 
 

@@ -239,7 +239,7 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
 ) -> None:
     from sqlalchemy import select
 
-    from gshare.clusters.models import GpuCard
+    from gshare.capacity.models import GpuCard
 
     async def cards() -> dict[str, tuple[str, bool]]:
         async with sessions() as session:

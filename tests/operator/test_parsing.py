@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gshare.clusters.schemas import InventoryReport
+from gshare.capacity.schemas import InventoryReport
 from gshare.operator.inventory import (
     MAX_CARDS_PER_NODE,
     Card,

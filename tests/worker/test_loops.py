@@ -73,4 +73,7 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, output
-    assert "worker running: monthly refill, housekeeping, operator tokens" in output
+    assert (
+        "worker running: admission queue, fair-share usage, monthly refill, housekeeping, "
+        "operator tokens"
+    ) in output

@@ -28,6 +28,13 @@ describe('query keys', () => {
       [queries.walletConsumption('w1', 30).queryKey, scopes.wallets],
       [queries.walletTree('o1').queryKey, scopes.wallets],
       [queries.ledgerCheck().queryKey, scopes.credits],
+      [queries.clusterCards('c1').queryKey, scopes.cards],
+      [queries.migLayouts('card1').queryKey, scopes.cards],
+      [queries.gpuModels().queryKey, scopes.tiers],
+      [queries.tiers('g1').queryKey, scopes.tiers],
+      [queries.policy('group', 'g1').queryKey, scopes.policies],
+      [queries.effectivePolicy('u1', null).queryKey, scopes.policies],
+      [queries.queue('all').queryKey, scopes.queue],
     ];
     for (const [key, prefix] of cases) expect(startsWith(key, prefix), JSON.stringify(key)).toBe(true);
   });

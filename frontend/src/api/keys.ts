@@ -1,5 +1,6 @@
 import { infiniteQueryOptions, queryOptions, type QueryKey } from '@tanstack/react-query';
 import type { AuditFilters, EntryFilters, UserFilters } from './filters';
+import type { PolicyScope } from './types';
 import { api, compact, unwrap } from './client';
 import { fetchMe } from './me';
 
@@ -20,6 +21,10 @@ export const scopes = {
   audit: ['audit'],
   clusters: ['clusters'],
   clusterLists: ['clusters', 'list'],
+  cards: ['cards'],
+  tiers: ['tiers'],
+  policies: ['policies'],
+  queue: ['queue'],
   wallets: ['wallets'],
   credits: ['credits'],
   passwordCheck: ['password-check'],
@@ -46,6 +51,14 @@ const groupPage = (orgId: string, limit: number) => (cursor: string | undefined)
   unwrap(
     api.GET('/api/v1/orgs/{org_id}/groups', { params: { path: { org_id: orgId }, query: compact({ limit, cursor }) } }),
   );
+
+function fetchPolicy(scope: PolicyScope, scopeId: string | null) {
+  if (scope === 'global' || scopeId === null) return unwrap(api.GET('/api/v1/policies/global'));
+  const params = { params: { path: { scope_id: scopeId } } };
+  if (scope === 'organization') return unwrap(api.GET('/api/v1/policies/orgs/{scope_id}', params));
+  if (scope === 'group') return unwrap(api.GET('/api/v1/policies/groups/{scope_id}', params));
+  return unwrap(api.GET('/api/v1/policies/users/{scope_id}', params));
+}
 
 export const queries = {
   me: () => queryOptions({ queryKey: scopes.me, queryFn: fetchMe, staleTime: 60_000 }),
@@ -122,6 +135,59 @@ export const queries = {
       queryKey: [...scopes.clusters, 'detail', clusterId],
       queryFn: () =>
         unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+    }),
+
+  /** Every card of a cluster with its pool, carving, occupants and MIG instances (one answer). */
+  clusterCards: (clusterId: string) =>
+    queryOptions({
+      queryKey: [...scopes.cards, 'cluster', clusterId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/clusters/{cluster_id}/cards', { params: { path: { cluster_id: clusterId } } })),
+    }),
+  /** The full MIG layouts a card's GPU accepts; they never change, so they are kept. */
+  migLayouts: (cardId: string) =>
+    queryOptions({
+      queryKey: [...scopes.cards, 'mig-layouts', cardId],
+      queryFn: () => unwrap(api.GET('/api/v1/cards/{card_id}/mig-layouts', { params: { path: { card_id: cardId } } })),
+      staleTime: Infinity,
+    }),
+
+  /** GPU models with all their tiers, retired ones included (capacity admins). */
+  gpuModels: () =>
+    queryOptions({
+      queryKey: [...scopes.tiers, 'models'],
+      queryFn: () => unwrap(api.GET('/api/v1/gpu-models')),
+    }),
+
+  /** The tiers on offer (to a group's members when `groupId` is given), with their prices. */
+  tiers: (groupId: string | null = null) =>
+    queryOptions({
+      queryKey: [...scopes.tiers, 'offered', groupId],
+      queryFn: () => unwrap(api.GET('/api/v1/tiers', { params: { query: compact({ group_id: groupId }) } })),
+    }),
+
+  /** One scope's own policy document (the keys it sets). */
+  policy: (scope: PolicyScope, scopeId: string | null) =>
+    queryOptions({
+      queryKey: [...scopes.policies, scope, scopeId],
+      queryFn: () => fetchPolicy(scope, scopeId),
+    }),
+  effectivePolicy: (userId: string, groupId: string | null) =>
+    queryOptions({
+      queryKey: [...scopes.policies, 'effective', userId, groupId],
+      queryFn: () =>
+        unwrap(
+          api.GET('/api/v1/users/{user_id}/effective-policy', {
+            params: { path: { user_id: userId }, query: compact({ group_id: groupId }) },
+          }),
+        ),
+    }),
+
+  /** `own`: the caller's requests; `all`: every request in the groups the caller administers. */
+  queue: (scope: 'own' | 'all') =>
+    queryOptions({
+      queryKey: [...scopes.queue, scope],
+      queryFn: () => unwrap(api.GET('/api/v1/queue', { params: { query: { scope } } })),
     }),
 
   myWallet: () =>

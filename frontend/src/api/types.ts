@@ -32,7 +32,6 @@ export type WalletTreeOut = Schemas['WalletTreeOut'];
 export type GroupWalletsOut = Schemas['GroupWalletsOut'];
 export type InvariantReportOut = Schemas['InvariantReportOut'];
 export type ClusterOut = Schemas['ClusterOut'];
-export type ClusterDetailOut = Schemas['ClusterDetailOut'];
 export type ClusterRegister = Schemas['ClusterRegister'];
 export type CardOut = Schemas['CardOut'];
 
@@ -41,3 +40,23 @@ export type AuditOutcome = AuditEntryOut['outcome'];
 export type EntryKind = EntryOut['kind'];
 export type WalletOwnerKind = WalletOut['owner_kind'];
 export type ClusterStatus = ClusterOut['status'];
+
+export type CardPage = Schemas['CardPage'];
+export type OccupantOut = Schemas['OccupantOut'];
+export type MigInstanceOut = Schemas['MigInstanceOut'];
+export type MigChoicesOut = Schemas['MigChoicesOut'];
+export type MigInstanceIn = Schemas['MigInstanceIn'];
+export type GpuModelOut = Schemas['GpuModelOut'];
+export type GpuModelIn = Schemas['GpuModelIn'];
+export type TierOut = Schemas['TierOut'];
+export type TierIn = Schemas['TierIn'];
+export type PolicyOut = Schemas['PolicyOut'];
+export type EffectivePolicyOut = Schemas['EffectivePolicyOut'];
+export type EffectiveValueOut = Schemas['EffectiveValueOut'];
+export type QueueItemOut = Schemas['QueueItemOut'];
+export type PriorityOut = Schemas['PriorityOut'];
+
+export type CardPool = CardOut['pool'];
+export type TierKind = TierOut['kind'];
+export type PolicyScope = PolicyOut['scope'];
+export type QueueStatus = QueueItemOut['status'];

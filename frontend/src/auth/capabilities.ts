@@ -31,7 +31,17 @@ export type Action =
   | 'credits.grant_org'
   | 'credits.grant_group'
   | 'credits.grant_user'
-  | 'clusters.manage';
+  | 'clusters.manage'
+  | 'capacity.read'
+  | 'capacity.manage'
+  | 'policy.read_global'
+  | 'policy.set_global'
+  | 'policy.read_org'
+  | 'policy.set_org'
+  | 'policy.read_group'
+  | 'policy.set_group'
+  | 'policy.set_user'
+  | 'queue.read_scope';
 
 /** Where an action would happen: an organization, or a group with its organization. */
 export interface Where {

@@ -16,6 +16,9 @@ const LINKS: AdminLink[] = [
   { to: '/admin/users', label: 'Users' },
   { to: '/admin/credits', label: 'Credits' },
   { to: '/admin/clusters', label: 'Clusters', needs: 'clusters.manage' },
+  { to: '/admin/tiers', label: 'Tiers and prices', needs: 'capacity.read' },
+  { to: '/admin/policies', label: 'Policies' },
+  { to: '/admin/queue', label: 'Queue', needs: 'queue.read_scope' },
   { to: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -32,6 +32,17 @@ export function Shell() {
           <Group gap="sm" wrap="nowrap">
             <Button
               component={Link}
+              to="/requests"
+              variant={pathname === '/requests' ? 'light' : 'subtle'}
+              aria-current={pathname === '/requests' ? 'page' : undefined}
+              size="sm"
+              px="xs"
+              style={{ flexShrink: 0 }}
+            >
+              My requests
+            </Button>
+            <Button
+              component={Link}
               to="/wallet"
               variant={pathname === '/wallet' ? 'light' : 'subtle'}
               aria-current={pathname === '/wallet' ? 'page' : undefined}

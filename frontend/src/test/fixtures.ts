@@ -1,4 +1,4 @@
-import type { EntryOut, MeOut, RoleGrantOut, WalletOut } from '../api/types';
+import type { CardOut, EntryOut, MeOut, RoleGrantOut, WalletOut } from '../api/types';
 
 type Capabilities = MeOut['capabilities'];
 
@@ -13,6 +13,7 @@ const GROUP_ADMIN_ACTIONS = [
   'user.reset_password',
   'credits.move_group_user',
   'credits.grant_user',
+  'policy.read_group',
 ];
 const ORG_ADMIN_ACTIONS = [
   ...GROUP_ADMIN_ACTIONS,
@@ -25,6 +26,9 @@ const ORG_ADMIN_ACTIONS = [
   'wallet.tree',
   'credits.move_org_group',
   'credits.grant_group',
+  'policy.read_org',
+  'policy.set_group',
+  'policy.set_user',
 ];
 export const SUPER_ADMIN_ACTIONS = [
   'admin_mode',
@@ -35,6 +39,12 @@ export const SUPER_ADMIN_ACTIONS = [
   'credits.check',
   'credits.grant_org',
   'clusters.manage',
+  'capacity.read',
+  'capacity.manage',
+  'policy.read_global',
+  'policy.set_global',
+  'policy.set_org',
+  'queue.read_scope',
   'user.super_admin.manage',
   ...ORG_ADMIN_ACTIONS,
 ];
@@ -42,7 +52,11 @@ export const SUPER_ADMIN_ACTIONS = [
 /** The capabilities the server would send for these roles. */
 export function capabilitiesFor(roles: RoleGrantOut[]): Capabilities {
   if (roles.some((r) => r.role === 'super_admin')) return { actions: SUPER_ADMIN_ACTIONS, orgs: [], groups: [] };
-  const caps: Capabilities = { actions: roles.length ? ['admin_mode', 'audit.read'] : [], orgs: [], groups: [] };
+  const caps: Capabilities = {
+    actions: roles.length ? ['admin_mode', 'audit.read', 'policy.read_global', 'queue.read_scope'] : [],
+    orgs: [],
+    groups: [],
+  };
   for (const role of roles) {
     if (role.role === 'org_admin' && role.org_id) caps.orgs.push({ org_id: role.org_id, actions: ORG_ADMIN_ACTIONS });
     if (role.role === 'group_admin' && role.org_id && role.group_id) {
@@ -122,4 +136,27 @@ export function makeConsumption(walletId: string, amounts: Record<string, string
     return { day, amount: amounts[day] ?? '0' };
   });
   return { wallet_id: walletId, days };
+}
+
+/** A healthy, uncarved hami-core card. */
+export function makeCard(overrides: Partial<CardOut> = {}): CardOut {
+  return {
+    id: '00000000-0000-4000-8000-0000000000d1',
+    uuid: 'GPU-0001',
+    node: 'node-a',
+    model: 'NVIDIA H100 80GB HBM3',
+    memory_mib: 81559,
+    cores: 100,
+    split_count: 4,
+    healthy: true,
+    missing: false,
+    last_seen_at: '2026-11-30T11:58:00Z',
+    pool: 'hami-core',
+    carved_tier: null,
+    carved_slots: null,
+    free_slots: null,
+    mig_instances: [],
+    occupants: [],
+    ...overrides,
+  };
 }

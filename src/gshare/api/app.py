@@ -20,6 +20,9 @@ from gshare import __version__
 from gshare.api import csp, errors
 from gshare.api.middleware import BodyLimit, ClientAddress, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
+from gshare.capacity import admission as capacity_admission
+from gshare.capacity import service as capacity_service
+from gshare.capacity.endpoints import router as capacity_router
 from gshare.clusters import service as clusters_service
 from gshare.clusters.callbacks import unchecked_internal_routes
 from gshare.clusters.endpoints import router as clusters_router
@@ -70,6 +73,9 @@ def create_app(
     identity_service.deletion_guard.connect(credits_service.refuse_while_wallet_holds_credits)
     clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
     credits_service.ended_sessions.connect(sessions_service.ended_among)
+    clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
+    clusters_service.card_counts.connect(capacity_service.card_counts)
+    credits_service.ended_sessions.connect(capacity_admission.ended_among)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -82,7 +88,10 @@ def create_app(
             {AUTH_CHANNEL: cache.invalidate},
             on_connected=cache.connection_changed,
         )
-        worker = Worker(worker_loops(settings, app.state.sessions, app.state.clock))
+        worker = Worker(
+            worker_loops(settings, app.state.sessions, app.state.clock),
+            listen_dsn=plain_url(database_url),
+        )
         try:
             await check_schema(app.state.engine)
             await listener.start()
@@ -121,6 +130,7 @@ def create_app(
     app.include_router(audit_router)
     app.include_router(credits_router)
     app.include_router(clusters_router)
+    app.include_router(capacity_router)
     app.include_router(sessions_router)
     if unchecked := unchecked_internal_routes(app.routes):
         # Their caller would be checked only after the request is parsed.

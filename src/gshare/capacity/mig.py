@@ -156,10 +156,25 @@ def normalize_profile_name(name: str) -> str:
     return cleaned
 
 
+# HAMi reports the driver's product name ("NVIDIA-A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"):
+# the family and the memory size name the geometry; the form factor does not change it.
+_PRODUCT_NAMES = (
+    (("A100", "80GB"), "A100-80GB"),
+    (("A100",), "A100-40GB"),
+    (("H100", "80GB"), "H100-80GB"),
+    (("H200",), "H200-141GB"),
+)
+
+
 def geometry_for(model: str) -> MigGeometry | None:
+    """The MIG geometry of a model named as GShare's tables or the driver name it."""
     for name, geometry in GEOMETRIES.items():
         if name.lower() == model.strip().lower():
             return geometry
+    words = {w for w in model.upper().replace("_", "-").replace(" ", "-").split("-") if w}
+    for needed, name in _PRODUCT_NAMES:
+        if set(needed) <= words:
+            return GEOMETRIES[name]
     return None
 
 

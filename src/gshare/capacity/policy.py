@@ -15,6 +15,7 @@ A policy document sets some keys of `KEYS`; an unset key says nothing. Invariant
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,9 @@ KEYS: dict[str, KeyRule] = {
     "queueing_allowed": KeyRule(bool),
     "queue_weight": KeyRule(float, 0.001, 1000),
 }
+# A name is a model's (at most 120 characters) or a tier's; no list needs more than this.
+MAX_NAMES = 200
+MAX_NAME_LENGTH = 120
 _DEFAULTS: dict[str, PolicyValue] = {"queueing_allowed": True, "queue_weight": 1.0}
 
 
@@ -129,6 +133,10 @@ def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | str:
             isinstance(item, str) and item.strip() for item in raw
         ):
             return f"{key} is a list of names."
+        if len(raw) > MAX_NAMES or any(len(item) > MAX_NAME_LENGTH for item in raw):
+            return f"{key} names at most {MAX_NAMES}, each at most {MAX_NAME_LENGTH} characters."
+        if any(unicodedata.category(ch) in ("Cc", "Cf") for item in raw for ch in item):
+            return f"{key} names cannot hold control or invisible formatting characters."
         return frozenset(item.strip() for item in raw)
     if rule.kind is bool:
         return raw if isinstance(raw, bool) else f"{key} is true or false."
@@ -137,12 +145,12 @@ def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | str:
         return f"{key} is a number."
     if rule.kind is int and not isinstance(raw, int):
         return f"{key} is a whole number."
-    value: int | float = raw if rule.kind is int else float(raw)
-    if value != value or (rule.minimum is not None and value < rule.minimum):
+    # Compared before any float(): a huge whole number would overflow it.
+    if raw != raw or (rule.minimum is not None and raw < rule.minimum):
         return f"{key} is at least {rule.minimum:g}."
-    if rule.maximum is not None and value > rule.maximum:
+    if rule.maximum is not None and raw > rule.maximum:
         return f"{key} is at most {rule.maximum:g}."
-    return value
+    return raw if rule.kind is int else float(raw)
 
 
 def read_policy(document: Mapping[str, object]) -> PolicyAccepted | PolicyRefused:
@@ -246,6 +254,12 @@ def check_request(
             reason = f"{key} allows {shown or 'nothing'}; this asks for {asked}."
             return PolicyDenial(key, found.scope, reason)
     return None
+
+
+def allows_tier(policy: EffectivePolicy, model: str, tier: str) -> bool:
+    """Whether the allowed models and tiers let a session of `tier` of `model` run at all."""
+    models, tiers = _names(policy, "allowed_models"), _names(policy, "allowed_tiers")
+    return (models is None or model in models) and (tiers is None or tier in tiers)
 
 
 def check_queueing(policy: EffectivePolicy) -> PolicyDenial | None:

@@ -8,7 +8,7 @@ sampling catches up. Invariants:
   recent usage lowers it, waiting raises it, a larger policy weight softens the usage part;
 - order is priority (highest first), then enqueue time, then request id: deterministic;
 - a request past `starvation_limit` goes before the others; if it does not fit it reserves one
-  card (at most `max_reserved_cards` are held at once, the most starving requests first), and
+  card (at most `max_reserved_cards` are held at once, given in priority order), and
   no other request is placed on that card until it is released;
 - dequeue never places more than `placement` allows (it places through one `PlacementIndex`
   and `assume`s each decision), and a request whose owner cannot afford the hold is skipped
@@ -60,11 +60,19 @@ class QueuedRequest:
     @property
     def cards(self) -> float:
         """The share of a card the request takes, the unit usage is counted in."""
-        if self.request.kind == "exclusive":
-            return 1.0
-        if self.request.kind == "fraction":
-            return 1.0 / max(self.request.slots_per_card, 1)
-        return max(self.request.compute_percent, 0) / 100.0
+        return card_share(
+            self.request.kind, self.request.slots_per_card, self.request.compute_percent
+        )
+
+
+def card_share(kind: str, slots_per_card: int | None, compute_percent: int) -> float:
+    """How much of a card one session of a tier takes: 1 for exclusive, 1/n for a fraction 1/n,
+    a MIG profile's compute share. Usage, entry penalties and queue ordering all count in it."""
+    if kind == "exclusive":
+        return 1.0
+    if kind == "fraction":
+        return 1.0 / max(slots_per_card or 1, 1)
+    return max(compute_percent, 0) / 100.0
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,15 @@ class DequeueResult:
     unaffordable: tuple[uuid.UUID, ...]  # mark these `insufficient_credits` and tell the owner
     reserved: Mapping[uuid.UUID, uuid.UUID]  # card id -> request id, to keep for the next cycle
     usage: Usage  # with the entry penalties of what was admitted
+
+
+def estimated_wait(position: int, typical: timedelta, slots: int) -> timedelta:
+    """About how long the request at `position` (1: next) among those waiting for the same
+    cards waits: `slots` sessions of its tier run at once, each lasting `typical`, so it starts
+    after ceil(position / slots) of them have ended in turn. With no slot at all, one
+    `typical` per position."""
+    rounds = math.ceil(max(position, 1) / max(slots, 1))
+    return typical * rounds
 
 
 def _card_to_reserve(index: PlacementIndex, request: PlacementRequest) -> uuid.UUID | None:

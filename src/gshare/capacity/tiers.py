@@ -2,7 +2,8 @@
 
 A tier is a fraction 1/n of a card, the whole card (`exclusive`), or one MIG profile. Invariants:
 - a fraction 1/n has 2 <= n <= the card's split_count; its VRAM is the card's memory / n rounded
-  down to a whole MiB, and its compute share 100 / n percent rounded down, at least 1;
+  down to a whole MiB, at least 1, and its compute share 100 / n percent rounded down, at
+  least 1;
 - `exclusive` gets all of the card's memory and 100 percent;
 - a MIG tier gets its profile's memory and compute_slices / 7 of the compute, rounded down, at
   least 1 percent;
@@ -122,6 +123,8 @@ def _build(card: CardModel, spec: TierSpec) -> Tier | str:
                 f"A fraction of {card.name} is 1/n with n from 2 to its split count "
                 f"{card.split_count}; got {n}."
             )
+        if card.memory_mib // n < 1:
+            return f"1/{n} of {card.name}'s {card.memory_mib} MiB is less than one MiB."
         return Tier(
             model=card.name,
             name=f"1/{n}",

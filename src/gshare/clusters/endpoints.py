@@ -1,4 +1,4 @@
-"""The cluster registry API (super admin), the internal key set, and operator callbacks."""
+"""The cluster registry API (super admin) and the internal key set."""
 
 from __future__ import annotations
 
@@ -8,31 +8,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 
 from gshare.clusters import service
-from gshare.clusters.callbacks import (
-    CallingCluster,
-    OperatorCallbackRoute,
-    internal_keys,
-    refused_callback,
-)
+from gshare.clusters.callbacks import internal_keys
 from gshare.clusters.kubeconfigs import KubeconfigStore, store_for
 from gshare.clusters.schemas import (
-    CardOut,
-    ClusterDetailOut,
     ClusterOut,
     ClusterPage,
     ClusterRegister,
-    InventoryAck,
-    InventoryReport,
     RefusalOut,
     RefusalPage,
 )
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.pagination import encode_cursor, page_request
-from gshare.kit.web import DbSession, Now, declare, settings_of
+from gshare.kit.web import Now, declare, settings_of
 
 router = APIRouter()
-callbacks = APIRouter(route_class=OperatorCallbackRoute)
 
 
 def kubeconfig_store(request: Request) -> KubeconfigStore:
@@ -115,12 +105,12 @@ async def list_callback_refusals(
 
 @router.get(
     "/api/v1/clusters/{cluster_id}",
-    response_model=ClusterDetailOut,
+    response_model=ClusterOut,
     **declare(Action.CLUSTERS_READ, 404),
 )
-async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterDetailOut:
-    summary, cards = await service.cluster_detail(ctx, cluster_id)
-    return ClusterDetailOut(**_out(summary), card_list=[CardOut.model_validate(c) for c in cards])
+async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterOut:
+    """One cluster with its card counts; its cards are at `/api/v1/clusters/{id}/cards`."""
+    return ClusterOut(**_out(await service.cluster_detail(ctx, cluster_id)))
 
 
 @router.delete(
@@ -138,26 +128,3 @@ async def remove_cluster(
 async def jwks(request: Request, now: Now) -> dict[str, Any]:
     """The public keys operator tokens are signed with."""
     return internal_keys(request).get(now).jwks()
-
-
-@callbacks.put(
-    "/internal/v1/clusters/{cluster_id}/inventory",
-    response_model=InventoryAck,
-    **declare(Action.CLUSTER_CALLBACK, 404),
-)
-async def report_inventory(
-    cluster_id: uuid.UUID,
-    body: InventoryReport,
-    caller: CallingCluster,
-    request: Request,
-    db: DbSession,
-    now: Now,
-) -> InventoryAck:
-    """The operator's whole GPU inventory, parsed from HAMi's node annotations."""
-    if caller != cluster_id:
-        raise refused_callback(request, now, "wrong_cluster")
-    applied = await service.apply_inventory(db, caller, body, now)
-    return InventoryAck(applied=applied, sequence=body.sequence)
-
-
-router.include_router(callbacks)

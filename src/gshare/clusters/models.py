@@ -1,5 +1,5 @@
-"""Tables of registered clusters, the GPU inventory their operators report, and the count of
-refused internal calls."""
+"""Tables of registered clusters and the count of refused internal calls. The GPU inventory
+their operators report is capacity's (`capacity/models.py`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
-    Boolean,
     CheckConstraint,
     DateTime,
-    ForeignKey,
     Index,
-    Integer,
     String,
     Text,
 )
@@ -46,32 +43,6 @@ class Cluster(Base):
         CheckConstraint(
             "status IN ('connected', 'unreachable', 'missing_crd')", name="status_known"
         ),
-    )
-
-
-class GpuCard(Base):
-    """A card an operator reported. Cards that stop being reported become 'missing', not gone."""
-
-    __tablename__ = "gpu_cards"
-
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    cluster_id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
-    )
-    node: Mapped[str] = mapped_column(String(253), nullable=False)
-    uuid: Mapped[str] = mapped_column(String(128), nullable=False)
-    model: Mapped[str] = mapped_column(String(120), nullable=False)
-    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
-    cores: Mapped[int] = mapped_column(Integer, nullable=False)
-    split_count: Mapped[int] = mapped_column(Integer, nullable=False)
-    numa: Mapped[int] = mapped_column(Integer, nullable=False)
-    healthy: Mapped[bool] = mapped_column(Boolean, nullable=False)
-    missing: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-
-    __table_args__ = (
-        Index("uq_gpu_cards_cluster_uuid", "cluster_id", "uuid", unique=True),
-        CheckConstraint("memory_mib > 0 AND split_count > 0", name="sizes_positive"),
     )
 
 

@@ -1,26 +1,16 @@
-"""Queries on the clusters domain's tables: clusters, GPU cards and refused internal calls."""
+"""Queries on the clusters domain's tables: clusters and refused internal calls."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, tuple_, update
+from sqlalchemy import delete, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.clusters.models import CallbackRefusal, Cluster, GpuCard
-
-
-@dataclass(frozen=True)
-class Summary:
-    cluster: Cluster
-    nodes: int
-    cards: int
-    healthy: int
-    missing: int
+from gshare.clusters.models import CallbackRefusal, Cluster
 
 
 async def cluster(db: AsyncSession, cluster_id: uuid.UUID, *, lock: bool = False) -> Cluster | None:
@@ -31,47 +21,20 @@ async def all_clusters(db: AsyncSession) -> list[Cluster]:
     return list(await db.scalars(select(Cluster).order_by(Cluster.name)))
 
 
-async def summaries(db: AsyncSession, ids: Sequence[uuid.UUID] | None = None) -> list[Summary]:
-    """Clusters by name with their card counts, in two queries whatever their number."""
+async def clusters_by_name(
+    db: AsyncSession, ids: Sequence[uuid.UUID] | None = None
+) -> list[Cluster]:
     query = select(Cluster).order_by(Cluster.name)
     if ids is not None:
         query = query.where(Cluster.id.in_(list(ids)))
-    clusters = list(await db.scalars(query))
-    counts = {
-        row.cluster_id: row
-        for row in await db.execute(
-            select(
-                GpuCard.cluster_id,
-                func.count(func.distinct(GpuCard.node)).label("nodes"),
-                func.count().label("cards"),
-                func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("healthy"),
-                func.count().filter(GpuCard.missing).label("missing"),
-            ).group_by(GpuCard.cluster_id)
-        )
-    }
-    out = []
-    for found in clusters:
-        row = counts.get(found.id)
-        out.append(
-            Summary(
-                found,
-                row.nodes if row else 0,
-                row.cards if row else 0,
-                row.healthy if row else 0,
-                row.missing if row else 0,
-            )
-        )
-    return out
+    return list(await db.scalars(query))
 
 
-async def cards_of(db: AsyncSession, cluster_id: uuid.UUID) -> list[GpuCard]:
-    return list(
-        await db.scalars(
-            select(GpuCard)
-            .where(GpuCard.cluster_id == cluster_id)
-            .order_by(GpuCard.node, GpuCard.uuid)
-        )
-    )
+_CONNECTED = text("SELECT id FROM clusters WHERE status = 'connected'")
+
+
+async def connected_ids(db: AsyncSession) -> list[uuid.UUID]:
+    return list(await db.scalars(_CONNECTED))
 
 
 async def touch(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> None:

@@ -1,4 +1,4 @@
-"""Shapes of the cluster registry and of the operators' callbacks."""
+"""Shapes of the cluster registry and of refused internal calls."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from gshare.kit.schemas import RequestModel, ResponseModel
 
@@ -41,18 +41,6 @@ class ClusterRegister(RequestModel):
     )
 
 
-class CardOut(ResponseModel):
-    uuid: str
-    node: str
-    model: str
-    memory_mib: int
-    cores: int
-    split_count: int
-    healthy: bool
-    missing: bool
-    last_seen_at: datetime
-
-
 class ClusterOut(ResponseModel):
     id: uuid.UUID
     name: str
@@ -68,53 +56,9 @@ class ClusterOut(ResponseModel):
     created_at: datetime
 
 
-class ClusterDetailOut(ClusterOut):
-    card_list: list[CardOut]
-
-
 class ClusterPage(ResponseModel):
     items: list[ClusterOut]
     next_cursor: str | None
-
-
-INT_MAX = 2**31 - 1
-
-
-class ReportedCard(RequestModel):
-    uuid: Annotated[str, StringConstraints(min_length=1, max_length=128)]
-    model: Annotated[str, StringConstraints(max_length=120)]
-    memory_mib: int = Field(gt=0, le=INT_MAX)
-    cores: int = Field(ge=0, le=INT_MAX)
-    split_count: int = Field(gt=0, le=INT_MAX)
-    numa: int = Field(ge=0, le=INT_MAX)
-    healthy: bool
-
-
-class ReportedNode(RequestModel):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
-    cards: list[ReportedCard] = Field(max_length=64)
-
-
-class InventoryReport(RequestModel):
-    """The whole inventory of a cluster; `sequence` grows with every report the operator sends."""
-
-    sequence: int = Field(ge=1, le=2**63 - 1)
-    nodes: list[ReportedNode] = Field(max_length=5000)
-
-    @model_validator(mode="after")
-    def _each_card_once(self) -> InventoryReport:
-        uuids = [card.uuid for node in self.nodes for card in node.cards]
-        if len(uuids) != len(set(uuids)):
-            raise ValueError("each card may be reported once")
-        names = [node.name for node in self.nodes]
-        if len(names) != len(set(names)):
-            raise ValueError("each node may be reported once")
-        return self
-
-
-class InventoryAck(ResponseModel):
-    applied: bool
-    sequence: int
 
 
 class RefusalOut(ResponseModel):

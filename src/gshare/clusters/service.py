@@ -1,5 +1,4 @@
-"""The cluster registry, the inventory operators report, and the count of refused internal
-calls."""
+"""The cluster registry and the count of refused internal calls."""
 
 from __future__ import annotations
 
@@ -13,18 +12,36 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.audit.service import AuditEvent, record
 from gshare.clusters import kube, repository
 from gshare.clusters.kubeconfigs import KubeconfigStore
-from gshare.clusters.models import CallbackRefusal, Cluster, GpuCard
-from gshare.clusters.repository import Summary
-from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN, InventoryReport
+from gshare.clusters.models import CallbackRefusal, Cluster
+from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
 from gshare.kit.clients import client_bucket
 from gshare.kit.errors import BadRequest, Conflict, DurableWrite, NotFound, Unprocessable
-from gshare.kit.hooks import Guard
+from gshare.kit.hooks import Guard, Hook
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest
 
-__all__ = ["Summary"]
+
+@dataclass(frozen=True)
+class CardCounts:
+    nodes: int = 0
+    cards: int = 0
+    healthy: int = 0
+    missing: int = 0
+
+
+@dataclass(frozen=True)
+class Summary:
+    cluster: Cluster
+    nodes: int
+    cards: int
+    healthy: int
+    missing: int
+
+
+# The GPU inventory belongs to capacity, which answers each cluster's card counts.
+card_counts: Hook[[list[uuid.UUID] | None], dict[uuid.UUID, CardCounts]] = Hook("card counts")
 
 
 async def register(
@@ -120,55 +137,48 @@ async def remove(ctx: Context, cluster_id: uuid.UUID) -> None:
 
 
 async def summaries(db: AsyncSession, ids: list[uuid.UUID] | None = None) -> list[Summary]:
-    return await repository.summaries(db, ids)
+    """Clusters by name with their card counts, in a fixed number of queries."""
+    clusters = await repository.clusters_by_name(db, ids)
+    counts: dict[uuid.UUID, CardCounts] = {}
+    for answered in await card_counts.results(db, ids):
+        counts.update(answered)
+    out = []
+    for found in clusters:
+        c = counts.get(found.id, CardCounts())
+        out.append(Summary(found, c.nodes, c.cards, c.healthy, c.missing))
+    return out
 
 
 async def list_clusters(ctx: Context) -> list[Summary]:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster")
-    return await repository.summaries(ctx.session)
+    return await summaries(ctx.session)
 
 
-async def cluster_detail(ctx: Context, cluster_id: uuid.UUID) -> tuple[Summary, list[GpuCard]]:
+async def cluster_detail(ctx: Context, cluster_id: uuid.UUID) -> Summary:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster", target_id=cluster_id)
-    found = await repository.summaries(ctx.session, [cluster_id])
+    found = await summaries(ctx.session, [cluster_id])
     if not found:
         raise NotFound("No such cluster.", code="cluster_not_found")
-    return found[0], await repository.cards_of(ctx.session, cluster_id)
+    return found[0]
 
 
-async def apply_inventory(
-    db: AsyncSession, cluster_id: uuid.UUID, report: InventoryReport, now: datetime
-) -> bool:
-    """Store a cluster's reported inventory. A report older than the last one applied changes
-    nothing (replays and reordering are harmless); cards no longer reported become missing."""
+async def connected_cluster(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> Cluster:
+    """The reporting cluster's row, locked, marked as heard from and connected."""
     cluster = await repository.cluster(db, cluster_id, lock=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
     cluster.last_contact_at = now
     cluster.status, cluster.status_message = "connected", ""
-    refuse_future_sequence(report.sequence, now)
-    if report.sequence <= cluster.inventory_sequence:
-        await db.flush()
-        return False
-    cluster.inventory_sequence = report.sequence
-    known = {card.uuid: card for card in await repository.cards_of(db, cluster_id)}
-    seen: set[str] = set()
-    for node in report.nodes:
-        for reported in node.cards:
-            seen.add(reported.uuid)
-            card = known.get(reported.uuid)
-            if card is None:
-                card = GpuCard(id=new_id(), cluster_id=cluster_id, uuid=reported.uuid)
-                db.add(card)
-            card.node, card.model = node.name, reported.model
-            card.memory_mib, card.cores = reported.memory_mib, reported.cores
-            card.split_count, card.numa = reported.split_count, reported.numa
-            card.healthy, card.missing, card.last_seen_at = reported.healthy, False, now
-    for card_uuid, card in known.items():
-        if card_uuid not in seen:
-            card.missing = True
-    await db.flush()
-    return True
+    return cluster
+
+
+async def connected_ids(db: AsyncSession) -> list[uuid.UUID]:
+    """Clusters whose operator is reachable: the only ones admission places sessions on."""
+    return await repository.connected_ids(db)
+
+
+async def cluster_exists(db: AsyncSession, cluster_id: uuid.UUID) -> bool:
+    return await repository.cluster(db, cluster_id) is not None
 
 
 # ---- what other domains ask ----------------------------------------------------------------

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.credits import ledger, repository
 from gshare.credits.amounts import hold_amount
 from gshare.credits.ledger import Draw, Settlement, Wallet
-from gshare.credits.models import CreditAccount, CreditHold, CreditHoldResolution
+from gshare.credits.models import CreditAccount, CreditHold
 from gshare.credits.repository import LockedWallet
 from gshare.kit.errors import Conflict, NotFound
 from gshare.kit.ids import new_id
@@ -162,9 +162,9 @@ async def place_hold(
         captured=0,
         status="open",
         created_at=now,
+        resolved_at=None,
     )
-    session.add(hold)
-    await session.flush()
+    await repository.insert_hold(session, hold)
     return hold
 
 
@@ -188,6 +188,7 @@ async def _capture_locked(
     await repository.change_lots(session, _deltas(wallet.id, drawn))
     hold.reserved = remaining
     hold.captured += amount
+    await repository.store_hold(session, hold)
     return await repository.insert_transfer(
         session,
         kind="capture",
@@ -221,20 +222,16 @@ async def extend_hold(
     wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
     await _apply(session, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), extra))
     hold.reserved += extra
-    await session.flush()
+    await repository.store_hold(session, hold)
     return hold
 
 
 async def _resolve(
     session: AsyncSession, hold: CreditHold, kind: str, captured: int, released: int, now: datetime
 ) -> None:
-    session.add(
-        CreditHoldResolution(
-            hold_id=hold.id, kind=kind, captured=captured, released=released, at=now
-        )
-    )
+    await repository.insert_resolution(session, hold.id, kind, captured, released, now)
     hold.status, hold.reserved, hold.resolved_at = kind, 0, now
-    await session.flush()
+    await repository.store_hold(session, hold)
 
 
 async def settle_hold(

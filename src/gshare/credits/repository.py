@@ -34,15 +34,20 @@ class LockedWallet:
     closed: bool = False
 
 
+_OWNED_ACCOUNT = text("SELECT id FROM credit_accounts WHERE kind = :kind AND owner_id = :owner")
+_SYSTEM_ACCOUNT = text("SELECT id FROM credit_accounts WHERE kind = :kind AND owner_id IS NULL")
+
+
 async def account_id(
     session: AsyncSession, kind: str, owner_id: uuid.UUID | None, now: datetime
 ) -> uuid.UUID:
     """The account of an owner (or a system account), created the first time it is needed."""
-    query = select(CreditAccount.id).where(CreditAccount.kind == kind)
-    query = query.where(
-        CreditAccount.owner_id.is_(None) if owner_id is None else CreditAccount.owner_id == owner_id
+    query, params = (
+        (_SYSTEM_ACCOUNT, {"kind": kind})
+        if owner_id is None
+        else (_OWNED_ACCOUNT, {"kind": kind, "owner": owner_id})
     )
-    found = await session.scalar(query)
+    found: uuid.UUID | None = await session.scalar(query, params)
     if found is not None:
         return found
     statement = insert(CreditAccount).values(
@@ -55,7 +60,7 @@ async def account_id(
     else:
         statement = statement.on_conflict_do_nothing(index_elements=["kind", "owner_id"])
     await session.execute(statement)
-    found = await session.scalar(query)
+    found = await session.scalar(query, params)
     assert found is not None
     return found
 
@@ -259,14 +264,90 @@ async def insert_transfer(
     return transfer_id
 
 
+_HOLD_COLUMNS = (
+    "id, account_id, session_id, rate_per_hour, window_seconds, for_group_wallet_id, "
+    "reserved, captured, status, created_at, resolved_at"
+)
+_LOCK_HOLD = text(
+    "SELECT id, account_id, session_id, rate_per_hour, window_seconds, for_group_wallet_id, "
+    "reserved, captured, status, created_at, resolved_at FROM credit_holds "
+    "WHERE id = :id FOR UPDATE"
+)
+_INSERT_HOLD = text(
+    "INSERT INTO credit_holds (id, account_id, session_id, rate_per_hour, window_seconds, "
+    "for_group_wallet_id, reserved, captured, status, created_at, resolved_at) VALUES "
+    "(:id, :account_id, :session_id, :rate_per_hour, :window_seconds, :for_group_wallet_id, "
+    ":reserved, :captured, :status, :created_at, :resolved_at)"
+)
+_STORE_HOLD = text(
+    "UPDATE credit_holds SET reserved = :reserved, captured = :captured, status = :status, "
+    "resolved_at = :resolved_at WHERE id = :id"
+)
+_INSERT_RESOLUTION = text(
+    "INSERT INTO credit_hold_resolutions (hold_id, kind, captured, released, at) "
+    "VALUES (:hold_id, :kind, :captured, :released, :at)"
+)
+
+
+def _hold_values(hold: CreditHold) -> dict[str, Any]:
+    return {name: getattr(hold, name) for name in _HOLD_COLUMNS.split(", ")}
+
+
 async def lock_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold | None:
-    return await session.scalar(
-        select(CreditHold).where(CreditHold.id == hold_id).with_for_update()
+    """A hold, its row locked, as a detached copy: changes to it are written by `store_hold`."""
+    row = (await session.execute(_LOCK_HOLD, {"id": hold_id})).first()
+    return None if row is None else CreditHold(**row._mapping)
+
+
+async def insert_hold(session: AsyncSession, hold: CreditHold) -> None:
+    await session.execute(_INSERT_HOLD, _hold_values(hold))
+
+
+async def store_hold(session: AsyncSession, hold: CreditHold) -> None:
+    await session.execute(
+        _STORE_HOLD,
+        {
+            "id": hold.id,
+            "reserved": hold.reserved,
+            "captured": hold.captured,
+            "status": hold.status,
+            "resolved_at": hold.resolved_at,
+        },
+    )
+
+
+async def insert_resolution(
+    session: AsyncSession, hold_id: uuid.UUID, kind: str, captured: int, released: int, at: datetime
+) -> None:
+    await session.execute(
+        _INSERT_RESOLUTION,
+        {"hold_id": hold_id, "kind": kind, "captured": captured, "released": released, "at": at},
     )
 
 
 async def wallet(session: AsyncSession, wallet_id: uuid.UUID) -> CreditAccount | None:
     return await session.get(CreditAccount, wallet_id)
+
+
+_AVAILABLE = text(
+    "SELECT owner_id, id, balance - held, closed_at FROM credit_accounts "
+    "WHERE kind = :kind AND owner_id = ANY(:owners)"
+)
+
+
+@dataclass(frozen=True)
+class Available:
+    wallet_id: uuid.UUID | None
+    amount: int  # balance less what holds reserve; 0 without an open wallet
+
+
+async def available_to(
+    db: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, Available]:
+    """What each owner's wallet has available, in one query; owners without a wallet have 0."""
+    rows = await db.execute(_AVAILABLE, {"kind": kind, "owners": list(owner_ids)})
+    found = {r[0]: Available(r[1], 0 if r[3] is not None else int(r[2])) for r in rows}
+    return {o: found.get(o, Available(None, 0)) for o in owner_ids}
 
 
 async def wallet_of(session: AsyncSession, kind: str, owner_id: uuid.UUID) -> CreditAccount | None:

@@ -33,6 +33,11 @@ GLOBAL_ACTIONS = (
     Action.CREDITS_CHECK,
     Action.CLUSTERS_MANAGE,
     Action.SUPER_ADMIN_MANAGE,
+    Action.CAPACITY_READ,
+    Action.CAPACITY_MANAGE,
+    Action.POLICY_READ_GLOBAL,
+    Action.POLICY_SET_GLOBAL,
+    Action.QUEUE_READ_SCOPE,
 )
 ORG_ACTIONS = (
     Action.ORG_UPDATE,
@@ -45,6 +50,9 @@ ORG_ACTIONS = (
     Action.CREDITS_MOVE_ORG_GROUP,
     Action.GRANT_SET_ORG,
     Action.GRANT_SET_GROUP,
+    Action.POLICY_READ_ORG,
+    Action.POLICY_SET_ORG,
+    Action.POLICY_SET_GROUP,
 )
 GROUP_ACTIONS = (
     Action.GROUP_UPDATE,
@@ -55,8 +63,14 @@ GROUP_ACTIONS = (
     Action.USER_CREATE,  # into the group
     Action.CREDITS_MOVE_GROUP_USER,
     Action.GRANT_SET_USER,
+    Action.POLICY_READ_GROUP,
 )
-USER_ACTIONS = (Action.USER_SET_ACTIVE, Action.USER_RESET_PASSWORD)
+USER_ACTIONS = (
+    Action.USER_SET_ACTIVE,
+    Action.USER_RESET_PASSWORD,
+    Action.POLICY_READ_USER,
+    Action.POLICY_SET_USER,
+)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,23 @@ class Action(StrEnum):
     GRANT_SET_USER = "credits.grant_user"
     CREDITS_CHECK = "credits.check"
 
+    # The GPU inventory, pools, MIG layouts, models, tiers and prices (the super admin's).
+    CAPACITY_READ = "capacity.read"
+    CAPACITY_MANAGE = "capacity.manage"
+    TIERS_READ = "tiers.read"  # the tiers one may use, with their prices
+    POLICY_READ_GLOBAL = "policy.read_global"
+    POLICY_SET_GLOBAL = "policy.set_global"
+    POLICY_READ_ORG = "policy.read_org"
+    POLICY_SET_ORG = "policy.set_org"
+    POLICY_READ_GROUP = "policy.read_group"
+    POLICY_SET_GROUP = "policy.set_group"
+    POLICY_READ_USER = "policy.read_user"
+    POLICY_SET_USER = "policy.set_user"
+    ADMISSION_PREVIEW = "admission.preview"  # for oneself, in a group one is in
+    QUEUE_READ_OWN = "queue.read_own"
+    QUEUE_READ_SCOPE = "queue.read_scope"  # every request in the groups one administers
+    QUEUE_CANCEL = "queue.cancel"  # one's own request, or one in a group one administers
+
     CLUSTERS_READ = "clusters.read"
     CLUSTERS_MANAGE = "clusters.manage"
     # Calls from a cluster's operator: a signed token, not a user, is the caller.
@@ -211,6 +228,16 @@ def _admin_in_org(actor: Actor, scope: Scope) -> bool:
     )
 
 
+def _org_admin_over_user(actor: Actor, scope: Scope) -> bool:
+    """A user's own policy loosens or tightens their groups': only an admin of every
+    organization the user is in may set it, never for themself or a super admin."""
+    target = scope.user
+    if target is None or target.is_super_admin or target.user_id == actor.user_id:
+        return False
+    orgs = set(target.groups.values()) | set(target.group_admin_of.values()) | target.org_admin_of
+    return bool(orgs) and orgs <= actor.org_admin_of
+
+
 def _creates_user(actor: Actor, scope: Scope) -> bool:
     # Outside the super admin, a new user must land in a group the creator administers.
     return _group_admin(actor, scope)
@@ -254,6 +281,21 @@ RULES: dict[Action, Rule] = {
     Action.GRANT_SET_GROUP: _org_admin,
     Action.GRANT_SET_USER: _group_admin,
     Action.CREDITS_CHECK: _never,
+    Action.CAPACITY_READ: _never,
+    Action.CAPACITY_MANAGE: _never,
+    Action.TIERS_READ: _signed_in,
+    Action.POLICY_READ_GLOBAL: _any_admin,
+    Action.POLICY_SET_GLOBAL: _never,
+    Action.POLICY_READ_ORG: _admin_in_org,
+    Action.POLICY_SET_ORG: _never,
+    Action.POLICY_READ_GROUP: _group_admin,
+    Action.POLICY_SET_GROUP: _org_admin,
+    Action.POLICY_READ_USER: _self_or_user_admin,
+    Action.POLICY_SET_USER: _org_admin_over_user,
+    Action.ADMISSION_PREVIEW: _signed_in,
+    Action.QUEUE_READ_OWN: _signed_in,
+    Action.QUEUE_READ_SCOPE: _any_admin,
+    Action.QUEUE_CANCEL: _signed_in,
     Action.CLUSTERS_READ: _never,
     Action.CLUSTERS_MANAGE: _never,
     Action.CLUSTER_CALLBACK: _never,

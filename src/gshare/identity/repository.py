@@ -20,6 +20,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     true,
     tuple_,
     union,
@@ -44,6 +45,37 @@ from gshare.kit.pagination import PageRequest
 
 async def user_by_email(session: AsyncSession, email: str) -> User | None:
     return await session.scalar(select(User).where(User.email == email.lower()))
+
+
+async def orgs_of_groups(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
+    if not ids:
+        return {}
+    rows = await db.execute(select(Group.id, Group.org_id).where(Group.id.in_(list(set(ids)))))
+    return {r[0]: r[1] for r in rows}
+
+
+_MEMBERSHIP_ORG = text(
+    "SELECT g.org_id FROM groups g JOIN memberships m ON m.group_id = g.id "
+    "WHERE g.id = :group_id AND m.user_id = :user_id "
+    "AND (m.expires_at IS NULL OR m.expires_at > :now)"
+)
+
+
+async def membership_org(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+) -> uuid.UUID | None:
+    """The group's organization while the user is in the group now, else None (one query)."""
+    found = await db.execute(
+        _MEMBERSHIP_ORG, {"user_id": user_id, "group_id": group_id, "now": now}
+    )
+    row = found.first()
+    return None if row is None else row[0]
+
+
+async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    if not ids:
+        return set()
+    return set(await db.scalars(select(User.id).where(User.id.in_(list(ids)), User.active)))
 
 
 async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:

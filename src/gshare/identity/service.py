@@ -703,6 +703,23 @@ async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.U
     return await repository.emails(session, ids)
 
 
+async def orgs_of_groups(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
+    """Each existing group's organization, in one query."""
+    return await repository.orgs_of_groups(db, ids)
+
+
+async def membership_org(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+) -> uuid.UUID | None:
+    """The organization of a group the user is in now (a guest until expiry), else None."""
+    return await repository.membership_org(db, user_id, group_id, now)
+
+
+async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these users are active (not deactivated)."""
+    return await repository.active_among(db, ids)
+
+
 async def forget_sign_in_failures(session: AsyncSession, now: datetime) -> None:
     """Failed sign-ins older than the longest throttling window no longer matter."""
     await repository.forget_failures_before(session, now - LONGEST_WINDOW)

@@ -63,6 +63,24 @@ class Settings(BaseSettings):
     refill_interval_seconds: float = Field(
         default=60, gt=0, le=3600, description="How often the worker looks for due refills."
     )
+    dequeue_interval_seconds: float = Field(
+        default=15,
+        gt=0,
+        le=3600,
+        description="How often the worker walks the admission queue when nothing wakes it.",
+    )
+    fair_share_half_life_minutes: float = Field(
+        default=240, gt=0, le=30 * 24 * 60, description="Half-life of recent GPU usage."
+    )
+    fair_share_interval_seconds: float = Field(
+        default=60, gt=0, le=3600, description="How often GPU usage is sampled."
+    )
+    starvation_limit_minutes: float = Field(
+        default=120,
+        gt=0,
+        le=30 * 24 * 60,
+        description="A request waiting longer reserves the next card that would fit it.",
+    )
     idempotency_key_days: int = Field(
         default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
     )

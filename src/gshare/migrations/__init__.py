@@ -6,6 +6,7 @@ from __future__ import annotations
 def load_all_models() -> None:
     """Import every domain's tables so Base.metadata is complete."""
     import gshare.audit.models
+    import gshare.capacity.models
     import gshare.clusters.models
     import gshare.credits.models
     import gshare.identity.models

@@ -4,7 +4,6 @@ the work it calls is exactly-once by construction (see credits/tasks.py)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -13,10 +12,13 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.capacity import tasks as capacity_tasks
+from gshare.capacity.service import CAPACITY_CHANNEL
 from gshare.clusters.keyfile import load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
 from gshare.clusters.tasks import refresh_operator_tokens
 from gshare.credits.tasks import period_of, refill_month
+from gshare.events.notify import Listener
 from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock
 from gshare.kit.db import run_in_transaction
@@ -32,6 +34,8 @@ class Loop:
     name: str
     interval_seconds: float
     tick: Callable[[], Awaitable[object]]
+    # A NOTIFY on this channel runs the loop at once instead of at its next interval.
+    wake_on: str | None = None
 
 
 def worker_loops(
@@ -62,36 +66,79 @@ def worker_loops(
             log.info("the internal signing key was rotated")
         return await refresh_operator_tokens(sessions, store, load_or_create(keys_path, now), now)
 
+    async def dequeue() -> object:
+        return await capacity_tasks.dequeue_once(sessions, settings, clock.now())
+
+    async def fair_share() -> object:
+        return await capacity_tasks.sample_once(sessions, settings, clock.now())
+
     return [
+        Loop("admission queue", settings.dequeue_interval_seconds, dequeue, CAPACITY_CHANNEL),
+        Loop("fair-share usage", settings.fair_share_interval_seconds, fair_share),
         Loop("monthly refill", settings.refill_interval_seconds, refill),
         Loop("housekeeping", 3600, housekeeping),
         Loop("operator tokens", 300, operator_tokens),
     ]
 
 
-async def _run(loop: Loop, stop: asyncio.Event) -> None:
+async def _run(loop: Loop, stop: asyncio.Event, wake: asyncio.Event) -> None:
     while not stop.is_set():
+        wake.clear()
         try:
             await loop.tick()
         except Exception:
             # A failed tick is retried on the next one; the work is idempotent.
             log.exception("%s failed", loop.name)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=loop.interval_seconds)
+        stopped, woken = asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())
+        await asyncio.wait(
+            {stopped, woken}, timeout=loop.interval_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+        for waiting in (stopped, woken):
+            waiting.cancel()
 
 
 class Worker:
-    """Runs loops until stopped; used by `gshare worker` and inside `gshare up`."""
+    """Runs loops until stopped; used by `gshare worker` and inside `gshare up`. With
+    `listen_dsn`, a loop that names a channel is also woken by each NOTIFY on it (while the
+    LISTEN connection is down, it still runs at its interval)."""
 
-    def __init__(self, loops: list[Loop]) -> None:
+    def __init__(self, loops: list[Loop], *, listen_dsn: str | None = None) -> None:
         self.loops = loops
+        self.listen_dsn = listen_dsn
         self._stop = asyncio.Event()
+        self._wake = {loop.name: asyncio.Event() for loop in loops}
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(_run(loop, self._stop), name=loop.name) for loop in self.loops
+            asyncio.create_task(_run(loop, self._stop, self._wake[loop.name]), name=loop.name)
+            for loop in self.loops
         ]
+        channels: dict[str, list[asyncio.Event]] = {}
+        for loop in self.loops:
+            if loop.wake_on:
+                channels.setdefault(loop.wake_on, []).append(self._wake[loop.name])
+        if self.listen_dsn and channels:
+            self._tasks.append(asyncio.create_task(self._listen(self.listen_dsn, channels)))
+
+    async def _listen(self, dsn: str, channels: dict[str, list[asyncio.Event]]) -> None:
+        def waker(events: list[asyncio.Event]) -> Callable[[str], None]:
+            def wake(payload: str) -> None:
+                for event in events:
+                    event.set()
+
+            return wake
+
+        listener = Listener(dsn, {name: waker(events) for name, events in channels.items()})
+        try:
+            await listener.start()
+        except Exception:
+            log.warning("no LISTEN connection: loops run at their intervals only")
+            return
+        try:
+            await self._stop.wait()
+        finally:
+            await listener.stop()
 
     async def stop(self) -> None:
         self._stop.set()

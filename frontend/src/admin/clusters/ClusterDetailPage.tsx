@@ -1,14 +1,17 @@
-import { Anchor, Group, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useId, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
+import { useClusterCards } from '../../api/hooks/capacity';
 import { useCluster, useRemoveCluster } from '../../api/hooks/clusters';
-import type { CardOut, ClusterDetailOut } from '../../api/types';
+import type { CardOut, ClusterOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDateTime, formatMemoryGiB } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../PageHeader';
-import { CardCounts, CardHealthBadge, ClusterStatusBadge, TimeAgo } from './clusterParts';
+import { CardActions } from './CardActions';
+import { CardPicture } from './CardPicture';
+import { CardCounts, CardHealthBadge, cardHealth, ClusterStatusBadge, TimeAgo } from './clusterParts';
 import { removeClusterMessage } from './removeMessage';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
@@ -22,7 +25,7 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-function Summary({ cluster }: { cluster: ClusterDetailOut }) {
+function Summary({ cluster }: { cluster: ClusterOut }) {
   return (
     <Stack gap="md">
       <Group gap="sm" wrap="nowrap" align="flex-start">
@@ -68,7 +71,53 @@ function byNode(cards: CardOut[]): [string, CardOut[]][] {
   return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
 }
 
-function NodeCards({ node, cards }: { node: string; cards: CardOut[] }) {
+const HEALTH_BORDER = { healthy: undefined, unhealthy: 'var(--mantine-color-red-6)', missing: 'var(--mantine-color-orange-6)' };
+
+function CardTile({ card, canManage }: { card: CardOut; canManage: boolean }) {
+  const health = cardHealth(card);
+  return (
+    <Paper
+      withBorder
+      p="sm"
+      radius="md"
+      role="group"
+      aria-label={`Card ${card.uuid}`}
+      style={HEALTH_BORDER[health] ? { borderColor: HEALTH_BORDER[health], borderWidth: 2 } : undefined}
+    >
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="nowrap" align="flex-start">
+          <div style={{ minWidth: 0 }}>
+            <Text size="sm" fw={600}>
+              {card.model}
+            </Text>
+            <Text size="xs" c="dimmed" ff="monospace" style={{ wordBreak: 'break-all' }}>
+              {card.uuid}
+            </Text>
+          </div>
+          <Group gap={4} wrap="nowrap">
+            <Badge variant="outline" color="gray" style={{ overflow: 'visible' }}>
+              {card.pool === 'mig' ? 'MIG' : 'hami-core'}
+            </Badge>
+            <CardHealthBadge card={card} />
+          </Group>
+        </Group>
+        <CardPicture card={card} />
+        <Group gap="md" justify="space-between">
+          <Text size="xs" c="dimmed">
+            {formatMemoryGiB(card.memory_mib)}
+            {card.carved_tier && ` · carved ${card.carved_tier}`}
+            {card.free_slots !== null && ` · ${card.free_slots} free`}
+            {health === 'missing' && ' · last seen '}
+            {health === 'missing' && <TimeAgo iso={card.last_seen_at} />}
+          </Text>
+          {canManage && <CardActions card={card} />}
+        </Group>
+      </Stack>
+    </Paper>
+  );
+}
+
+function NodeCards({ node, cards, canManage }: { node: string; cards: CardOut[]; canManage: boolean }) {
   const headingId = useId();
   return (
     <section aria-labelledby={headingId}>
@@ -80,43 +129,30 @@ function NodeCards({ node, cards }: { node: string; cards: CardOut[] }) {
           {cards.length === 1 ? '1 card' : `${cards.length} cards`}
         </Text>
       </Group>
-      <Table.ScrollContainer minWidth={800}>
-        <Table striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>UUID</Table.Th>
-              <Table.Th>Model</Table.Th>
-              <Table.Th>Memory</Table.Th>
-              <Table.Th>Cores</Table.Th>
-              <Table.Th>Split count</Table.Th>
-              <Table.Th>Health</Table.Th>
-              <Table.Th>Last seen</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {cards.map((card) => (
-              <Table.Tr key={card.uuid}>
-                <Table.Td>
-                  <Text size="xs" ff="monospace" style={{ wordBreak: 'break-all' }}>
-                    {card.uuid}
-                  </Text>
-                </Table.Td>
-                <Table.Td>{card.model}</Table.Td>
-                <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatMemoryGiB(card.memory_mib)}</Table.Td>
-                <Table.Td>{card.cores}</Table.Td>
-                <Table.Td>{card.split_count}</Table.Td>
-                <Table.Td>
-                  <CardHealthBadge card={card} />
-                </Table.Td>
-                <Table.Td>
-                  <TimeAgo iso={card.last_seen_at} />
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        {cards.map((card) => (
+          <CardTile key={card.id} card={card} canManage={canManage} />
+        ))}
+      </SimpleGrid>
     </section>
+  );
+}
+
+function Inventory({ clusterId }: { clusterId: string }) {
+  const { can } = useSession();
+  const cards = useClusterCards(clusterId);
+  const nodes = cards.data ? byNode(cards.data.items) : [];
+  return (
+    <Stack gap="md">
+      <Title order={3} size="h4">
+        Inventory
+      </Title>
+      <QueryState query={cards} isEmpty={nodes.length === 0} empty="This cluster has not reported any cards yet.">
+        {nodes.map(([node, list]) => (
+          <NodeCards key={node} node={node} cards={list} canManage={can('capacity.manage')} />
+        ))}
+      </QueryState>
+    </Stack>
   );
 }
 
@@ -126,7 +162,6 @@ export function ClusterDetailPage() {
   const cluster = useCluster(clusterId);
   const remove = useRemoveCluster();
   const navigate = useNavigate();
-  const nodes = cluster.data ? byNode(cluster.data.card_list) : [];
 
   return (
     <Stack maw={1200} gap="lg">
@@ -158,18 +193,7 @@ export function ClusterDetailPage() {
               />
               <Summary cluster={cluster.data} />
             </div>
-            <Stack gap="md">
-              <Title order={3} size="h4">
-                Cards
-              </Title>
-              {nodes.length === 0 ? (
-                <Text size="sm" c="dimmed">
-                  This cluster has not reported any cards yet.
-                </Text>
-              ) : (
-                nodes.map(([node, cards]) => <NodeCards key={node} node={node} cards={cards} />)
-              )}
-            </Stack>
+            {can('capacity.read') && <Inventory clusterId={clusterId} />}
           </Stack>
         )}
       </QueryState>

@@ -1,9 +1,9 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import type { CardOut, ClusterDetailOut, ClusterOut, RoleGrantOut } from '../../api/types';
+import type { ClusterOut, RoleGrantOut } from '../../api/types';
 import { apiError, json, stubFetch } from '../../test/fetchStub';
-import { emptyPage, makeMe, SUPER_ADMIN } from '../../test/fixtures';
+import { emptyPage, makeCard, makeMe, SUPER_ADMIN } from '../../test/fixtures';
 import { renderApp } from '../../test/render';
 
 const ORG_ADMIN: RoleGrantOut = {
@@ -32,21 +32,6 @@ function makeCluster(overrides: Partial<ClusterOut> = {}): ClusterOut {
     healthy_cards: 3,
     missing_cards: 1,
     created_at: '2026-11-01T00:00:00Z',
-    ...overrides,
-  };
-}
-
-function makeCard(overrides: Partial<CardOut> = {}): CardOut {
-  return {
-    uuid: 'GPU-0001',
-    node: 'node-a',
-    model: 'NVIDIA H100 80GB HBM3',
-    memory_mib: 81559,
-    cores: 100,
-    split_count: 4,
-    healthy: true,
-    missing: false,
-    last_seen_at: '2026-11-30T11:58:00Z',
     ...overrides,
   };
 }
@@ -208,46 +193,48 @@ describe('clusters navigation', () => {
 });
 
 describe('cluster detail', () => {
-  const detail: ClusterDetailOut = {
-    ...makeCluster(),
-    card_list: [
-      makeCard({ uuid: 'GPU-b-1', node: 'node-b', healthy: false }),
-      makeCard({ uuid: 'GPU-a-1', node: 'node-a' }),
-      makeCard({ uuid: 'GPU-a-2', node: 'node-a', missing: true, last_seen_at: '2026-11-28T09:00:00Z' }),
-      makeCard({ uuid: 'GPU-a-3', node: 'node-a', memory_mib: 40960 }),
+  const cards = {
+    items: [
+      makeCard({ id: 'c-b-1', uuid: 'GPU-b-1', node: 'node-b', healthy: false }),
+      makeCard({ id: 'c-a-1', uuid: 'GPU-a-1', node: 'node-a' }),
+      makeCard({ id: 'c-a-2', uuid: 'GPU-a-2', node: 'node-a', missing: true, last_seen_at: '2026-11-28T09:00:00Z' }),
+      makeCard({ id: 'c-a-3', uuid: 'GPU-a-3', node: 'node-a', memory_mib: 40960 }),
     ],
   };
 
-  it('lists the cards per node and marks the missing one', async () => {
-    stubFetch({
+  it('draws the cards per node from the cards route and marks the missing one', async () => {
+    const api = stubFetch({
       'GET /api/v1/me': superAdmin,
-      [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, detail),
+      [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, makeCluster()),
+      [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, cards),
     });
     renderApp(`/admin/clusters/${CLUSTER_ID}`);
 
     expect(await screen.findByRole('heading', { name: 'lab-east' })).toBeInTheDocument();
     expect(screen.getByRole('group', { name: 'Cards' })).toHaveTextContent('3 / 4 healthy');
 
-    const nodeA = screen.getByRole('region', { name: 'node-a' });
+    const nodeA = await screen.findByRole('region', { name: 'node-a' });
     const nodeB = screen.getByRole('region', { name: 'node-b' });
     expect(nodeA.compareDocumentPosition(nodeB) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
-    expect(within(nodeA).getAllByRole('row')).toHaveLength(4);
+    expect(within(nodeA).getAllByRole('group', { name: /^Card / })).toHaveLength(3);
 
-    const missing = within(nodeA).getByText('GPU-a-2').closest('tr')!;
+    const missing = within(nodeA).getByRole('group', { name: 'Card GPU-a-2' });
     expect(within(missing).getByText('Missing')).toBeInTheDocument();
-    const healthy = within(nodeA).getByText('GPU-a-1').closest('tr')!;
+    const healthy = within(nodeA).getByRole('group', { name: 'Card GPU-a-1' });
     expect(within(healthy).getByText('Healthy')).toBeInTheDocument();
-    expect(within(healthy).getByText('79.6 GiB')).toBeInTheDocument();
-    expect(within(nodeA).getByText('40 GiB')).toBeInTheDocument();
-    const unhealthy = within(nodeB).getByText('GPU-b-1').closest('tr')!;
+    expect(within(healthy).getByText(/79\.6 GiB/)).toBeInTheDocument();
+    expect(within(nodeA).getByText(/^40 GiB/)).toBeInTheDocument();
+    const unhealthy = within(nodeB).getByRole('group', { name: 'Card GPU-b-1' });
     expect(within(unhealthy).getByText('Unhealthy')).toBeInTheDocument();
+    expect(api.callsTo('GET', `/api/v1/clusters/${CLUSTER_ID}/cards`)).toHaveLength(1);
   });
 
   it('opens from the cluster name in the list', async () => {
     stubFetch({
       'GET /api/v1/me': superAdmin,
       'GET /api/v1/clusters': json(200, { items: [makeCluster()], next_cursor: null }),
-      [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, detail),
+      [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, makeCluster()),
+      [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, cards),
     });
     renderApp('/admin/clusters');
     const user = userEvent.setup();
@@ -255,6 +242,6 @@ describe('cluster detail', () => {
     await user.click(await screen.findByRole('link', { name: 'lab-east' }));
 
     expect(await screen.findByRole('heading', { name: 'lab-east' })).toBeInTheDocument();
-    expect(screen.getByRole('region', { name: 'node-b' })).toBeInTheDocument();
+    expect(await screen.findByRole('region', { name: 'node-b' })).toBeInTheDocument();
   });
 });

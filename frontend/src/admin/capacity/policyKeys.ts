@@ -1,0 +1,83 @@
+/** The keys a policy document may set (the server's `capacity/policy.py` KEYS), in its order. */
+export type PolicyKeyKind = 'names' | 'int' | 'float' | 'bool';
+
+export interface PolicyKey {
+  key: string;
+  label: string;
+  kind: PolicyKeyKind;
+  min: number;
+  max: number;
+  unit?: string;
+}
+
+const YEAR_MINUTES = 366 * 24 * 60;
+
+export const POLICY_KEYS: PolicyKey[] = [
+  { key: 'allowed_models', label: 'Allowed GPU models', kind: 'names', min: 0, max: 0 },
+  { key: 'allowed_tiers', label: 'Allowed tiers', kind: 'names', min: 0, max: 0 },
+  { key: 'max_gpu_sessions', label: 'GPU sessions at once', kind: 'int', min: 0, max: 10_000 },
+  { key: 'max_vram_mib', label: 'VRAM in use', kind: 'int', min: 0, max: 2 ** 40, unit: 'MiB' },
+  { key: 'cpu_cores_per_session', label: 'CPU cores per session', kind: 'float', min: 0, max: 4096 },
+  { key: 'memory_mib_per_session', label: 'Memory per session', kind: 'int', min: 0, max: 2 ** 40, unit: 'MiB' },
+  { key: 'cpu_cores_total', label: 'CPU cores in all sessions', kind: 'float', min: 0, max: 1_000_000 },
+  { key: 'memory_mib_total', label: 'Memory in all sessions', kind: 'int', min: 0, max: 2 ** 50, unit: 'MiB' },
+  { key: 'storage_gb', label: 'Storage', kind: 'int', min: 0, max: 1_000_000, unit: 'GB' },
+  { key: 'idle_timeout_minutes', label: 'Idle timeout', kind: 'int', min: 1, max: YEAR_MINUTES, unit: 'minutes' },
+  {
+    key: 'keep_running_limit_minutes',
+    label: 'Keep-running limit',
+    kind: 'int',
+    min: 0,
+    max: YEAR_MINUTES,
+    unit: 'minutes',
+  },
+  { key: 'max_session_minutes', label: 'Longest session', kind: 'int', min: 1, max: YEAR_MINUTES, unit: 'minutes' },
+  { key: 'queueing_allowed', label: 'Queueing allowed', kind: 'bool', min: 0, max: 0 },
+  { key: 'queue_weight', label: 'Queue weight', kind: 'float', min: 0.001, max: 1000 },
+];
+
+export const POLICY_KEY_LABELS = Object.fromEntries(POLICY_KEYS.map((k) => [k.key, k.label]));
+
+export type PolicyDraftValue = string[] | number | boolean | '';
+
+/** What a form row holds for a key the scope sets; `undefined`: the scope leaves it unset. */
+export type PolicyDraft = Record<string, PolicyDraftValue | undefined>;
+
+export function draftOf(values: Record<string, unknown>): PolicyDraft {
+  const draft: PolicyDraft = {};
+  for (const { key, kind } of POLICY_KEYS) {
+    const value = values[key];
+    if (value === undefined || value === null) continue;
+    if (kind === 'names') draft[key] = Array.isArray(value) ? value.map(String) : [];
+    else if (kind === 'bool') draft[key] = Boolean(value);
+    else draft[key] = typeof value === 'number' ? value : Number(value);
+  }
+  return draft;
+}
+
+/** The document to send, or the first problem with the form. */
+export function valuesOf(draft: PolicyDraft): { ok: true; values: Record<string, unknown> } | { ok: false; error: string } {
+  const values: Record<string, unknown> = {};
+  for (const { key, label, kind, min, max } of POLICY_KEYS) {
+    const value = draft[key];
+    if (value === undefined) continue;
+    if (kind === 'names' || kind === 'bool') {
+      values[key] = value;
+      continue;
+    }
+    if (value === '' || typeof value !== 'number' || Number.isNaN(value)) return { ok: false, error: `Enter a number for ${label}.` };
+    if (kind === 'int' && !Number.isInteger(value)) return { ok: false, error: `${label} takes a whole number.` };
+    if (value < min || value > max) return { ok: false, error: `${label} must lie between ${min} and ${max}.` };
+    values[key] = value;
+  }
+  return { ok: true, values };
+}
+
+/** A policy value as text: lists joined, booleans as yes/no, units added. */
+export function formatPolicyValue(key: string, value: unknown): string {
+  if (value === null || value === undefined) return 'not set';
+  const spec = POLICY_KEYS.find((k) => k.key === key);
+  if (Array.isArray(value)) return value.length ? value.join(', ') : 'none';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return spec?.unit ? `${String(value)} ${spec.unit}` : String(value);
+}

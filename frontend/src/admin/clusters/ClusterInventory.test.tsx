@@ -1,0 +1,195 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import type { ClusterOut, OccupantOut } from '../../api/types';
+import { apiError, json, stubFetch } from '../../test/fetchStub';
+import { makeCard, makeMe, SUPER_ADMIN, SUPER_ADMIN_ACTIONS } from '../../test/fixtures';
+import { renderApp } from '../../test/render';
+import { profileSlices } from './migSlices';
+
+const CLUSTER_ID = '00000000-0000-4000-8000-0000000000c1';
+const superAdmin = json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN]));
+
+const cluster: ClusterOut = {
+  id: CLUSTER_ID,
+  name: 'lab-east',
+  api_server: 'https://10.0.0.1:6443',
+  sessions_domain: 'sessions.lab.example',
+  status: 'connected',
+  status_message: 'Reachable.',
+  last_contact_at: '2026-11-30T11:58:00Z',
+  nodes: 1,
+  cards: 3,
+  healthy_cards: 3,
+  missing_cards: 0,
+  created_at: '2026-11-01T00:00:00Z',
+};
+
+function occupant(overrides: Partial<OccupantOut>): OccupantOut {
+  return {
+    request_id: '00000000-0000-4000-8000-0000000000a1',
+    user_id: '00000000-0000-4000-8000-000000000002',
+    user_email: 'grace@example.org',
+    group_id: '00000000-0000-4000-8000-0000000000b2',
+    tier: '1/4',
+    slot: 0,
+    mig_profile: null,
+    vram_mib: 20389,
+    status: 'live',
+    admitted_at: '2026-11-30T11:00:00Z',
+    ...overrides,
+  };
+}
+
+const carved = makeCard({
+  id: 'card-carved',
+  uuid: 'GPU-carved',
+  carved_tier: '1/4',
+  carved_slots: 4,
+  free_slots: 2,
+  occupants: [occupant({ slot: 0 }), occupant({ slot: 2, user_email: 'alan@example.org', user_id: 'u3' })],
+});
+const whole = makeCard({ id: 'card-whole', uuid: 'GPU-whole' });
+const migCard = makeCard({
+  id: 'card-mig',
+  uuid: 'GPU-mig',
+  model: 'NVIDIA-A100-SXM4-80GB',
+  pool: 'mig',
+  mig_instances: [
+    { profile: '3g.40gb', start: 0, occupied: true },
+    { profile: '2g.20gb', start: 4, occupied: false },
+    { profile: '1g.10gb', start: 6, occupied: false },
+  ],
+  occupants: [occupant({ slot: 0, mig_profile: '3g.40gb', tier: 'mig-3g.40gb' })],
+});
+
+function routes(extra: Record<string, Parameters<typeof stubFetch>[0][string]> = {}) {
+  return {
+    'GET /api/v1/me': superAdmin,
+    [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, cluster),
+    [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, { items: [carved, whole, migCard] }),
+    ...extra,
+  };
+}
+
+describe('MIG slice widths', () => {
+  it('follow the memory each profile names on the card', () => {
+    expect(profileSlices('1g.10gb', 81559)).toBe(1);
+    expect(profileSlices('1g.20gb', 81559)).toBe(2);
+    expect(profileSlices('3g.40gb', 81559)).toBe(4);
+    expect(profileSlices('7g.80gb', 81559)).toBe(8);
+    expect(profileSlices('1g.10gb', 40960)).toBe(2);
+    expect(profileSlices('1g.18gb+me', 143771)).toBe(1);
+    expect(profileSlices('3g.71gb', 143771)).toBe(4);
+  });
+});
+
+describe('cluster inventory', () => {
+  it('draws carved slots with their occupants, a whole free card, and MIG instances', async () => {
+    renderAppWith(routes());
+
+    const carvedTile = await screen.findByRole('group', { name: 'Card GPU-carved' });
+    expect(within(carvedTile).getByLabelText('Slot 1: grace@example.org')).toHaveTextContent('grace@example.org');
+    expect(within(carvedTile).getByLabelText('Slot 2: free')).toBeInTheDocument();
+    expect(within(carvedTile).getByLabelText('Slot 3: alan@example.org')).toBeInTheDocument();
+    expect(within(carvedTile).getByLabelText('Slot 4: free')).toBeInTheDocument();
+    expect(carvedTile).toHaveTextContent('carved 1/4');
+    expect(carvedTile).toHaveTextContent('2 free');
+
+    const wholeTile = screen.getByRole('group', { name: 'Card GPU-whole' });
+    expect(within(wholeTile).getByLabelText('Whole card: free')).toBeInTheDocument();
+
+    const migTile = screen.getByRole('group', { name: 'Card GPU-mig' });
+    const big = within(migTile).getByLabelText('3g.40gb at slice 0: grace@example.org');
+    expect(big.style.gridColumn).toBe('1 / span 4');
+    const free = within(migTile).getByLabelText('2g.20gb at slice 4: free');
+    expect(free.style.gridColumn).toBe('5 / span 2');
+    expect(within(migTile).getByLabelText('1g.10gb at slice 6: free').style.gridColumn).toBe('7 / span 1');
+    expect(within(migTile).getByText('MIG')).toBeInTheDocument();
+  });
+
+  it('explains that a busy card cannot move pools', async () => {
+    const api = stubFetch(
+      routes({
+        'PUT /api/v1/cards/card-carved/pool': apiError(
+          409,
+          'card_busy',
+          '2 allocation(s) are on this card; it changes only while empty.',
+        ),
+      }),
+    );
+    renderApp(`/admin/clusters/${CLUSTER_ID}`);
+    const user = userEvent.setup();
+
+    const tile = await screen.findByRole('group', { name: 'Card GPU-carved' });
+    await user.click(within(tile).getByRole('button', { name: 'Move to MIG pool' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Move card' });
+    expect(api.callsTo('PUT', '/api/v1/cards/card-carved/pool')).toHaveLength(0);
+    await user.click(within(dialog).getByRole('button', { name: 'Move card' }));
+
+    const alert = await within(dialog).findByRole('alert');
+    expect(alert).toHaveTextContent('The card is busy');
+    expect(alert).toHaveTextContent('2 allocation(s) are on this card');
+    const [sent] = api.callsTo('PUT', '/api/v1/cards/card-carved/pool');
+    expect(sent.body).toEqual({ pool: 'mig' });
+    expect(sent.headers.get('X-CSRF-Token')).toBe('csrf-admin');
+  });
+
+  it('sets a MIG layout chosen from the layouts the GPU accepts', async () => {
+    const api = stubFetch(
+      routes({
+        'GET /api/v1/cards/card-mig/mig-layouts': json(200, {
+          geometry: 'A100-80GB',
+          profiles: ['1g.10gb', '2g.20gb', '3g.40gb', '7g.80gb'],
+          layouts: [['7g.80gb'], ['3g.40gb', '3g.40gb']],
+        }),
+        'PUT /api/v1/cards/card-mig/mig-layout': json(200, migCard),
+      }),
+    );
+    renderApp(`/admin/clusters/${CLUSTER_ID}`);
+    const user = userEvent.setup();
+
+    const tile = await screen.findByRole('group', { name: 'Card GPU-mig' });
+    await user.click(within(tile).getByRole('button', { name: 'Set MIG layout' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Set MIG layout' });
+    await user.click(await within(dialog).findByRole('radio', { name: '3g.40gb + 3g.40gb' }));
+    await user.click(within(dialog).getByRole('button', { name: 'Apply layout' }));
+
+    await waitFor(() => expect(api.callsTo('PUT', '/api/v1/cards/card-mig/mig-layout')).toHaveLength(1));
+    expect(api.callsTo('PUT', '/api/v1/cards/card-mig/mig-layout')[0].body).toEqual({
+      instances: [{ profile: '3g.40gb' }, { profile: '3g.40gb' }],
+    });
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Set MIG layout' })).not.toBeInTheDocument());
+  });
+
+  it('hides the card controls from someone who may only read capacity', async () => {
+    const readOnly = makeMe({}, [SUPER_ADMIN]);
+    readOnly.capabilities = {
+      actions: SUPER_ADMIN_ACTIONS.filter((a) => a !== 'capacity.manage'),
+      orgs: [],
+      groups: [],
+    };
+    stubFetch(routes({ 'GET /api/v1/me': json(200, readOnly) }));
+    renderApp(`/admin/clusters/${CLUSTER_ID}`);
+
+    const tile = await screen.findByRole('group', { name: 'Card GPU-mig' });
+    expect(within(tile).getByLabelText('2g.20gb at slice 4: free')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Move to/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Set MIG layout' })).not.toBeInTheDocument();
+  });
+
+  it('shows why the cards could not be loaded', async () => {
+    stubFetch(
+      routes({ [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: apiError(500, 'internal', 'The inventory is unavailable.') }),
+    );
+    renderApp(`/admin/clusters/${CLUSTER_ID}`);
+
+    expect(await screen.findByText('The inventory is unavailable.')).toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: 'lab-east' })).toBeInTheDocument();
+  });
+});
+
+function renderAppWith(table: Parameters<typeof stubFetch>[0]) {
+  stubFetch(table);
+  return renderApp(`/admin/clusters/${CLUSTER_ID}`);
+}

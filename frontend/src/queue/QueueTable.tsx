@@ -1,0 +1,140 @@
+import { Badge, Group, Table, Text, Tooltip } from '@mantine/core';
+import { useCancelRequest, useQueue } from '../api/hooks/capacity';
+import type { PriorityOut, QueueItemOut, QueueStatus } from '../api/types';
+import { ConfirmButton } from '../ui/ConfirmButton';
+import { formatDateTime } from '../ui/format';
+import { QueryState } from '../ui/QueryState';
+
+const STATUS: Record<QueueStatus, { label: string; color: string }> = {
+  queued: { label: 'Queued', color: 'blue' },
+  admitted: { label: 'Admitted', color: 'green' },
+  cancelled: { label: 'Cancelled', color: 'gray' },
+  insufficient_credits: { label: 'Insufficient credits', color: 'orange' },
+  dropped: { label: 'Dropped', color: 'red' },
+  refused: { label: 'Refused', color: 'red' },
+};
+
+/** A wait in seconds as "about 5 minutes"; under a minute reads "under a minute". */
+export function formatWait(seconds: number | null): string {
+  if (seconds === null) return '—';
+  if (seconds < 60) return 'under a minute';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `about ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return rest ? `about ${hours} h ${rest} min` : `about ${hours} h`;
+}
+
+const number = (value: number) => value.toLocaleString(undefined, { maximumFractionDigits: 3 });
+
+function Priority({ priority }: { priority: PriorityOut }) {
+  return (
+    <Group gap={6} wrap="nowrap">
+      <Text size="sm" fw={600} style={{ fontVariantNumeric: 'tabular-nums' }}>
+        {number(priority.value)}
+      </Text>
+      {priority.starving && (
+        <Badge size="xs" color="red" variant="light">
+          starving
+        </Badge>
+      )}
+    </Group>
+  );
+}
+
+function PriorityParts({ priority }: { priority: PriorityOut }) {
+  return (
+    <Text size="xs" c="dimmed" style={{ fontVariantNumeric: 'tabular-nums', whiteSpace: 'nowrap' }}>
+      wait bonus {number(priority.wait_bonus)} · user usage {number(priority.user_usage)} · group usage{' '}
+      {number(priority.group_usage)} · weight {number(priority.weight)}
+    </Text>
+  );
+}
+
+function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
+  const cancel = useCancelRequest();
+  const status = STATUS[item.status];
+  const what = [item.model, item.tier].filter(Boolean).join(' ') || 'CPU only';
+  return (
+    <Table.Tr>
+      {admin && <Table.Td>{item.user_email}</Table.Td>}
+      <Table.Td>{what}</Table.Td>
+      <Table.Td>
+        <Tooltip label={item.reason} disabled={!item.reason} multiline w={320} withArrow>
+          <Badge variant="light" color={status.color} style={{ overflow: 'visible' }}>
+            {status.label}
+          </Badge>
+        </Tooltip>
+      </Table.Td>
+      <Table.Td>{item.position ?? '—'}</Table.Td>
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatWait(item.estimated_wait_seconds)}</Table.Td>
+      {admin && (
+        <Table.Td>
+          {item.priority ? (
+            <>
+              <Priority priority={item.priority} />
+              <PriorityParts priority={item.priority} />
+            </>
+          ) : (
+            '—'
+          )}
+        </Table.Td>
+      )}
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(item.enqueued_at)}</Table.Td>
+      <Table.Td>
+        {item.status === 'queued' && (
+          <ConfirmButton
+            label="Cancel"
+            title="Cancel request"
+            message={
+              admin
+                ? `Cancel ${item.user_email}'s queued request for ${what}? It leaves the queue and its place is lost.`
+                : `Cancel your queued request for ${what}? It leaves the queue and its place is lost.`
+            }
+            confirmLabel="Cancel request"
+            onConfirm={() => cancel.mutateAsync(item.id)}
+          />
+        )}
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
+/**
+ * Admission requests, newest first: `own` lists the caller's, `all` every request in the groups
+ * the caller administers, with each queued one's priority and its parts.
+ */
+export function QueueTable({ scope }: { scope: 'own' | 'all' }) {
+  const queue = useQueue(scope);
+  const items = queue.data?.items ?? [];
+  const admin = scope === 'all';
+  return (
+    <QueryState
+      query={queue}
+      isEmpty={items.length === 0}
+      empty={admin ? 'No admission requests in your groups.' : 'You have no admission requests.'}
+    >
+      <Table.ScrollContainer minWidth={admin ? 1100 : 700}>
+        <Table striped aria-label={admin ? 'Queue' : 'My requests'}>
+          <Table.Thead>
+            <Table.Tr>
+              {admin && <Table.Th>User</Table.Th>}
+              <Table.Th>GPU</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Position</Table.Th>
+              <Table.Th>Estimated wait</Table.Th>
+              {admin && <Table.Th>Priority</Table.Th>}
+              <Table.Th>Asked</Table.Th>
+              <Table.Th aria-label="Actions" />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {items.map((item) => (
+              <QueueRow key={item.id} item={item} admin={admin} />
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+    </QueryState>
+  );
+}

@@ -1,0 +1,831 @@
+"""Admission: whether a session may run and where, its credit hold, the queue of what does not
+fit yet, and the release that gives a card back.
+
+One request goes through four steps: policy (403 `policy_denied`), credits (409
+`insufficient_credits`: the user's own wallet must cover one hold window), placement (a pure
+decision on a snapshot of every connected cluster's cards) and commit. The commit locks the
+chosen card's row, checks the decision again against what the card holds now, carves the card
+if it is empty, and writes the allocation and the hold in the caller's transaction. Losing a
+race to another process only means deciding again; the database's constraints (see
+`models.py`) refuse an over-allocated card even if this code were wrong.
+
+Locks are taken in one order: the queue's advisory lock (dequeue only), the user's advisory lock,
+the card's row, then wallets. Everything here only flushes; the caller commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity import queue, repository, service
+from gshare.capacity.models import AdmissionRequest, Allocation, GpuModel, GpuTier
+from gshare.capacity.placement import (
+    HAMI_CORE,
+    MIG,
+    CapacitySnapshot,
+    CardSnapshot,
+    MigInstance,
+    NoFit,
+    Placement,
+    PlacementIndex,
+    PlacementRequest,
+    RequestKind,
+    slot_limit,
+)
+from gshare.capacity.policy import (
+    EffectivePolicy,
+    PolicyDenial,
+    SessionRequest,
+    check_queueing,
+    check_request,
+)
+from gshare.capacity.policy import (
+    Usage as PolicyUsage,
+)
+from gshare.capacity.queue import FairShareSettings, Priority, QueuedRequest
+from gshare.clusters import service as clusters
+from gshare.credits import operations
+from gshare.credits import repository as credits
+from gshare.credits.amounts import format_amount, hold_amount
+from gshare.credits.ledger import InsufficientCredits
+from gshare.credits.operations import HoldResolved
+from gshare.identity import service as identity
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action
+from gshare.kit.errors import Conflict, Forbidden, GShareError, NotFound
+from gshare.kit.ids import new_id
+from gshare.kit.settings import Settings
+
+COMMIT_ATTEMPTS = 6
+DEFAULT_TYPICAL = timedelta(hours=1)
+_SCOPE_NAMES = {0: "global", 1: "organization", 2: "group", 3: "user"}
+
+
+class PolicyDenied(Forbidden):
+    code = "policy_denied"
+
+    def __init__(self, denial: PolicyDenial) -> None:
+        self.key = denial.key
+        self.scope = _SCOPE_NAMES[int(denial.scope.kind)]
+        self.scope_id = denial.scope.id
+        super().__init__(f"{denial.reason} It is set by the {self.scope} policy.")
+
+    def body(self) -> dict[str, Any]:
+        body = super().body()
+        body["error"] |= {
+            "key": self.key,
+            "scope": self.scope,
+            "scope_id": None if self.scope_id is None else str(self.scope_id),
+        }
+        return body
+
+
+class NoCapacity(Conflict):
+    code = "no_capacity"
+    message = "No card can take this session now."
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A session asking to run: who, for which group, which tier (None: CPU only), how much."""
+
+    request_id: uuid.UUID
+    user_id: uuid.UUID
+    group_id: uuid.UUID
+    tier_id: uuid.UUID | None
+    cpu_millicores: int = 1000
+    memory_mib: int = 2048
+
+
+@dataclass(frozen=True)
+class Outcome:
+    request: AdmissionRequest
+    allocation: Allocation | None  # None while queued
+    position: int | None = None
+    estimated_wait: timedelta | None = None
+
+
+def fair_share(settings: Settings) -> FairShareSettings:
+    return FairShareSettings(
+        half_life=timedelta(minutes=settings.fair_share_half_life_minutes),
+        sampling_interval=timedelta(seconds=settings.fair_share_interval_seconds),
+        starvation_limit=timedelta(minutes=settings.starvation_limit_minutes),
+    )
+
+
+# ---- preparing a request -------------------------------------------------------------------
+
+
+@dataclass
+class _Prepared:
+    ask: Ask
+    tier: GpuTier | None
+    model: GpuModel | None
+    policy: EffectivePolicy
+    price: int
+    hold: int
+    wallet_id: uuid.UUID | None  # the user's own wallet, which the hold is placed on
+    available: int
+
+    @property
+    def request(self) -> PlacementRequest | None:
+        return (
+            None
+            if self.tier is None or self.model is None
+            else _placement(self.ask.request_id, self.tier, self.model)
+        )
+
+
+def _placement(request_id: uuid.UUID, tier: GpuTier, model: GpuModel) -> PlacementRequest:
+    kind: RequestKind = "mig"
+    if tier.kind in ("fraction", "exclusive"):
+        kind = "fraction" if tier.kind == "fraction" else "exclusive"
+    return PlacementRequest(
+        id=request_id,
+        tier=str(tier.id),
+        kind=kind,
+        model=model.name,
+        vram_mib=tier.vram_mib,
+        compute_percent=tier.compute_percent,
+        slots_per_card=tier.denominator or 1,
+        mig_profile=tier.mig_profile,
+    )
+
+
+async def _policy_usage(db: AsyncSession, user_id: uuid.UUID) -> PolicyUsage:
+    sessions, vram, millicores, memory = await repository.held_totals(db, user_id)
+    return PolicyUsage(
+        gpu_sessions=sessions, vram_mib=vram, cpu_cores=millicores / 1000, memory_mib=memory
+    )
+
+
+async def _prepare(db: AsyncSession, ask: Ask, now: datetime, window: int) -> _Prepared:
+    """Check who asks and what for; raise the policy's refusal."""
+    org_id = await identity.membership_org(db, ask.user_id, ask.group_id, now)
+    if org_id is None:
+        raise Forbidden("You are not in that group.", code="not_in_group")
+    tier = model = None
+    if ask.tier_id is not None:
+        tier, model = await service.tier_with_model(db, ask.tier_id)
+    policy = await service.effective_for(db, ask.user_id, ask.group_id, org_id)
+    wanted = SessionRequest(
+        model=model.name if model else None,
+        tier=tier.name if tier else None,
+        vram_mib=tier.vram_mib if tier else 0,
+        cpu_cores=ask.cpu_millicores / 1000,
+        memory_mib=ask.memory_mib,
+    )
+    denial = check_request(policy, wanted, await _policy_usage(db, ask.user_id))
+    if denial is not None:
+        raise PolicyDenied(denial)
+    price = tier.price if tier else 0
+    wallet = (await credits.available_to(db, "user", [ask.user_id]))[ask.user_id]
+    hold = hold_amount(price, window) if price else 0
+    return _Prepared(ask, tier, model, policy, price, hold, wallet.wallet_id, wallet.amount)
+
+
+async def _available(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
+    found = await credits.available_to(db, "user", list(set(user_ids)))
+    return {user_id: a.amount for user_id, a in found.items()}
+
+
+def _short_of_credits(prepared: _Prepared, available: int) -> InsufficientCredits:
+    return InsufficientCredits(
+        f"This tier costs {format_amount(prepared.price)} credits an hour; one hold window "
+        f"needs {format_amount(prepared.hold)} and your wallet has "
+        f"{format_amount(max(available, 0))} available."
+    )
+
+
+# ---- snapshots -----------------------------------------------------------------------------
+
+
+def _card_snapshot(card: Any) -> CardSnapshot:
+    """A card as placement sees it, from a row of `repository.snapshot_rows` or
+    `locked_card_row` (its columns and `taken`, the slots held allocations take)."""
+    taken = set(card.taken or ())
+    pool = MIG if card.pool == MIG else HAMI_CORE
+    return CardSnapshot(
+        id=card.id,
+        cluster_id=card.cluster_id,
+        node=card.node,
+        model=card.model,
+        memory_mib=card.memory_mib,
+        split_count=card.split_count,
+        pool=pool,
+        healthy=card.healthy,
+        missing=card.missing,
+        carved_tier=str(card.carved_tier_id) if card.carved_tier_id else None,
+        allocated_slots=frozenset(taken) if pool == HAMI_CORE else frozenset(),
+        mig_instances=tuple(
+            MigInstance(i["profile"], i["start"], i["start"] in taken) for i in card.mig_layout
+        )
+        if pool == MIG
+        else (),
+    )
+
+
+async def _snapshot(
+    db: AsyncSession, models: set[str], reserved: dict[uuid.UUID, uuid.UUID] | None = None
+) -> CapacitySnapshot:
+    """Every usable card of these models on connected clusters, what each holds, and the cards
+    held for starving requests (read here unless given)."""
+    rows = await repository.snapshot_rows(db, await clusters.connected_ids(db), models)
+    if reserved is None:
+        reserved = (await repository.queue_facts(db, None))[1]
+    # A reservation on a card that is no longer usable holds nothing: left in place it would
+    # keep the starving request from reserving a card that is.
+    usable = {r.id for r in rows}
+    return CapacitySnapshot(
+        tuple(_card_snapshot(r) for r in rows),
+        {card: request for card, request in reserved.items() if card in usable},
+    )
+
+
+# ---- commit --------------------------------------------------------------------------------
+
+
+async def _commit(
+    db: AsyncSession,
+    prepared: _Prepared,
+    placement: Placement | None,
+    now: datetime,
+    settings: Settings,
+    *,
+    new_request: bool = False,
+) -> Allocation | None:
+    """Write the allocation and its hold (and, for a new request, the request itself); None
+    when the card cannot take it any more, having written nothing."""
+    ask, tier = prepared.ask, prepared.tier
+    card_id = cluster_id = slot = live_slots = live_tier_id = None
+    carve = False
+    if placement is not None:
+        request = prepared.request
+        assert request is not None
+        assert tier is not None
+        card = await repository.locked_card_row(db, placement.card_id)
+        if card is None or not card.healthy or card.missing:
+            return None
+        snapshot = _card_snapshot(card)
+        fresh = PlacementIndex(CapacitySnapshot((snapshot,))).fit_on(card.id, request)
+        if fresh is None:
+            return None
+        card_id, cluster_id = card.id, card.cluster_id
+        if card.pool == MIG:
+            slot = fresh.mig_start
+        else:
+            live_slots = card.carved_slots
+            if not card.taken:
+                live_slots, carve = slot_limit(snapshot, request), True
+            assert fresh.slot is not None
+            if live_slots is None or fresh.slot >= live_slots:
+                return None  # the split count grew since the card was carved
+            slot, live_tier_id = fresh.slot, tier.id
+    hold_id = None
+    if prepared.price > 0:
+        hold = await operations.place_hold(
+            db,
+            wallet_id=prepared.wallet_id or await credits.account_id(db, "user", ask.user_id, now),
+            session_id=ask.request_id,
+            rate_per_hour=prepared.price,
+            window_seconds=settings.hold_window_seconds,
+            now=now,
+            for_group_wallet_id=await credits.account_id(db, "group", ask.group_id, now),
+        )
+        hold_id = hold.id
+    values: dict[str, Any] = {
+        "id": new_id(),
+        "request_id": ask.request_id,
+        "user_id": ask.user_id,
+        "group_id": ask.group_id,
+        "cluster_id": cluster_id,
+        "card_id": card_id,
+        "tier_id": tier.id if tier else None,
+        "model": prepared.model.name if prepared.model else None,
+        "tier_name": tier.name if tier else None,
+        "slot": slot,
+        "mig_profile": tier.mig_profile if tier else None,
+        "vram_mib": tier.vram_mib if tier else 0,
+        "compute_percent": tier.compute_percent if tier else 0,
+        "cpu_millicores": ask.cpu_millicores,
+        "memory_mib": ask.memory_mib,
+        "price_per_hour": prepared.price,
+        "hold_id": hold_id,
+        "status": "live",
+        "live_card_id": card_id,
+        "live_tier_id": live_tier_id,
+        "live_slots": live_slots,
+        "admitted_at": now,
+    }
+    penalty = 0.0
+    if tier is not None:
+        fair = fair_share(settings)
+        share = queue.card_share(tier.kind, tier.denominator, tier.compute_percent)
+        penalty = queue.decay_alpha(fair.sampling_interval, fair.half_life) * share
+    await repository.write_admission(
+        db,
+        values,
+        carve=carve,
+        new_request=_request_values(ask, prepared, "admitted", now) if new_request else None,
+        penalty=penalty,
+        never=service.EPOCH,
+    )
+    return Allocation(**values)
+
+
+async def _place_and_commit(
+    db: AsyncSession,
+    prepared: _Prepared,
+    now: datetime,
+    settings: Settings,
+    reserved: dict[uuid.UUID, uuid.UUID],
+) -> Allocation | NoFit:
+    """Decide on a fresh snapshot and commit, deciding again when another process took the
+    card first. Writes nothing unless it returns an allocation."""
+    request = prepared.request
+    if request is None:
+        allocation = await _commit(db, prepared, None, now, settings, new_request=True)
+        assert allocation is not None
+        return allocation
+    for _ in range(COMMIT_ATTEMPTS):
+        snapshot = await _snapshot(db, {request.model}, reserved)
+        decided = PlacementIndex(snapshot).place(request)
+        if isinstance(decided, NoFit):
+            return decided
+        allocation = await _commit(db, prepared, decided, now, settings, new_request=True)
+        if allocation is not None:
+            return allocation
+    return NoFit("no_capacity")
+
+
+# ---- admitting -----------------------------------------------------------------------------
+
+
+async def _worth_waiting(db: AsyncSession, prepared: _Prepared, placed: NoFit) -> NoFit:
+    """No usable card of the model is not the same as none at all: cards that are down, on an
+    unreachable cluster or in the other pool for now may come back, so the request may wait."""
+    model = prepared.model
+    if (
+        placed.reason == "no_card_of_model"
+        and model is not None
+        and await repository.model_has_cards(db, model.name)
+    ):
+        return NoFit("no_capacity")
+    return placed
+
+
+def _request_values(ask: Ask, prepared: _Prepared, status: str, now: datetime) -> dict[str, Any]:
+    return {
+        "id": ask.request_id,
+        "user_id": ask.user_id,
+        "group_id": ask.group_id,
+        "tier_id": ask.tier_id,
+        "model": prepared.model.name if prepared.model else None,
+        "tier_name": prepared.tier.name if prepared.tier else None,
+        "cpu_millicores": ask.cpu_millicores,
+        "memory_mib": ask.memory_mib,
+        "status": status,
+        "reason": "",
+        "enqueued_at": now,
+        "decided_at": None if status == "queued" else now,
+    }
+
+
+async def _existing(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -> Outcome:
+    found = await repository.request(db, ask.request_id)
+    assert found is not None
+    if found.user_id != ask.user_id:
+        raise Conflict("This request id is taken.", code="request_exists")
+    if found.status == "queued":
+        return await _with_position(db, found, now, settings)
+    return Outcome(found, await repository.allocation_of(db, found.id))
+
+
+async def admit(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -> Outcome:
+    """Admit a session now, or queue it; raise why not, having written nothing. Asking again
+    with the same request id answers what became of the first ask."""
+    await repository.lock_user(db, ask.user_id)
+    if await repository.request_exists(db, ask.request_id):
+        return await _existing(db, ask, now, settings)
+    prepared = await _prepare(db, ask, now, settings.hold_window_seconds)
+    if prepared.hold > prepared.available:
+        raise _short_of_credits(prepared, prepared.available)
+    tier_id = prepared.tier.id if prepared.tier else None
+    waiting, reserved = await repository.queue_facts(db, tier_id)
+    placed: Allocation | NoFit = NoFit("no_capacity")
+    if not waiting:
+        placed = await _place_and_commit(db, prepared, now, settings, reserved)
+    if isinstance(placed, Allocation):
+        return Outcome(AdmissionRequest(**_request_values(ask, prepared, "admitted", now)), placed)
+    placed = await _worth_waiting(db, prepared, placed)
+    refusal = check_queueing(prepared.policy)
+    if refusal is not None or placed.reason == "no_card_of_model":
+        why = (
+            "No connected cluster has a card of this model in its pool."
+            if placed.reason == "no_card_of_model"
+            else "No card can take this session now, and the policy does not allow queueing."
+        )
+        raise NoCapacity(why)
+    values = _request_values(ask, prepared, "queued", now)
+    await repository.insert_request(db, values)
+    row = await repository.request(db, ask.request_id)
+    assert row is not None
+    return await _with_position(db, row, now, settings)
+
+
+async def release(
+    db: AsyncSession,
+    request_id: uuid.UUID,
+    now: datetime,
+    *,
+    reason: str,
+    used: int | None = None,
+) -> Allocation | None:
+    """Give an allocation's card slot back at once, and resolve its hold: settled for `used`
+    credits when given, otherwise released whole. A dequeue follows once this commits. Returns
+    the released allocation, or None when the request holds nothing (released already, or
+    never admitted)."""
+    released = await repository.release_allocation(db, request_id, now, reason)
+    if released is None:
+        return None
+    allocation, card_id = released
+    if card_id is not None:
+        # The card's row is locked now, so this reads what it holds after any admission to it
+        # has committed.
+        await repository.clear_carving(db, card_id, service.CAPACITY_CHANNEL, f"release {card_id}")
+    if allocation.hold_id is not None:
+        try:
+            if used is None:
+                await operations.release_hold(db, hold_id=allocation.hold_id, now=now)
+            else:
+                await operations.settle_hold(db, hold_id=allocation.hold_id, used=used, now=now)
+        except HoldResolved:
+            pass  # the sessions domain settled it already
+    return allocation
+
+
+async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these sessions' admissions hold nothing any more (for the ledger check: no
+    hold may stay open for them)."""
+    return await repository.ended_requests(db, ids)
+
+
+# ---- the queue -----------------------------------------------------------------------------
+
+
+async def _usage_state(db: AsyncSession) -> queue.Usage:
+    by_user: dict[uuid.UUID, float] = {}
+    by_group: dict[uuid.UUID, float] = {}
+    for row in await repository.usage(db):
+        (by_user if row.subject_kind == "user" else by_group)[row.subject_id] = row.usage
+    return queue.Usage(by_user, by_group)
+
+
+@dataclass
+class _QueueState:
+    """The queued requests with what the pure queue needs of each."""
+
+    rows: dict[uuid.UUID, AdmissionRequest] = field(default_factory=dict)
+    queued: list[QueuedRequest] = field(default_factory=list)
+    tiers: dict[uuid.UUID, tuple[GpuTier, GpuModel]] = field(default_factory=dict)
+    weights: dict[uuid.UUID, float] = field(default_factory=dict)
+
+
+async def _queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> _QueueState:
+    state = _QueueState()
+    tiers = await repository.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
+    models = {m.id: m for m in await repository.all_models(db)}
+    policies = await service.effective_for_many(db, [(r.user_id, r.group_id) for r in rows])
+    for row in rows:
+        tier = tiers.get(row.tier_id) if row.tier_id else None
+        model = models.get(tier.model_id) if tier else None
+        if tier is None or model is None or tier.retired_at is not None:
+            continue  # refused at dequeue, before it can take a card in the pure decision
+        weight = 1.0
+        policy = policies.get((row.user_id, row.group_id))
+        if policy is not None:
+            found = policy["queue_weight"].value
+            weight = float(found) if isinstance(found, int | float) else 1.0
+        state.rows[row.id] = row
+        state.tiers[row.id] = (tier, model)
+        state.queued.append(
+            QueuedRequest(
+                _placement(row.id, tier, model), row.user_id, row.group_id, row.enqueued_at, weight
+            )
+        )
+    return state
+
+
+def _slots_for(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
+    """How many sessions of the request's tier the usable cards hold at most."""
+    total = 0
+    for card in snapshot.cards:
+        if card.model != request.model:
+            continue
+        if request.kind == "mig":
+            if card.pool == MIG:
+                total += sum(1 for i in card.mig_instances if i.profile == request.mig_profile)
+        elif card.pool == HAMI_CORE:
+            total += slot_limit(card, request)
+    return total
+
+
+@dataclass(frozen=True)
+class Standing:
+    position: int
+    estimated_wait: timedelta
+    priority: Priority
+
+
+async def standings(
+    db: AsyncSession, now: datetime, settings: Settings
+) -> dict[uuid.UUID, Standing]:
+    """Every queued request's place among those waiting for the same model, its estimated
+    wait, and its priority with its parts."""
+    state = await _queue_state(db, await repository.queued(db))
+    if not state.queued:
+        return {}
+    fair = fair_share(settings)
+    ordered = queue.priorities(state.queued, await _usage_state(db), now, fair)
+    snapshot = await _snapshot(db, {q.request.model for q in state.queued})
+    typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
+    by_id = {q.id: q for q in state.queued}
+    seen: dict[str, int] = {}
+    out: dict[uuid.UUID, Standing] = {}
+    for priority in ordered:
+        q = by_id[priority.request_id]
+        tier, _ = state.tiers[q.id]
+        seen[q.request.model] = position = seen.get(q.request.model, 0) + 1
+        usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
+        wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
+        out[q.id] = Standing(position, wait, priority)
+    return out
+
+
+async def _with_position(
+    db: AsyncSession, row: AdmissionRequest, now: datetime, settings: Settings
+) -> Outcome:
+    standing = (await standings(db, now, settings)).get(row.id)
+    if standing is None:
+        return Outcome(row, None)
+    return Outcome(row, None, standing.position, standing.estimated_wait)
+
+
+def _decide(row: AdmissionRequest, status: str, reason: str, now: datetime) -> None:
+    row.status, row.reason, row.decided_at, row.reserved_card_id = status, reason, now, None
+
+
+@dataclass
+class DequeueSummary:
+    admitted: list[uuid.UUID] = field(default_factory=list)
+    insufficient_credits: list[uuid.UUID] = field(default_factory=list)
+    dropped: list[uuid.UUID] = field(default_factory=list)
+    refused: list[uuid.UUID] = field(default_factory=list)
+    reserved: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+
+
+def _ask_of(row: AdmissionRequest) -> Ask:
+    return Ask(row.id, row.user_id, row.group_id, row.tier_id, row.cpu_millicores, row.memory_mib)
+
+
+def _refuse(
+    row: AdmissionRequest, exc: GShareError, now: datetime, summary: DequeueSummary
+) -> None:
+    if isinstance(exc, InsufficientCredits):
+        _decide(row, "insufficient_credits", exc.message, now)
+        summary.insufficient_credits.append(row.id)
+    elif isinstance(exc, PolicyDenied | NotFound):
+        _decide(row, "refused", exc.message, now)
+        summary.refused.append(row.id)
+    else:
+        _decide(row, "dropped", exc.message, now)
+        summary.dropped.append(row.id)
+
+
+async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> DequeueSummary:
+    """Admit everything queued that fits now, in fair-share priority order; one dequeue at a
+    time across every process. Requests of deactivated users are dropped, those of retired
+    tiers refused, those whose owner cannot pay the hold marked `insufficient_credits`."""
+    summary = DequeueSummary()
+    await repository.lock_queue(db)
+    rows = await repository.queued(db)
+    if not rows:
+        return summary
+    active = await identity.active_among(db, [r.user_id for r in rows])
+    state = await _queue_state(db, [r for r in rows if r.user_id in active])
+    for row in rows:
+        if row.user_id not in active:
+            _decide(row, "dropped", "The user was deactivated.", now)
+            summary.dropped.append(row.id)
+        elif row.id not in state.rows:
+            _decide(row, "refused", "The tier was retired.", now)
+            summary.refused.append(row.id)
+    fair = fair_share(settings)
+    window = settings.hold_window_seconds
+    # What the policy refuses now is refused before the decision, so that it cannot take a
+    # card another request would get in this cycle.
+    still: list[QueuedRequest] = []
+    for q in state.queued:
+        try:
+            await _prepare(db, _ask_of(state.rows[q.id]), now, window)
+        except GShareError as exc:
+            _refuse(state.rows[q.id], exc, now, summary)
+            continue
+        still.append(q)
+    state.queued = still
+    available = await _available(db, [q.user_id for q in state.queued])
+
+    def can_afford(q: QueuedRequest) -> bool:
+        tier, _ = state.tiers[q.id]
+        needed = hold_amount(tier.price, window) if tier.price else 0
+        if needed > available.get(q.user_id, 0):
+            return False
+        available[q.user_id] = available.get(q.user_id, 0) - needed
+        return True
+
+    snapshot = await _snapshot(db, {q.request.model for q in state.queued})
+    result = queue.dequeue(snapshot, state.queued, now, await _usage_state(db), can_afford, fair)
+    for q, placement in result.admitted:
+        row = state.rows[q.id]
+        try:
+            async with db.begin_nested():
+                await repository.lock_user(db, row.user_id)
+                prepared = await _prepare(db, _ask_of(row), now, window)
+                allocation = await _commit(db, prepared, placement, now, settings)
+                if allocation is None:
+                    continue  # lost a race for the card; stays queued for the next cycle
+        except GShareError as exc:
+            _refuse(row, exc, now, summary)
+            continue
+        _decide(row, "admitted", "", now)
+        summary.admitted.append(row.id)
+    for request_id in result.unaffordable:
+        row = state.rows[request_id]
+        _decide(row, "insufficient_credits", "Your wallet cannot cover one hold window.", now)
+        summary.insufficient_credits.append(request_id)
+    reserved_for = {request_id: card_id for card_id, request_id in result.reserved.items()}
+    for row in state.rows.values():
+        if row.status == "queued":
+            row.reserved_card_id = reserved_for.get(row.id)
+    summary.reserved = dict(result.reserved)
+    await db.flush()
+    return summary
+
+
+async def sample_usage(db: AsyncSession, now: datetime, settings: Settings) -> bool:
+    """Fold the cards in use now into the decayed usage, at most once per sampling interval
+    across every worker."""
+    fair = fair_share(settings)
+    await repository.lock_sampling(db)
+    last = await repository.last_sampled(db)
+    if last is not None and last > service.EPOCH and now - last < fair.sampling_interval:
+        return False
+    current_user: dict[uuid.UUID, float] = {}
+    current_group: dict[uuid.UUID, float] = {}
+    held = [a for a in await repository.held_allocations(db) if a.card_id is not None]
+    tiers = await repository.tiers_by_id(db, [a.tier_id for a in held if a.tier_id])
+    for allocation in held:
+        tier = tiers.get(allocation.tier_id) if allocation.tier_id else None
+        share = (
+            queue.card_share(tier.kind, tier.denominator, tier.compute_percent)
+            if tier is not None
+            else allocation.compute_percent / 100
+        )
+        current_user[allocation.user_id] = current_user.get(allocation.user_id, 0) + share
+        current_group[allocation.group_id] = current_group.get(allocation.group_id, 0) + share
+    sampled = queue.sample_usage(await _usage_state(db), current_user, current_group, fair)
+    rows = [
+        {"subject_kind": kind, "subject_id": subject, "usage": max(value, 0.0), "sampled_at": now}
+        for kind, values in (("user", sampled.by_user), ("group", sampled.by_group))
+        for subject, value in values.items()
+    ]
+    await repository.store_usage(db, rows)
+    return True
+
+
+# ---- what the console asks -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Preview:
+    outcome: str
+    message: str
+    price: int
+    available: int
+    hours: float | None
+    position: int | None = None
+    estimated_wait: timedelta | None = None
+    denial: PolicyDenied | None = None
+
+
+async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
+    """What admitting `ask` would do now; changes nothing."""
+    require(ctx, Action.ADMISSION_PREVIEW, target_type="admission")
+    db = ctx.session
+    available = (await _available(db, [ask.user_id]))[ask.user_id]
+    try:
+        prepared = await _prepare(db, ask, ctx.now, settings.hold_window_seconds)
+    except PolicyDenied as denied:
+        return Preview("policy_denied", denied.message, 0, available, None, denial=denied)
+    price = prepared.price
+    hours = None if price == 0 else max(available, 0) / price
+    if prepared.hold > available:
+        message = _short_of_credits(prepared, available).message
+        return Preview("insufficient_credits", message, price, available, hours)
+    request, tier = prepared.request, prepared.tier
+    if request is None or tier is None:
+        return Preview("start", "A CPU session starts at once.", price, available, hours)
+    snapshot = await _snapshot(db, {request.model})
+    waiting = await repository.has_queued_for_tier(db, tier.id)
+    decided = PlacementIndex(snapshot).place(request)
+    if isinstance(decided, Placement) and not waiting:
+        return Preview("start", "A card is free: it would start now.", price, available, hours)
+    if isinstance(decided, NoFit):
+        decided = await _worth_waiting(db, prepared, decided)
+    if (isinstance(decided, NoFit) and decided.reason == "no_card_of_model") or check_queueing(
+        prepared.policy
+    ):
+        return Preview("no_capacity", NoCapacity.message, price, available, hours)
+    fair = fair_share(settings)
+    state = await _queue_state(db, await repository.queued(db))
+    weight = prepared.policy["queue_weight"].value
+    me = QueuedRequest(
+        request,
+        ask.user_id,
+        ask.group_id,
+        ctx.now,
+        float(weight) if isinstance(weight, int | float) else 1.0,
+    )
+    ordered = queue.priorities(
+        [q for q in state.queued if q.request.model == request.model] + [me],
+        await _usage_state(db),
+        ctx.now,
+        fair,
+    )
+    position = next(i for i, p in enumerate(ordered, 1) if p.request_id == me.id)
+    typical = await repository.typical_seconds(db, [tier.id])
+    usual = timedelta(seconds=next(iter(typical.values()), DEFAULT_TYPICAL.total_seconds()))
+    wait = queue.estimated_wait(position, usual, _slots_for(snapshot, request))
+    return Preview(
+        "queue",
+        f"Every card is taken: it would wait in the queue at position {position}.",
+        price,
+        available,
+        hours,
+        position,
+        wait,
+    )
+
+
+def _administered_groups_filter(ctx: Context) -> set[uuid.UUID] | None:
+    return None if ctx.actor.is_super_admin else set(ctx.actor.group_admin_of)
+
+
+async def queue_view(
+    ctx: Context, settings: Settings, *, whole_scope: bool
+) -> tuple[list[AdmissionRequest], dict[uuid.UUID, Standing], bool]:
+    """The caller's own requests, or (admins) every request in the groups they administer;
+    with each queued one's standing. The third value says whether priorities may be shown."""
+    db = ctx.session
+    if not whole_scope:
+        require(ctx, Action.QUEUE_READ_OWN, target_type="queue")
+        rows = await repository.requests_of(db, user_id=ctx.actor.user_id)
+        return rows, await standings(db, ctx.now, settings), False
+    require(ctx, Action.QUEUE_READ_SCOPE, target_type="queue")
+    groups = _administered_groups_filter(ctx)
+    if groups is not None:
+        for org_id in ctx.actor.org_admin_of:
+            groups |= {g.id for g in await identity.groups_of_org(db, org_id)}
+    rows = await repository.requests_of(db, group_ids=None if groups is None else sorted(groups))
+    return rows, await standings(db, ctx.now, settings), True
+
+
+async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
+    """Withdraw a queued request: its owner, or an admin of its group."""
+    require(ctx, Action.QUEUE_CANCEL, target_type="admission_request", target_id=request_id)
+    row = await repository.request(ctx.session, request_id, lock=True)
+    org_id = None if row is None else await identity.group_org(ctx.session, row.group_id)
+    if row is None or not (
+        row.user_id == ctx.actor.user_id
+        or ctx.actor.is_super_admin
+        or (org_id is not None and ctx.actor.administers_group(row.group_id, org_id))
+    ):
+        raise NotFound("No such request.", code="request_not_found")
+    if row.status != "queued":
+        raise Conflict(f"The request is {row.status.replace('_', ' ')}.", code="not_queued")
+    _decide(row, "cancelled", "Cancelled.", ctx.now)
+    await audit(
+        ctx,
+        "queue.cancel",
+        target_type="admission_request",
+        target_id=request_id,
+        group_id=row.group_id,
+    )
+    await ctx.session.flush()
+    return row

@@ -1,0 +1,310 @@
+"""Capacity's tables: the GPU inventory, models and tiers, resource policies, allocations, the
+admission queue and the fair-share usage it is ordered by.
+
+The database itself refuses an over-allocated card, whatever the Python above it does:
+- a live allocation on a card names the card's carved tier and slot count, through a foreign
+  key to `(gpu_cards.id, carved_tier_id, carved_slots)`, so a card holds one tier at a time and
+  its carving cannot change while an allocation of it is live (`ON UPDATE RESTRICT`);
+- its slot lies in `[0, carved_slots)` and is unique among the card's live allocations, so a
+  card never holds more allocations than it was carved for (at most its `split_count`);
+- a MIG allocation's slot is its instance's start, unique on the card in the same way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from gshare.kit.db import Base
+
+_Id = uuid.UUID  # GpuCard has a column named `uuid`, which hides the module in its body
+
+
+class GpuCard(Base):
+    """A card an operator reported. Cards that stop being reported become 'missing', not gone."""
+
+    __tablename__ = "gpu_cards"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
+    )
+    node: Mapped[str] = mapped_column(String(253), nullable=False)
+    uuid: Mapped[str] = mapped_column(String(128), nullable=False)
+    model: Mapped[str] = mapped_column(String(120), nullable=False)
+    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    cores: Mapped[int] = mapped_column(Integer, nullable=False)
+    split_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    numa: Mapped[int] = mapped_column(Integer, nullable=False)
+    healthy: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    missing: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    pool: Mapped[str] = mapped_column(String(10), nullable=False, server_default="hami-core")
+    # The tier a hami-core card is carved to while it holds fractional or exclusive sessions,
+    # and how many slots that carving has; set and cleared with the card's row locked.
+    carved_tier_id: Mapped[_Id | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_tiers.id")
+    )
+    carved_slots: Mapped[int | None] = mapped_column(Integer)
+    # A mig-pool card's instances: [{"profile": "3g.40gb", "start": 4}, ...]
+    mig_layout: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSONB, nullable=False, server_default=text("'[]'::jsonb")
+    )
+
+    __table_args__ = (
+        Index("uq_gpu_cards_cluster_uuid", "cluster_id", "uuid", unique=True),
+        CheckConstraint("memory_mib > 0 AND split_count > 0", name="sizes_positive"),
+        CheckConstraint("pool IN ('hami-core', 'mig')", name="pool_known"),
+        CheckConstraint(
+            "(carved_tier_id IS NULL) = (carved_slots IS NULL) AND "
+            "(carved_slots IS NULL OR carved_slots >= 1)",
+            name="carving_whole",
+        ),
+        CheckConstraint("pool = 'hami-core' OR carved_tier_id IS NULL", name="mig_not_carved"),
+        UniqueConstraint("id", "carved_tier_id", "carved_slots", name="uq_gpu_cards_carving"),
+    )
+
+
+class GpuModel(Base):
+    """A GPU model the admin prices: the exclusive price and the card it describes."""
+
+    __tablename__ = "gpu_models"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), nullable=False, unique=True)
+    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    split_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    exclusive_price: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint(
+            "memory_mib > 0 AND split_count > 0 AND exclusive_price >= 0", name="values_valid"
+        ),
+    )
+
+
+class GpuTier(Base):
+    """What a session of one tier of one model gets and costs. Retired tiers stay on record."""
+
+    __tablename__ = "gpu_tiers"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    model_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_models.id"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(40), nullable=False)
+    kind: Mapped[str] = mapped_column(String(10), nullable=False)
+    denominator: Mapped[int | None] = mapped_column(Integer)
+    mig_profile: Mapped[str | None] = mapped_column(String(40))
+    vram_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    compute_percent: Mapped[int] = mapped_column(Integer, nullable=False)
+    price: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    price_is_default: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint("kind IN ('fraction', 'exclusive', 'mig')", name="kind_known"),
+        CheckConstraint(
+            "price >= 0 AND vram_mib > 0 AND compute_percent BETWEEN 1 AND 100",
+            name="values_valid",
+        ),
+        Index(
+            "uq_gpu_tiers_active_name",
+            "model_id",
+            "name",
+            unique=True,
+            postgresql_where=text("retired_at IS NULL"),
+        ),
+    )
+
+
+class ResourcePolicy(Base):
+    """The keys one scope sets (global, an organization, a group or a user)."""
+
+    __tablename__ = "resource_policies"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    scope_kind: Mapped[str] = mapped_column(String(12), nullable=False)
+    scope_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    values: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+
+    __table_args__ = (
+        CheckConstraint(
+            "scope_kind IN ('global', 'organization', 'group', 'user')", name="scope_known"
+        ),
+        CheckConstraint("(scope_kind = 'global') = (scope_id IS NULL)", name="scope_id_given"),
+        Index(
+            "uq_resource_policies_scope",
+            "scope_kind",
+            "scope_id",
+            unique=True,
+            postgresql_where=text("scope_id IS NOT NULL"),
+        ),
+        Index(
+            "uq_resource_policies_global",
+            "scope_kind",
+            unique=True,
+            postgresql_where=text("scope_id IS NULL"),
+        ),
+    )
+
+
+class AdmissionRequest(Base):
+    """One request to run a session: admitted at once, queued, or refused later at dequeue.
+
+    Its id is the session's id, so the credit hold placed for it names the session."""
+
+    __tablename__ = "admission_requests"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("users.id"), nullable=False
+    )
+    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    tier_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_tiers.id")
+    )
+    model: Mapped[str | None] = mapped_column(String(120))
+    tier_name: Mapped[str | None] = mapped_column(String(40))
+    cpu_millicores: Mapped[int] = mapped_column(Integer, nullable=False)
+    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(24), nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A request that waited past the starvation limit holds this card until it is admitted.
+    reserved_card_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_cards.id", ondelete="SET NULL")
+    )
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('queued', 'admitted', 'cancelled', 'insufficient_credits', "
+            "'dropped', 'refused')",
+            name="status_known",
+        ),
+        CheckConstraint("cpu_millicores >= 0 AND memory_mib >= 0", name="sizes_not_negative"),
+        CheckConstraint("(status = 'queued') = (decided_at IS NULL)", name="decided_when_done"),
+        Index("ix_admission_requests_queued", "enqueued_at", postgresql_where="status = 'queued'"),
+        Index("ix_admission_requests_user", "user_id", "enqueued_at"),
+    )
+
+
+class Allocation(Base):
+    """What one admitted request holds: a slot or MIG instance of a card (none for CPU only),
+    the CPU and memory it asked for, the price it was admitted at and its credit hold.
+
+    `live_*` mirror the card's carving while the allocation holds its slot (live, or lost until
+    the sessions domain settles it) and are cleared when it is released."""
+
+    __tablename__ = "gpu_allocations"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    request_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("admission_requests.id"), nullable=False
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    cluster_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    card_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_cards.id", ondelete="SET NULL")
+    )
+    tier_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_tiers.id")
+    )
+    model: Mapped[str | None] = mapped_column(String(120))
+    tier_name: Mapped[str | None] = mapped_column(String(40))
+    slot: Mapped[int | None] = mapped_column(Integer)
+    mig_profile: Mapped[str | None] = mapped_column(String(40))
+    vram_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    compute_percent: Mapped[int] = mapped_column(Integer, nullable=False)
+    cpu_millicores: Mapped[int] = mapped_column(Integer, nullable=False)
+    memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    price_per_hour: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    hold_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    status: Mapped[str] = mapped_column(String(10), nullable=False)
+    live_card_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    live_tier_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    live_slots: Mapped[int | None] = mapped_column(Integer)
+    admitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    release_reason: Mapped[str | None] = mapped_column(String(20))
+
+    __table_args__ = (
+        CheckConstraint("status IN ('live', 'lost', 'released')", name="status_known"),
+        CheckConstraint("(status = 'released') = (released_at IS NOT NULL)", name="released_when"),
+        CheckConstraint(
+            "live_card_id IS NULL OR (live_card_id = card_id AND status <> 'released')",
+            name="live_card_is_card",
+        ),
+        CheckConstraint(
+            "card_id IS NULL OR status = 'released' OR live_card_id IS NOT NULL",
+            name="held_card_is_live",
+        ),
+        CheckConstraint(
+            "slot IS NULL OR (slot >= 0 AND (live_slots IS NULL OR slot < live_slots))",
+            name="slot_in_carving",
+        ),
+        CheckConstraint("price_per_hour >= 0", name="price_not_negative"),
+        ForeignKeyConstraint(
+            ["live_card_id", "live_tier_id", "live_slots"],
+            ["gpu_cards.id", "gpu_cards.carved_tier_id", "gpu_cards.carved_slots"],
+            name="fk_gpu_allocations_carving",
+            onupdate="RESTRICT",
+            ondelete="RESTRICT",
+        ),
+        Index(
+            "uq_gpu_allocations_slot",
+            "live_card_id",
+            "slot",
+            unique=True,
+            postgresql_where=text("live_card_id IS NOT NULL"),
+        ),
+        Index(
+            "uq_gpu_allocations_request_held",
+            "request_id",
+            unique=True,
+            postgresql_where=text("status <> 'released'"),
+        ),
+        Index("ix_gpu_allocations_held", "user_id", postgresql_where=text("status <> 'released'")),
+        Index("ix_gpu_allocations_tier_released", "tier_id", "released_at"),
+    )
+
+
+class FairShareUsage(Base):
+    """A user's or group's recent GPU usage in cards, decayed with the configured half-life."""
+
+    __tablename__ = "fair_share_usage"
+
+    subject_kind: Mapped[str] = mapped_column(String(6), primary_key=True)
+    subject_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    usage: Mapped[float] = mapped_column(Float, nullable=False)
+    sampled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("subject_kind IN ('user', 'group')", name="subject_known"),
+        CheckConstraint("usage >= 0", name="usage_not_negative"),
+    )

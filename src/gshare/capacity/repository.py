@@ -1,0 +1,661 @@
+"""Queries on capacity's tables: cards, models and tiers, policies, requests, allocations and
+fair-share usage."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, any_, bindparam, delete, func, or_, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity.models import (
+    AdmissionRequest,
+    Allocation,
+    FairShareUsage,
+    GpuCard,
+    GpuModel,
+    GpuTier,
+    ResourcePolicy,
+)
+
+HELD = ("live", "lost")  # allocations that still hold their slot
+
+
+def _ids(ids: Sequence[uuid.UUID]) -> Any:
+    """Ids as one array parameter: a cluster may report more cards than a statement may have
+    parameters."""
+    return bindparam(None, list(ids), type_=ARRAY(UUID(as_uuid=True)))
+
+
+# ---- cards ---------------------------------------------------------------------------------
+
+
+async def cards_of(db: AsyncSession, cluster_id: uuid.UUID) -> list[GpuCard]:
+    return list(
+        await db.scalars(
+            select(GpuCard)
+            .where(GpuCard.cluster_id == cluster_id)
+            .order_by(GpuCard.node, GpuCard.uuid)
+        )
+    )
+
+
+async def card(db: AsyncSession, card_id: uuid.UUID, *, lock: bool = False) -> GpuCard | None:
+    return await db.get(GpuCard, card_id, with_for_update=lock, populate_existing=lock)
+
+
+async def card_counts(db: AsyncSession, cluster_ids: Sequence[uuid.UUID] | None) -> list[Any]:
+    query = select(
+        GpuCard.cluster_id,
+        func.count(func.distinct(GpuCard.node)).label("nodes"),
+        func.count().label("cards"),
+        func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("healthy"),
+        func.count().filter(GpuCard.missing).label("missing"),
+    ).group_by(GpuCard.cluster_id)
+    if cluster_ids is not None:
+        query = query.where(GpuCard.cluster_id.in_(list(cluster_ids)))
+    return list(await db.execute(query))
+
+
+async def set_card_fields(db: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Update cards by primary key, many at once (one executemany)."""
+    if rows:
+        await db.execute(update(GpuCard), rows)
+
+
+async def add_cards(db: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await db.execute(insert(GpuCard), rows)
+
+
+async def mark_seen(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> None:
+    await db.execute(
+        update(GpuCard)
+        .where(GpuCard.cluster_id == cluster_id, ~GpuCard.missing)
+        .values(last_seen_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def forget_carvings(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> None:
+    """Forget the carving of those of these cards that hold no allocation of it."""
+    if card_ids:
+        await db.execute(
+            text(
+                "UPDATE gpu_cards c SET carved_tier_id = NULL, carved_slots = NULL "
+                "WHERE c.id = ANY(:ids) AND NOT EXISTS (SELECT 1 FROM gpu_allocations a "
+                "WHERE a.live_card_id = c.id AND a.live_tier_id IS NOT NULL)"
+            ),
+            {"ids": list(card_ids)},
+        )
+
+
+_CLEAR_CARVING = text(
+    "WITH cleared AS ("
+    " UPDATE gpu_cards SET carved_tier_id = NULL, carved_slots = NULL WHERE id = :id "
+    " AND NOT EXISTS (SELECT 1 FROM gpu_allocations WHERE live_card_id = :id "
+    "                 AND live_tier_id IS NOT NULL)) "
+    "SELECT pg_notify(:channel, :payload)"
+)
+
+
+async def clear_carving(db: AsyncSession, card_id: uuid.UUID, channel: str, payload: str) -> None:
+    """Forget an empty card's carving (it may be carved again; its row must be locked), and
+    announce on `channel`, once this transaction commits, that capacity was freed."""
+    await db.execute(_CLEAR_CARVING, {"id": card_id, "channel": channel, "payload": payload})
+
+
+# The statements of admission's hot path are written out once, so each call only binds and runs
+# them (building and caching a statement per call costs more than running it).
+_SNAPSHOT = text(
+    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "
+    "c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout, "
+    "(SELECT array_agg(a.slot) FROM gpu_allocations a "
+    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken "
+    "FROM gpu_cards c WHERE c.cluster_id = ANY(:clusters) AND c.model = ANY(:models) "
+    "AND c.healthy AND NOT c.missing ORDER BY c.id"
+).columns(mig_layout=JSONB)
+_CARD = text(
+    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "
+    "c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout, "
+    "(SELECT array_agg(a.slot) FROM gpu_allocations a "
+    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken "
+    "FROM gpu_cards c WHERE c.id = :id"
+).columns(mig_layout=JSONB)
+_LOCK_CARD = text("SELECT id FROM gpu_cards WHERE id = :id FOR UPDATE")
+
+
+async def snapshot_rows(
+    db: AsyncSession, cluster_ids: Sequence[uuid.UUID], models: Iterable[str]
+) -> list[Row[Any]]:
+    """Each usable card of these clusters and models with the slots its held allocations take
+    (`taken`, a list or None), in one query."""
+    found = await db.execute(_SNAPSHOT, {"clusters": list(cluster_ids), "models": list(models)})
+    return list(found)
+
+
+async def lock_card(db: AsyncSession, card_id: uuid.UUID) -> bool:
+    return (await db.execute(_LOCK_CARD, {"id": card_id})).first() is not None
+
+
+async def locked_card_row(db: AsyncSession, card_id: uuid.UUID) -> Row[Any] | None:
+    """One card, its row locked, with the slots its held allocations take now.
+
+    Two statements on purpose: a sub-select in the locking statement would read the slots as
+    they were before the lock was granted, missing an allocation the lock's last holder wrote."""
+    if not await lock_card(db, card_id):
+        return None
+    return (await db.execute(_CARD, {"id": card_id})).first()
+
+
+# An admission's writes, in one statement: the card's carving (when `carve`), the request
+# (when `new_request`), the allocation and the fair-share entry penalty (when `penalty` > 0).
+# The allocation's foreign keys are checked at the end of the statement, after the carving.
+_ADMITTED = text(
+    "WITH carved AS ("
+    " UPDATE gpu_cards SET carved_tier_id = :tier_id, carved_slots = :live_slots "
+    " WHERE id = :card_id AND :carve RETURNING id), "
+    "request AS ("
+    " INSERT INTO admission_requests (id, user_id, group_id, tier_id, model, tier_name, "
+    " cpu_millicores, memory_mib, status, reason, enqueued_at, decided_at) "
+    " SELECT :request_id, :user_id, :group_id, :tier_id, :model, :tier_name, :cpu_millicores, "
+    " :memory_mib, 'admitted', '', :admitted_at, :admitted_at WHERE :new_request RETURNING id), "
+    "allocation AS ("
+    " INSERT INTO gpu_allocations (id, request_id, user_id, group_id, cluster_id, card_id, "
+    " tier_id, model, tier_name, slot, mig_profile, vram_mib, compute_percent, cpu_millicores, "
+    " memory_mib, price_per_hour, hold_id, status, live_card_id, live_tier_id, live_slots, "
+    " admitted_at) VALUES "
+    " (:id, :request_id, :user_id, :group_id, :cluster_id, :card_id, :tier_id, :model, "
+    " :tier_name, :slot, :mig_profile, :vram_mib, :compute_percent, :cpu_millicores, "
+    " :memory_mib, :price_per_hour, :hold_id, :status, :live_card_id, :live_tier_id, "
+    " :live_slots, :admitted_at) RETURNING id) "
+    "INSERT INTO fair_share_usage (subject_kind, subject_id, usage, sampled_at) "
+    "SELECT kind, subject, CAST(:penalty AS double precision), :never "
+    "FROM (VALUES ('user', CAST(:user_id AS uuid)), ('group', CAST(:group_id AS uuid))) "
+    "AS s(kind, subject) WHERE CAST(:penalty AS double precision) > 0 "
+    "ON CONFLICT (subject_kind, subject_id) "
+    "DO UPDATE SET usage = fair_share_usage.usage + excluded.usage"
+)
+
+
+async def write_admission(
+    db: AsyncSession,
+    allocation: dict[str, Any],
+    *,
+    carve: bool,
+    new_request: dict[str, Any] | None,
+    penalty: float,
+    never: datetime,
+) -> None:
+    """Write one admission (see `_ADMITTED`); `new_request` holds the request's model, tier
+    name, CPU and memory when the request is new."""
+    params = dict(allocation)
+    params |= {
+        "carve": carve,
+        "new_request": new_request is not None,
+        "penalty": penalty,
+        "never": never,
+    }
+    await db.execute(_ADMITTED, params)
+
+
+_INSERT_REQUEST = text(
+    "INSERT INTO admission_requests (id, user_id, group_id, tier_id, model, tier_name, "
+    "cpu_millicores, memory_mib, status, reason, enqueued_at, decided_at) VALUES "
+    "(:id, :user_id, :group_id, :tier_id, :model, :tier_name, :cpu_millicores, :memory_mib, "
+    ":status, :reason, :enqueued_at, :decided_at)"
+)
+
+
+async def insert_request(db: AsyncSession, values: dict[str, Any]) -> None:
+    await db.execute(_INSERT_REQUEST, values)
+
+
+_RELEASE = text(
+    "WITH released AS ("
+    " UPDATE gpu_allocations a SET status = 'released', released_at = :now, "
+    " release_reason = :reason, live_card_id = NULL, live_tier_id = NULL, live_slots = NULL "
+    " FROM (SELECT id, live_card_id FROM gpu_allocations WHERE request_id = :request_id "
+    "       AND status IN ('live', 'lost') FOR UPDATE) held "
+    " WHERE a.id = held.id RETURNING a.*, held.live_card_id AS held_card_id), "
+    "locked AS (SELECT c.id FROM gpu_cards c JOIN released r ON c.id = r.held_card_id "
+    "           FOR UPDATE OF c) "
+    "SELECT released.* FROM released LEFT JOIN locked ON locked.id = released.held_card_id"
+)
+
+
+async def release_allocation(
+    db: AsyncSession, request_id: uuid.UUID, now: datetime, reason: str
+) -> tuple[Allocation, uuid.UUID | None] | None:
+    """Release the request's held allocation and lock the card it held: the allocation,
+    released, and that card's id (None for a CPU session); None when it held nothing."""
+    row = (
+        await db.execute(_RELEASE, {"request_id": request_id, "now": now, "reason": reason})
+    ).first()
+    if row is None:
+        return None
+    fields = dict(row._mapping)
+    card_id = fields.pop("held_card_id")
+    return Allocation(**fields), card_id
+
+
+# ---- allocations ---------------------------------------------------------------------------
+
+
+async def held_on_cards(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> list[Allocation]:
+    if not card_ids:
+        return []
+    return list(
+        await db.scalars(
+            select(Allocation).where(
+                Allocation.live_card_id == any_(_ids(card_ids)), Allocation.status.in_(HELD)
+            )
+        )
+    )
+
+
+async def held_count(db: AsyncSession, card_id: uuid.UUID) -> int:
+    return int(
+        await db.scalar(
+            select(func.count()).where(
+                Allocation.live_card_id == card_id, Allocation.status.in_(HELD)
+            )
+        )
+        or 0
+    )
+
+
+async def held_on_cluster(db: AsyncSession, cluster_id: uuid.UUID) -> int:
+    return int(
+        await db.scalar(
+            select(func.count())
+            .select_from(Allocation)
+            .join(GpuCard, GpuCard.id == Allocation.live_card_id)
+            .where(GpuCard.cluster_id == cluster_id, Allocation.status.in_(HELD))
+        )
+        or 0
+    )
+
+
+_HELD_TOTALS = text(
+    "SELECT count(*) FILTER (WHERE card_id IS NOT NULL), "
+    "coalesce(sum(vram_mib) FILTER (WHERE card_id IS NOT NULL), 0), "
+    "coalesce(sum(cpu_millicores), 0), coalesce(sum(memory_mib), 0) "
+    "FROM gpu_allocations WHERE user_id = :user_id AND status IN ('live', 'lost')"
+)
+
+
+async def held_totals(db: AsyncSession, user_id: uuid.UUID) -> tuple[int, int, int, int]:
+    """What the user's held allocations add up to: GPU sessions, their VRAM, CPU millicores and
+    memory (one row)."""
+    row = (await db.execute(_HELD_TOTALS, {"user_id": user_id})).one()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+
+
+async def held_allocations(db: AsyncSession) -> list[Allocation]:
+    return list(await db.scalars(select(Allocation).where(Allocation.status.in_(HELD))))
+
+
+async def allocation_of(
+    db: AsyncSession, request_id: uuid.UUID, *, lock: bool = False
+) -> Allocation | None:
+    query = select(Allocation).where(
+        Allocation.request_id == request_id, Allocation.status.in_(HELD)
+    )
+    if lock:
+        query = query.with_for_update()
+    return (await db.scalars(query)).first()
+
+
+async def mark_lost(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+    """Live allocations on these cards become lost (their slots stay taken); their request ids."""
+    if not card_ids:
+        return []
+    rows = await db.execute(
+        update(Allocation)
+        .where(Allocation.live_card_id == any_(_ids(card_ids)), Allocation.status == "live")
+        .values(status="lost")
+        .returning(Allocation.request_id)
+    )
+    return [r[0] for r in rows]
+
+
+async def typical_seconds(
+    db: AsyncSession, tier_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, float]:
+    """The median length of each tier's last 50 finished allocations."""
+    if not tier_ids:
+        return {}
+    rows = await db.execute(
+        text(
+            "SELECT tier_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ("
+            "  SELECT tier_id, extract(epoch FROM released_at - admitted_at) AS seconds,"
+            "    row_number() OVER (PARTITION BY tier_id ORDER BY released_at DESC) AS n"
+            "  FROM gpu_allocations WHERE status = 'released' AND tier_id = ANY(:ids)"
+            ") recent WHERE n <= 50 GROUP BY tier_id"
+        ),
+        {"ids": list(tier_ids)},
+    )
+    return {r[0]: float(r[1]) for r in rows}
+
+
+# ---- models and tiers ----------------------------------------------------------------------
+
+
+async def all_models(db: AsyncSession) -> list[GpuModel]:
+    return list(await db.scalars(select(GpuModel).order_by(GpuModel.name)))
+
+
+async def model(db: AsyncSession, model_id: uuid.UUID, *, lock: bool = False) -> GpuModel | None:
+    return await db.get(GpuModel, model_id, with_for_update=lock)
+
+
+async def model_named(db: AsyncSession, name: str) -> GpuModel | None:
+    return await db.scalar(select(GpuModel).where(GpuModel.name == name))
+
+
+async def tiers(
+    db: AsyncSession, model_ids: Sequence[uuid.UUID] | None = None, *, active_only: bool = True
+) -> list[GpuTier]:
+    query = select(GpuTier)
+    if model_ids is not None:
+        query = query.where(GpuTier.model_id.in_(list(model_ids)))
+    if active_only:
+        query = query.where(GpuTier.retired_at.is_(None))
+    return list(await db.scalars(query.order_by(GpuTier.model_id, GpuTier.compute_percent)))
+
+
+_TIER_WITH_MODEL = text(
+    "SELECT t.id, t.model_id, t.name, t.kind, t.denominator, t.mig_profile, t.vram_mib, "
+    "t.compute_percent, t.price, t.price_is_default, t.created_at, t.retired_at, "
+    "m.name AS model_name, m.memory_mib AS model_memory_mib, "
+    "m.split_count AS model_split_count, m.exclusive_price AS model_exclusive_price, "
+    "m.created_at AS model_created_at "
+    "FROM gpu_tiers t JOIN gpu_models m ON m.id = t.model_id WHERE t.id = :id"
+)
+
+
+async def tier_with_model(db: AsyncSession, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel] | None:
+    """A tier and its model, read in one query (as detached rows: for reading only)."""
+    found = (await db.execute(_TIER_WITH_MODEL, {"id": tier_id})).first()
+    if found is None:
+        return None
+    f = dict(found._mapping)
+    model = GpuModel(
+        id=f["model_id"],
+        name=f.pop("model_name"),
+        memory_mib=f.pop("model_memory_mib"),
+        split_count=f.pop("model_split_count"),
+        exclusive_price=f.pop("model_exclusive_price"),
+        created_at=f.pop("model_created_at"),
+    )
+    return GpuTier(**f), model
+
+
+async def tier(db: AsyncSession, tier_id: uuid.UUID) -> GpuTier | None:
+    return await db.get(GpuTier, tier_id)
+
+
+async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    return {t.id: t for t in await db.scalars(select(GpuTier).where(GpuTier.id.in_(wanted)))}
+
+
+async def model_has_cards(db: AsyncSession, name: str) -> bool:
+    """Whether any card of the model is known, usable now or not."""
+    found = await db.scalar(select(GpuCard.id).where(GpuCard.model == name).limit(1))
+    return found is not None
+
+
+async def model_cards(db: AsyncSession, name: str) -> tuple[int | None, int | None]:
+    """The smallest memory and split count among the present cards of a model."""
+    row = (
+        await db.execute(
+            select(func.min(GpuCard.memory_mib), func.min(GpuCard.split_count)).where(
+                GpuCard.model == name, ~GpuCard.missing
+            )
+        )
+    ).one()
+    return row[0], row[1]
+
+
+# ---- policies ------------------------------------------------------------------------------
+
+
+async def policy(db: AsyncSession, kind: str, scope_id: uuid.UUID | None) -> ResourcePolicy | None:
+    query = select(ResourcePolicy).where(ResourcePolicy.scope_kind == kind)
+    query = query.where(
+        ResourcePolicy.scope_id.is_(None)
+        if scope_id is None
+        else ResourcePolicy.scope_id == scope_id
+    )
+    return await db.scalar(query)
+
+
+async def put_policy(
+    db: AsyncSession,
+    kind: str,
+    scope_id: uuid.UUID | None,
+    values: dict[str, Any],
+    now: datetime,
+    by: uuid.UUID | None,
+    new_id: uuid.UUID,
+) -> None:
+    """Insert or replace one scope's policy, race-free."""
+    where = text("scope_id IS NULL") if scope_id is None else text("scope_id IS NOT NULL")
+    elements = ["scope_kind"] if scope_id is None else ["scope_kind", "scope_id"]
+    await db.execute(
+        insert(ResourcePolicy)
+        .values(
+            id=new_id,
+            scope_kind=kind,
+            scope_id=scope_id,
+            values=values,
+            updated_at=now,
+            updated_by=by,
+        )
+        .on_conflict_do_update(
+            index_elements=elements,
+            index_where=where,
+            set_={"values": values, "updated_at": now, "updated_by": by},
+        )
+    )
+
+
+async def delete_policy(db: AsyncSession, kind: str, scope_id: uuid.UUID | None) -> bool:
+    """Delete a scope's policy; False when there was none (a concurrent delete got it)."""
+    query = delete(ResourcePolicy).where(ResourcePolicy.scope_kind == kind)
+    query = query.where(
+        ResourcePolicy.scope_id.is_(None)
+        if scope_id is None
+        else ResourcePolicy.scope_id == scope_id
+    )
+    deleted = await db.execute(
+        query.returning(ResourcePolicy.id).execution_options(synchronize_session=False)
+    )
+    return deleted.first() is not None
+
+
+_POLICIES = text(
+    "SELECT scope_kind, scope_id, values FROM resource_policies "
+    "WHERE (scope_kind = 'global' AND scope_id IS NULL) "
+    "OR (scope_kind = 'organization' AND scope_id = :org_id) "
+    "OR (scope_kind = 'group' AND scope_id = :group_id) "
+    "OR (scope_kind = 'user' AND scope_id = :user_id)"
+).columns(values=JSONB)
+
+
+async def policies_for(
+    db: AsyncSession, org_id: uuid.UUID, group_id: uuid.UUID, user_id: uuid.UUID
+) -> list[Row[Any]]:
+    """The global policy and those of this organization, group and user: rows of
+    (scope_kind, scope_id, values)."""
+    found = await db.execute(
+        _POLICIES, {"org_id": org_id, "group_id": group_id, "user_id": user_id}
+    )
+    return list(found)
+
+
+async def policies_of_scopes(
+    db: AsyncSession,
+    org_ids: Sequence[uuid.UUID],
+    group_ids: Sequence[uuid.UUID],
+    user_ids: Sequence[uuid.UUID],
+) -> list[Row[Any]]:
+    """The global policy and those of any of these organizations, groups and users, in one
+    query: rows of (scope_kind, scope_id, values)."""
+    found = await db.execute(
+        select(ResourcePolicy.scope_kind, ResourcePolicy.scope_id, ResourcePolicy.values).where(
+            or_(
+                ResourcePolicy.scope_kind == "global",
+                and_(
+                    ResourcePolicy.scope_kind == "organization",
+                    ResourcePolicy.scope_id.in_(list(set(org_ids))),
+                ),
+                and_(
+                    ResourcePolicy.scope_kind == "group",
+                    ResourcePolicy.scope_id.in_(list(set(group_ids))),
+                ),
+                and_(
+                    ResourcePolicy.scope_kind == "user",
+                    ResourcePolicy.scope_id.in_(list(set(user_ids))),
+                ),
+            )
+        )
+    )
+    return list(found)
+
+
+# ---- requests ------------------------------------------------------------------------------
+
+
+_REQUEST_EXISTS = text("SELECT 1 FROM admission_requests WHERE id = :id")
+
+
+async def request_exists(db: AsyncSession, request_id: uuid.UUID) -> bool:
+    return (await db.execute(_REQUEST_EXISTS, {"id": request_id})).first() is not None
+
+
+async def request(
+    db: AsyncSession, request_id: uuid.UUID, *, lock: bool = False
+) -> AdmissionRequest | None:
+    return await db.get(AdmissionRequest, request_id, with_for_update=lock, populate_existing=lock)
+
+
+async def queued(db: AsyncSession) -> list[AdmissionRequest]:
+    return list(
+        await db.scalars(
+            select(AdmissionRequest)
+            .where(AdmissionRequest.status == "queued")
+            .order_by(AdmissionRequest.enqueued_at, AdmissionRequest.id)
+        )
+    )
+
+
+async def requests_of(
+    db: AsyncSession,
+    *,
+    user_id: uuid.UUID | None = None,
+    group_ids: Sequence[uuid.UUID] | None = None,
+    statuses: Sequence[str] | None = None,
+    limit: int = 200,
+) -> list[AdmissionRequest]:
+    query = select(AdmissionRequest)
+    if user_id is not None:
+        query = query.where(AdmissionRequest.user_id == user_id)
+    if group_ids is not None:
+        query = query.where(AdmissionRequest.group_id.in_(list(group_ids)))
+    if statuses is not None:
+        query = query.where(AdmissionRequest.status.in_(list(statuses)))
+    query = query.order_by(AdmissionRequest.enqueued_at.desc(), AdmissionRequest.id).limit(limit)
+    return list(await db.scalars(query))
+
+
+async def has_queued_for_tier(db: AsyncSession, tier_id: uuid.UUID) -> bool:
+    found = await db.scalar(
+        select(AdmissionRequest.id)
+        .where(AdmissionRequest.status == "queued", AdmissionRequest.tier_id == tier_id)
+        .limit(1)
+    )
+    return found is not None
+
+
+_QUEUE_FACTS = text(
+    "SELECT coalesce(bool_or(tier_id = :tier_id), false), "
+    "array_agg(reserved_card_id) FILTER (WHERE reserved_card_id IS NOT NULL), "
+    "array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) "
+    "FROM admission_requests WHERE status = 'queued'"
+)
+
+
+async def queue_facts(
+    db: AsyncSession, tier_id: uuid.UUID | None
+) -> tuple[bool, dict[uuid.UUID, uuid.UUID]]:
+    """Whether a request of the tier is queued, and the cards held for starving requests
+    (card id -> request id), in one query."""
+    row = (await db.execute(_QUEUE_FACTS, {"tier_id": tier_id})).one()
+    reserved = dict(zip(row[1] or [], row[2] or [], strict=True))
+    return bool(row[0]) and tier_id is not None, reserved
+
+
+async def ended_requests(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these requests were decided and hold nothing now (released, or never placed)."""
+    if not ids:
+        return set()
+    held = (
+        select(Allocation.id)
+        .where(Allocation.request_id == AdmissionRequest.id, Allocation.status.in_(HELD))
+        .exists()
+    )
+    found = await db.scalars(
+        select(AdmissionRequest.id).where(
+            AdmissionRequest.id.in_(list(ids)), AdmissionRequest.status != "queued", ~held
+        )
+    )
+    return set(found)
+
+
+async def lock_queue(db: AsyncSession) -> None:
+    """One dequeue at a time, whatever the number of API and worker processes."""
+    await db.execute(text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.dequeue'))"))
+
+
+async def lock_user(db: AsyncSession, user_id: uuid.UUID) -> None:
+    """Admissions of one user are taken one at a time, so quotas cannot be raced past."""
+    await db.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.user'), hashtext(:u))"),
+        {"u": str(user_id)},
+    )
+
+
+# ---- fair share ----------------------------------------------------------------------------
+
+
+async def lock_sampling(db: AsyncSession) -> None:
+    await db.execute(text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.usage'))"))
+
+
+async def usage(db: AsyncSession) -> list[FairShareUsage]:
+    return list(await db.scalars(select(FairShareUsage)))
+
+
+async def last_sampled(db: AsyncSession) -> datetime | None:
+    return await db.scalar(select(func.max(FairShareUsage.sampled_at)))
+
+
+async def store_usage(db: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    stmt = insert(FairShareUsage).values(rows)
+    await db.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["subject_kind", "subject_id"],
+            set_={"usage": stmt.excluded.usage, "sampled_at": stmt.excluded.sampled_at},
+        )
+    )

@@ -1,0 +1,268 @@
+"""Shapes of the capacity API and of the operators' inventory reports. Prices and credit
+amounts travel as decimal strings of credits, like every amount of the credits API."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from gshare.kit.schemas import RequestModel, ResponseModel
+
+INT_MAX = 2**31 - 1
+Pool = Literal["hami-core", "mig"]
+PolicyScopeKind = Literal["global", "organization", "group", "user"]
+PriceText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+ModelName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120, pattern=r"^\S.*$")
+]
+ProfileName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+
+
+# ---- the operators' inventory report -------------------------------------------------------
+
+
+class ReportedCard(RequestModel):
+    uuid: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    model: Annotated[str, StringConstraints(max_length=120)]
+    memory_mib: int = Field(gt=0, le=INT_MAX)
+    cores: int = Field(ge=0, le=INT_MAX)
+    split_count: int = Field(gt=0, le=INT_MAX)
+    numa: int = Field(ge=0, le=INT_MAX)
+    healthy: bool
+
+
+class ReportedNode(RequestModel):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
+    cards: list[ReportedCard] = Field(max_length=64)
+
+
+class InventoryReport(RequestModel):
+    """The whole inventory of a cluster; `sequence` grows with every report the operator sends."""
+
+    sequence: int = Field(ge=1, le=2**63 - 1)
+    nodes: list[ReportedNode] = Field(max_length=5000)
+
+    @model_validator(mode="after")
+    def _each_card_once(self) -> InventoryReport:
+        uuids = [card.uuid for node in self.nodes for card in node.cards]
+        if len(uuids) != len(set(uuids)):
+            raise ValueError("each card may be reported once")
+        names = [node.name for node in self.nodes]
+        if len(names) != len(set(names)):
+            raise ValueError("each node may be reported once")
+        return self
+
+
+class InventoryAck(ResponseModel):
+    applied: bool
+    sequence: int
+
+
+# ---- cards ---------------------------------------------------------------------------------
+
+
+class OccupantOut(ResponseModel):
+    request_id: uuid.UUID
+    user_id: uuid.UUID
+    user_email: str
+    group_id: uuid.UUID
+    tier: str | None
+    slot: int | None = Field(description="The slot on a hami-core card, or a MIG instance's start.")
+    mig_profile: str | None
+    vram_mib: int
+    status: Literal["live", "lost"]
+    admitted_at: datetime
+
+
+class MigInstanceOut(ResponseModel):
+    profile: str
+    start: int
+    occupied: bool
+
+
+class CardOut(ResponseModel):
+    id: uuid.UUID
+    uuid: str
+    node: str
+    model: str
+    memory_mib: int
+    cores: int
+    split_count: int
+    healthy: bool
+    missing: bool
+    last_seen_at: datetime
+    pool: Pool
+    carved_tier: str | None = Field(description="The tier a hami-core card is carved to, if any.")
+    carved_slots: int | None
+    free_slots: int | None = Field(description="Free slots of the carving; null while uncarved.")
+    mig_instances: list[MigInstanceOut]
+    occupants: list[OccupantOut]
+
+
+class CardPage(ResponseModel):
+    items: list[CardOut]
+
+
+class PoolPut(RequestModel):
+    pool: Pool
+
+
+class MigInstanceIn(RequestModel):
+    profile: ProfileName
+    start: int | None = Field(default=None, ge=0, le=7, description="Left out: the first fit.")
+
+
+class MigLayoutPut(RequestModel):
+    instances: list[MigInstanceIn] = Field(min_length=1, max_length=7)
+
+
+class MigChoicesOut(ResponseModel):
+    geometry: str
+    profiles: list[str]
+    layouts: list[list[str]] = Field(description="Every full layout the GPU accepts.")
+
+
+# ---- models and tiers ----------------------------------------------------------------------
+
+
+class TierOut(ResponseModel):
+    id: uuid.UUID
+    model_id: uuid.UUID
+    model: str
+    name: str
+    kind: Literal["fraction", "exclusive", "mig"]
+    denominator: int | None
+    mig_profile: str | None
+    vram_mib: int
+    compute_percent: int
+    price_per_hour: str
+    price_is_default: bool
+    retired_at: datetime | None
+
+
+class TierPage(ResponseModel):
+    items: list[TierOut]
+
+
+class GpuModelIn(RequestModel):
+    name: ModelName
+    exclusive_price: PriceText = Field(description="Credits per hour for the whole card.")
+    memory_mib: int | None = Field(default=None, gt=0, le=INT_MAX)
+    split_count: int | None = Field(default=None, gt=0, le=1024)
+
+
+class GpuModelPatch(RequestModel):
+    exclusive_price: PriceText
+
+
+class GpuModelOut(ResponseModel):
+    id: uuid.UUID
+    name: str
+    memory_mib: int
+    split_count: int
+    exclusive_price: str
+    mig_geometry: str | None
+    tiers: list[TierOut]
+
+
+class GpuModelPage(ResponseModel):
+    items: list[GpuModelOut]
+
+
+class TierIn(RequestModel):
+    kind: Literal["fraction", "exclusive", "mig"]
+    denominator: int | None = Field(default=None, ge=2, le=1024)
+    mig_profile: ProfileName | None = None
+    price_per_hour: PriceText | None = Field(
+        default=None, description="Left out: the exclusive price times the tier's share."
+    )
+
+
+class TierPatch(RequestModel):
+    price_per_hour: PriceText | None = Field(description="null: back to the default price.")
+
+
+# ---- policies ------------------------------------------------------------------------------
+
+
+class PolicyPut(RequestModel):
+    values: dict[str, Any] = Field(
+        max_length=40,
+        description="The keys this scope sets; a key left out is not set here.",
+    )
+
+
+class PolicyOut(ResponseModel):
+    scope: PolicyScopeKind
+    scope_id: uuid.UUID | None
+    values: dict[str, Any]
+    updated_at: datetime | None
+
+
+class EffectiveValueOut(ResponseModel):
+    key: str
+    value: Any
+    scope: PolicyScopeKind | None = Field(description="Where the value came from; null: unset.")
+    scope_id: uuid.UUID | None
+
+
+class EffectivePolicyOut(ResponseModel):
+    user_id: uuid.UUID
+    group_id: uuid.UUID
+    values: list[EffectiveValueOut]
+
+
+# ---- admission and the queue ---------------------------------------------------------------
+
+
+class AdmissionPreviewIn(RequestModel):
+    group_id: uuid.UUID
+    tier_id: uuid.UUID | None = Field(default=None, description="null: a CPU-only session.")
+    cpu_cores: float = Field(default=1, ge=0, le=4096, allow_inf_nan=False)
+    memory_mib: int = Field(default=2048, ge=0, le=2**40)
+
+
+class AdmissionPreviewOut(ResponseModel):
+    outcome: Literal["start", "queue", "no_capacity", "policy_denied", "insufficient_credits"]
+    message: str
+    price_per_hour: str
+    available_credits: str
+    hours_affordable: float | None = Field(description="null: free, so unlimited.")
+    queue_position: int | None
+    estimated_wait_seconds: float | None
+    policy_key: str | None = None
+    policy_scope: PolicyScopeKind | None = None
+
+
+class PriorityOut(ResponseModel):
+    value: float
+    waited_seconds: float
+    wait_bonus: float
+    user_usage: float
+    group_usage: float
+    weight: float
+    starving: bool
+
+
+class QueueItemOut(ResponseModel):
+    id: uuid.UUID
+    user_id: uuid.UUID
+    user_email: str
+    group_id: uuid.UUID
+    model: str | None
+    tier: str | None
+    status: Literal["queued", "admitted", "cancelled", "insufficient_credits", "dropped", "refused"]
+    reason: str
+    enqueued_at: datetime
+    decided_at: datetime | None
+    position: int | None
+    estimated_wait_seconds: float | None
+    reserved_card_id: uuid.UUID | None
+    priority: PriorityOut | None = Field(description="Shown to admins only.")
+
+
+class QueuePage(ResponseModel):
+    items: list[QueueItemOut]

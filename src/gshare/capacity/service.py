@@ -1,0 +1,653 @@
+"""Capacity's administration: the GPU inventory operators report, pools and MIG layouts, GPU
+models with their tiers and prices, and resource policies with their effective values.
+
+Admission itself (admit, release, the queue) is in `admission.py`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity import mig, repository, tiers
+from gshare.capacity.models import Allocation, GpuCard, GpuModel, GpuTier, ResourcePolicy
+from gshare.capacity.policy import (
+    EffectivePolicy,
+    PolicyAccepted,
+    ScopedPolicy,
+    ScopeKind,
+    allows_tier,
+    effective_policy,
+    read_policy,
+)
+from gshare.capacity.policy import (
+    Scope as PolicyScope,
+)
+from gshare.capacity.schemas import InventoryReport
+from gshare.clusters import service as clusters
+from gshare.events.notify import notify
+from gshare.identity import service as identity
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import GLOBAL, Action, Scope
+from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.ids import new_id
+
+CAPACITY_CHANNEL = "gshare_capacity"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+async def capacity_changed(db: AsyncSession, why: str) -> None:
+    """Wake every dequeue loop once this transaction commits."""
+    await notify(db, CAPACITY_CHANNEL, why)
+
+
+# ---- the inventory -------------------------------------------------------------------------
+
+
+def _identity_changed(card: GpuCard, model: str, memory_mib: int) -> bool:
+    return card.model != model or card.memory_mib != memory_mib
+
+
+async def apply_inventory(
+    db: AsyncSession, cluster_id: uuid.UUID, report: InventoryReport, now: datetime
+) -> bool:
+    """Store a cluster's reported inventory. A report older than the last one applied changes
+    nothing (replays and reordering are harmless). Cards no longer reported become missing;
+    a card that goes missing, or comes back as another model or size, with sessions on it marks
+    their allocations lost: their slots stay taken until the sessions domain settles them.
+
+    The work per card is constant: one read of the cluster's cards, then changed cards written
+    in batches, so a large cluster's report costs per card what a small one's does."""
+    cluster = await clusters.connected_cluster(db, cluster_id, now)
+    clusters.refuse_future_sequence(report.sequence, now)
+    if report.sequence <= cluster.inventory_sequence:
+        await db.flush()
+        return False
+    cluster.inventory_sequence = report.sequence
+    known = {card.uuid: card for card in await repository.cards_of(db, cluster_id)}
+    seen: set[str] = set()
+    added: list[dict[str, Any]] = []
+    changed: list[dict[str, Any]] = []
+    lost: list[uuid.UUID] = []
+    more_capacity = False
+    for node in report.nodes:
+        for reported in node.cards:
+            seen.add(reported.uuid)
+            fields = {
+                "node": node.name,
+                "model": reported.model,
+                "memory_mib": reported.memory_mib,
+                "cores": reported.cores,
+                "split_count": reported.split_count,
+                "numa": reported.numa,
+                "healthy": reported.healthy,
+                "missing": False,
+            }
+            card = known.get(reported.uuid)
+            if card is None:
+                added.append(
+                    {"id": new_id(), "cluster_id": cluster_id, "uuid": reported.uuid}
+                    | fields
+                    | {"last_seen_at": now}
+                )
+                more_capacity = more_capacity or reported.healthy
+                continue
+            if any(getattr(card, k) != v for k, v in fields.items()):
+                if _identity_changed(card, reported.model, reported.memory_mib):
+                    # Another GPU now: what was set up for the old one no longer applies.
+                    lost.append(card.id)
+                    fields["mig_layout"] = []
+                    if card.pool == "mig" and mig.geometry_for(reported.model) is None:
+                        fields["pool"] = "hami-core"
+                if reported.healthy and (card.missing or not card.healthy):
+                    more_capacity = True
+                changed.append({"id": card.id} | fields)
+    gone = [c.id for u, c in known.items() if u not in seen and not c.missing]
+    lost += gone
+    changed += [{"id": card_id, "missing": True} for card_id in gone]
+    await db.flush()
+    await repository.mark_seen(db, cluster_id, now)
+    await repository.add_cards(db, added)
+    await repository.set_card_fields(db, changed)
+    await repository.mark_lost(db, lost)
+    await repository.forget_carvings(db, lost)
+    if added or more_capacity:
+        await capacity_changed(db, f"inventory {cluster_id}")
+    db.expire_all()
+    return True
+
+
+async def card_counts(
+    db: AsyncSession, cluster_ids: list[uuid.UUID] | None
+) -> dict[uuid.UUID, clusters.CardCounts]:
+    """Answers the clusters domain's `card_counts` hook."""
+    return {
+        row.cluster_id: clusters.CardCounts(row.nodes, row.cards, row.healthy, row.missing)
+        for row in await repository.card_counts(db, cluster_ids)
+    }
+
+
+async def refuse_while_cards_held(db: AsyncSession, cluster_id: uuid.UUID) -> Conflict | None:
+    """A cluster whose cards still hold allocations cannot be removed (asked with its row
+    locked)."""
+    held = await repository.held_on_cluster(db, cluster_id)
+    if not held:
+        return None
+    return Conflict(
+        f"{held} allocation(s) still hold cards of this cluster; stop their sessions first.",
+        code="cluster_has_live_sessions",
+    )
+
+
+# ---- cards, pools and MIG layouts ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardView:
+    card: GpuCard
+    held: list[Allocation]
+    carved_tier: GpuTier | None
+    free_slots: int | None  # hami-core: free slots of its carving; None while uncarved
+    free_instances: list[dict[str, Any]]  # mig: instances no allocation holds
+
+
+def _card_view(card: GpuCard, held: list[Allocation], carved: GpuTier | None) -> CardView:
+    taken = {a.slot for a in held}
+    if card.pool == "mig":
+        free = [i for i in card.mig_layout if i["start"] not in taken]
+        return CardView(card, held, None, None, free)
+    free_slots = None if card.carved_slots is None else max(0, card.carved_slots - len(held))
+    return CardView(card, held, carved, free_slots, [])
+
+
+async def cluster_cards(ctx: Context, cluster_id: uuid.UUID) -> list[CardView]:
+    require(ctx, Action.CAPACITY_READ, target_type="cluster", target_id=cluster_id)
+    if not await clusters.cluster_exists(ctx.session, cluster_id):
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    cards = await repository.cards_of(ctx.session, cluster_id)
+    held = await repository.held_on_cards(ctx.session, [c.id for c in cards])
+    by_card: dict[uuid.UUID, list[Allocation]] = {}
+    for allocation in held:
+        if allocation.live_card_id is not None:
+            by_card.setdefault(allocation.live_card_id, []).append(allocation)
+    carved = await repository.tiers_by_id(
+        ctx.session, [c.carved_tier_id for c in cards if c.carved_tier_id]
+    )
+    return [
+        _card_view(
+            c,
+            sorted(by_card.get(c.id, []), key=lambda a: a.slot or 0),
+            carved.get(c.carved_tier_id) if c.carved_tier_id else None,
+        )
+        for c in cards
+    ]
+
+
+async def _busy_card(ctx: Context, card_id: uuid.UUID) -> GpuCard:
+    """The card, locked, refused when anything is allocated on it."""
+    card = await repository.card(ctx.session, card_id, lock=True)
+    if card is None:
+        raise NotFound("No such card.", code="card_not_found")
+    held = await repository.held_count(ctx.session, card_id)
+    if held:
+        raise Conflict(
+            f"{held} allocation(s) are on this card; it changes only while empty.",
+            code="card_busy",
+        )
+    return card
+
+
+async def set_pool(ctx: Context, card_id: uuid.UUID, pool: str) -> CardView:
+    require(ctx, Action.CAPACITY_MANAGE, target_type="card", target_id=card_id)
+    card = await _busy_card(ctx, card_id)
+    if pool == "mig" and mig.geometry_for(card.model) is None:
+        raise Unprocessable(
+            f"{card.model} has no MIG geometry GShare knows; it stays in hami-core.",
+            code="mig_unsupported",
+        )
+    before = card.pool
+    if before != pool:
+        card.pool = pool
+        card.carved_tier_id = card.carved_slots = None
+        card.mig_layout = []
+        await audit(
+            ctx,
+            "card.pool",
+            target_type="card",
+            target_id=card_id,
+            detail={"from": before, "to": pool, "uuid": card.uuid},
+        )
+        await capacity_changed(ctx.session, f"pool {card_id}")
+    await ctx.session.flush()
+    return _card_view(card, [], None)
+
+
+async def set_mig_layout(
+    ctx: Context, card_id: uuid.UUID, items: list[tuple[str, int | None]]
+) -> CardView:
+    """Replace a mig-pool card's instances with a layout its GPU accepts."""
+    require(ctx, Action.CAPACITY_MANAGE, target_type="card", target_id=card_id)
+    card = await _busy_card(ctx, card_id)
+    if card.pool != "mig":
+        raise Conflict("Move the card to the mig pool first.", code="not_mig_pool")
+    geometry = mig.geometry_for(card.model)
+    if geometry is None:
+        raise Unprocessable(f"{card.model} has no MIG geometry.", code="mig_unsupported")
+    wanted: list[mig.LayoutItem] = [
+        name if start is None else (name, start) for name, start in items
+    ]
+    decision = mig.check_layout(geometry.model, wanted)
+    if isinstance(decision, mig.LayoutRefused):
+        raise Unprocessable(decision.reason, code="invalid_mig_layout")
+    card.mig_layout = [{"profile": p.profile, "start": p.start} for p in decision.placements]
+    await audit(
+        ctx,
+        "card.mig_layout",
+        target_type="card",
+        target_id=card_id,
+        detail={"layout": [f"{p.profile}@{p.start}" for p in decision.placements]},
+    )
+    await capacity_changed(ctx.session, f"layout {card_id}")
+    await ctx.session.flush()
+    return _card_view(card, [], None)
+
+
+async def mig_choices(ctx: Context, card_id: uuid.UUID) -> tuple[str, list[tuple[str, ...]]]:
+    """The card's MIG geometry and every layout it accepts that no instance could be added to."""
+    require(ctx, Action.CAPACITY_READ, target_type="card", target_id=card_id)
+    card = await repository.card(ctx.session, card_id)
+    if card is None:
+        raise NotFound("No such card.", code="card_not_found")
+    geometry = mig.geometry_for(card.model)
+    if geometry is None:
+        return card.model, []
+    return geometry.model, list(mig.valid_layouts(geometry.model, maximal_only=True))
+
+
+# ---- models and tiers ----------------------------------------------------------------------
+
+
+def card_model(model: GpuModel) -> tiers.CardModel:
+    return tiers.CardModel(model.name, model.memory_mib, model.split_count, model.exclusive_price)
+
+
+def _spec(tier: GpuTier) -> tiers.TierSpec:
+    kept = None if tier.price_is_default else tier.price
+    return tiers.TierSpec(tiers.TierKind(tier.kind), tier.denominator, tier.mig_profile, kept)
+
+
+async def list_models(ctx: Context) -> list[tuple[GpuModel, list[GpuTier]]]:
+    require(ctx, Action.CAPACITY_READ, target_type="gpu_model")
+    models = await repository.all_models(ctx.session)
+    all_tiers = await repository.tiers(ctx.session, [m.id for m in models], active_only=False)
+    return [(m, [t for t in all_tiers if t.model_id == m.id]) for m in models]
+
+
+async def create_model(
+    ctx: Context,
+    *,
+    name: str,
+    exclusive_price: int,
+    memory_mib: int | None,
+    split_count: int | None,
+) -> GpuModel:
+    """Price a GPU model; its memory and split count default to its smallest reported card."""
+    require(ctx, Action.CAPACITY_MANAGE, target_type="gpu_model", target_id=name)
+    if await repository.model_named(ctx.session, name) is not None:
+        raise Conflict(f"{name} is priced already.", code="already_exists")
+    seen_memory, seen_split = await repository.model_cards(ctx.session, name)
+    memory = memory_mib or seen_memory
+    split = split_count or seen_split
+    if memory is None or split is None:
+        raise Unprocessable(
+            f"No card of {name} is reported; give its memory_mib and split_count.",
+            code="model_unknown",
+        )
+    model = GpuModel(
+        id=new_id(),
+        name=name,
+        memory_mib=memory,
+        split_count=split,
+        exclusive_price=exclusive_price,
+        created_at=ctx.now,
+    )
+    ctx.session.add(model)
+    try:
+        await ctx.session.flush()
+    except Exception as exc:
+        raise Conflict(f"{name} is priced already.", code="already_exists") from exc
+    await audit(
+        ctx,
+        "gpu_model.create",
+        target_type="gpu_model",
+        target_id=model.id,
+        detail={"name": name, "exclusive_price": exclusive_price},
+    )
+    return model
+
+
+async def _model(ctx: Context, model_id: uuid.UUID) -> GpuModel:
+    model = await repository.model(ctx.session, model_id, lock=True)
+    if model is None:
+        raise NotFound("No such GPU model.", code="gpu_model_not_found")
+    return model
+
+
+def _built(model: GpuModel, specs: list[tiers.TierSpec]) -> tuple[tiers.Tier, ...]:
+    decision = tiers.tier_set(card_model(model), specs)
+    if isinstance(decision, tiers.TierSetRefused):
+        raise Unprocessable(" ".join(decision.reasons), code="invalid_tier")
+    return decision.tiers
+
+
+async def update_model(ctx: Context, model_id: uuid.UUID, exclusive_price: int) -> GpuModel:
+    """A new exclusive price; tiers at their default price follow it, from now on."""
+    require(ctx, Action.CAPACITY_MANAGE, target_type="gpu_model", target_id=model_id)
+    model = await _model(ctx, model_id)
+    before = model.exclusive_price
+    model.exclusive_price = exclusive_price
+    active = await repository.tiers(ctx.session, [model.id])
+    for tier, built in zip(active, _built(model, [_spec(t) for t in active]), strict=True):
+        tier.price = built.price
+    await audit(
+        ctx,
+        "gpu_model.price",
+        target_type="gpu_model",
+        target_id=model_id,
+        detail={"from": before, "to": exclusive_price},
+    )
+    await ctx.session.flush()
+    return model
+
+
+def tier_row(model_id: uuid.UUID, built: tiers.Tier, now: datetime) -> GpuTier:
+    """The table row of a tier the pure core built."""
+    return GpuTier(
+        id=new_id(),
+        model_id=model_id,
+        name=built.name,
+        kind=built.kind.value,
+        denominator=built.denominator,
+        mig_profile=built.mig_profile,
+        vram_mib=built.vram_mib,
+        compute_percent=built.compute_percent,
+        price=built.price,
+        price_is_default=built.price_is_default,
+        created_at=now,
+    )
+
+
+async def add_tier(ctx: Context, model_id: uuid.UUID, spec: tiers.TierSpec) -> GpuTier:
+    require(ctx, Action.CAPACITY_MANAGE, target_type="gpu_model", target_id=model_id)
+    model = await _model(ctx, model_id)
+    active = await repository.tiers(ctx.session, [model.id])
+    built = _built(model, [*(_spec(t) for t in active), spec])[-1]
+    tier = tier_row(model.id, built, ctx.now)
+    ctx.session.add(tier)
+    await ctx.session.flush()
+    await audit(
+        ctx,
+        "tier.create",
+        target_type="tier",
+        target_id=tier.id,
+        detail={"model": model.name, "name": tier.name, "price": tier.price},
+    )
+    return tier
+
+
+async def _active_tier(ctx: Context, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel]:
+    tier = await repository.tier(ctx.session, tier_id)
+    if tier is None or tier.retired_at is not None:
+        raise NotFound("No such tier.", code="tier_not_found")
+    return tier, await _model(ctx, tier.model_id)
+
+
+async def set_tier_price(ctx: Context, tier_id: uuid.UUID, price: int | None) -> GpuTier:
+    """Set a tier's price, or (None) return it to the default; running sessions keep theirs."""
+    require(ctx, Action.CAPACITY_MANAGE, target_type="tier", target_id=tier_id)
+    tier, model = await _active_tier(ctx, tier_id)
+    before = tier.price
+    spec = tiers.TierSpec(tiers.TierKind(tier.kind), tier.denominator, tier.mig_profile, price)
+    built = _built(model, [spec])[0]
+    tier.price, tier.price_is_default = built.price, built.price_is_default
+    await audit(
+        ctx,
+        "tier.price",
+        target_type="tier",
+        target_id=tier_id,
+        detail={"from": before, "to": tier.price, "default": tier.price_is_default},
+    )
+    await ctx.session.flush()
+    return tier
+
+
+async def retire_tier(ctx: Context, tier_id: uuid.UUID) -> None:
+    """No new admissions of the tier; sessions running on it keep running."""
+    require(ctx, Action.CAPACITY_MANAGE, target_type="tier", target_id=tier_id)
+    tier, model = await _active_tier(ctx, tier_id)
+    tier.retired_at = ctx.now
+    await audit(
+        ctx,
+        "tier.retire",
+        target_type="tier",
+        target_id=tier_id,
+        detail={"model": model.name, "name": tier.name},
+    )
+    await ctx.session.flush()
+
+
+async def tiers_of(ctx: Context, model_id: uuid.UUID) -> list[GpuTier]:
+    return await repository.tiers(ctx.session, [model_id], active_only=False)
+
+
+async def model_of(ctx: Context, tier: GpuTier) -> GpuModel:
+    model = await repository.model(ctx.session, tier.model_id)
+    assert model is not None
+    return model
+
+
+async def usable_tiers(ctx: Context, group_id: uuid.UUID | None) -> list[tuple[GpuTier, GpuModel]]:
+    """Active tiers the caller's policy allows in `group_id`, or in any group they are in."""
+    require(ctx, Action.TIERS_READ, target_type="tier")
+    db = ctx.session
+    models = {m.id: m for m in await repository.all_models(db)}
+    pairs = [(t, models[t.model_id]) for t in await repository.tiers(db, list(models))]
+    groups = {**ctx.actor.guest_of, **ctx.actor.member_of}
+    if group_id is not None:
+        if group_id not in groups:
+            raise NotFound("You are not in that group.", code="not_in_group")
+        groups = {group_id: groups[group_id]}
+    elif ctx.actor.is_super_admin:
+        return pairs
+    allowed: set[uuid.UUID] = set()
+    for g, o in groups.items():
+        policy = await effective_for(db, ctx.actor.user_id, g, o)
+        allowed |= {t.id for t, m in pairs if allows_tier(policy, m.name, t.name)}
+    return [(t, m) for t, m in pairs if t.id in allowed]
+
+
+async def tier_with_model(db: AsyncSession, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel]:
+    """An active tier and its model, for admission."""
+    found = await repository.tier_with_model(db, tier_id)
+    if found is None or found[0].retired_at is not None:
+        raise NotFound("No such tier.", code="tier_not_found")
+    return found
+
+
+# ---- policies ------------------------------------------------------------------------------
+
+SCOPE_KINDS = {
+    "global": ScopeKind.GLOBAL,
+    "organization": ScopeKind.ORGANIZATION,
+    "group": ScopeKind.GROUP,
+    "user": ScopeKind.USER,
+}
+READ_ACTIONS = {
+    "global": Action.POLICY_READ_GLOBAL,
+    "organization": Action.POLICY_READ_ORG,
+    "group": Action.POLICY_READ_GROUP,
+    "user": Action.POLICY_READ_USER,
+}
+SET_ACTIONS = {
+    "global": Action.POLICY_SET_GLOBAL,
+    "organization": Action.POLICY_SET_ORG,
+    "group": Action.POLICY_SET_GROUP,
+    "user": Action.POLICY_SET_USER,
+}
+
+
+async def _scope_of(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> Scope:
+    """The permission scope of a policy's scope; 404 when it does not exist."""
+    db = ctx.session
+    if kind == "global":
+        return GLOBAL
+    assert scope_id is not None
+    if kind == "organization":
+        if not await identity.names(db, "org", [scope_id]):
+            raise NotFound("No such organization.", code="org_not_found")
+        return Scope(org_id=scope_id)
+    if kind == "group":
+        org_id = await identity.group_org(db, scope_id)
+        if org_id is None:
+            raise NotFound("No such group.", code="group_not_found")
+        return Scope.of_group(scope_id, org_id)
+    user_scope = await identity.user_scope_of(db, scope_id)
+    if user_scope is None:
+        raise NotFound("No such user.", code="user_not_found")
+    return Scope(user=user_scope)
+
+
+def policy_values(row: ResourcePolicy | None) -> dict[str, Any]:
+    return {} if row is None else dict(row.values)
+
+
+async def get_policy(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> ResourcePolicy | None:
+    scope = await _scope_of(ctx, kind, scope_id)
+    require(ctx, READ_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
+    return await repository.policy(ctx.session, kind, scope_id)
+
+
+def _stored(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: sorted(v) if isinstance(v, frozenset) else v for k, v in values.items()}
+
+
+async def put_policy(
+    ctx: Context, kind: str, scope_id: uuid.UUID | None, document: dict[str, Any]
+) -> ResourcePolicy | None:
+    """Replace the keys a scope sets (a key left out is no longer set there)."""
+    scope = await _scope_of(ctx, kind, scope_id)
+    require(ctx, SET_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
+    read = read_policy(document)
+    if not isinstance(read, PolicyAccepted):
+        raise Unprocessable(" ".join(read.reasons), code="invalid_policy")
+    values = _stored(dict(read.values))
+    if values:
+        await repository.put_policy(
+            ctx.session, kind, scope_id, values, ctx.now, ctx.actor.user_id, new_id()
+        )
+    else:  # a policy that sets nothing is no policy
+        await repository.delete_policy(ctx.session, kind, scope_id)
+    await audit(
+        ctx,
+        "policy.set",
+        target_type="policy",
+        target_id=scope_id,
+        org_id=scope.org_id,
+        group_id=scope.group_id,
+        detail={"scope": kind, "values": values},
+    )
+    row = await repository.policy(ctx.session, kind, scope_id)
+    if row is not None:
+        await ctx.session.refresh(row)
+    return row
+
+
+async def delete_policy(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> None:
+    scope = await _scope_of(ctx, kind, scope_id)
+    require(ctx, SET_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
+    if not await repository.delete_policy(ctx.session, kind, scope_id):
+        raise NotFound("This scope sets no policy.", code="policy_not_found")
+    await audit(
+        ctx,
+        "policy.clear",
+        target_type="policy",
+        target_id=scope_id,
+        org_id=scope.org_id,
+        group_id=scope.group_id,
+        detail={"scope": kind},
+    )
+
+
+def _layer(row: Any) -> ScopedPolicy:
+    """A stored policy (scope_kind, scope_id, values) as a resolution layer."""
+    read = read_policy(row.values)
+    # Stored documents were valid when written; a key a later version dropped is ignored.
+    values = read.values if isinstance(read, PolicyAccepted) else {}
+    return ScopedPolicy(PolicyScope(SCOPE_KINDS[row.scope_kind], row.scope_id), values)
+
+
+async def effective_for(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, org_id: uuid.UUID
+) -> EffectivePolicy:
+    rows = await repository.policies_for(db, org_id, group_id, user_id)
+    return effective_policy([_layer(r) for r in rows])
+
+
+async def effective_for_many(
+    db: AsyncSession, asks: Sequence[tuple[uuid.UUID, uuid.UUID]]
+) -> dict[tuple[uuid.UUID, uuid.UUID], EffectivePolicy]:
+    """The effective policy of each (user, group) pair whose group exists, in two queries."""
+    orgs = await identity.orgs_of_groups(db, [g for _, g in asks])
+    rows = await repository.policies_of_scopes(
+        db, list(orgs.values()), list(orgs), [u for u, _ in asks]
+    )
+    layers = {(r.scope_kind, r.scope_id): _layer(r) for r in rows}
+    out: dict[tuple[uuid.UUID, uuid.UUID], EffectivePolicy] = {}
+    for user_id, group_id in set(asks):
+        org_id = orgs.get(group_id)
+        if org_id is None:
+            continue
+        keys = [("global", None), ("organization", org_id), ("group", group_id), ("user", user_id)]
+        out[(user_id, group_id)] = effective_policy([layers[k] for k in keys if k in layers])
+    return out
+
+
+async def effective_policy_of(
+    ctx: Context, user_id: uuid.UUID, group_id: uuid.UUID | None
+) -> tuple[uuid.UUID, EffectivePolicy]:
+    """A user's effective policy in one of their groups (the only one when they have one).
+
+    Only the user, the super admin and admins of that very group see it: the policy of a group
+    in another organization says what that organization decided, which is not theirs to read.
+    A membership that has expired counts as none."""
+    user_scope = await identity.user_scope_of(ctx.session, user_id)
+    if user_scope is None:
+        raise NotFound("No such user.", code="user_not_found")
+    require(
+        ctx, Action.POLICY_READ_USER, Scope(user=user_scope), target_type="user", target_id=user_id
+    )
+    groups = dict(user_scope.groups)
+    if group_id is None:
+        if len(groups) != 1:
+            raise Unprocessable(
+                "The user is in several groups (or none); name one with group_id.",
+                code="group_required",
+            )
+        group_id = next(iter(groups))
+    actor = ctx.actor
+    org_id = groups.get(group_id)
+    if (
+        org_id is None
+        or await identity.membership_org(ctx.session, user_id, group_id, ctx.now) is None
+        or not (
+            actor.user_id == user_id
+            or actor.is_super_admin
+            or actor.administers_group(group_id, org_id)
+        )
+    ):
+        raise NotFound("The user is not in that group.", code="not_in_group")
+    return group_id, await effective_for(ctx.session, user_id, group_id, org_id)

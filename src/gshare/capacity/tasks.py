@@ -1,0 +1,42 @@
+"""Capacity's periodic work: walking the admission queue and sampling fair-share usage. Each
+runs in its own transaction and is safe with several workers at once (see admission.py)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gshare.capacity import admission
+from gshare.kit.db import run_in_transaction
+from gshare.kit.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+async def dequeue_once(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
+) -> admission.DequeueSummary:
+    async def work(db: AsyncSession) -> admission.DequeueSummary:
+        return await admission.dequeue(db, now, settings)
+
+    summary = await run_in_transaction(sessions, work)
+    if summary.admitted or summary.insufficient_credits or summary.dropped or summary.refused:
+        log.info(
+            "dequeue: %d admitted, %d short of credits, %d dropped, %d refused",
+            len(summary.admitted),
+            len(summary.insufficient_credits),
+            len(summary.dropped),
+            len(summary.refused),
+        )
+    return summary
+
+
+async def sample_once(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
+) -> bool:
+    async def work(db: AsyncSession) -> bool:
+        return await admission.sample_usage(db, now, settings)
+
+    return await run_in_transaction(sessions, work)
