@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import secrets
 import statistics
 import subprocess
 import sys
@@ -28,30 +26,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
 from _load import requests_per_second
+from _server import ADMIN_EMAIL, ADMIN_PASSWORD, api_env, bootstrap, serve, sign_in, wait_ready
 from gshare.devcluster import free_port
 from gshare.identity.passwords import HASHER, hash_password_sync
 from gshare.kit.embedded_db import ensure_database, start_embedded
 from gshare.kit.schema_version import upgrade
-
-ADMIN_EMAIL = "bench@example.org"
-# Random, as `gshare up` generates one: a fixed phrase can fall foul of the password policy.
-ADMIN_PASSWORD = secrets.token_urlsafe(18)
-
-
-def serve(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"server at {url} did not start")
 
 
 def measure(
@@ -102,25 +81,8 @@ def main() -> None:
         asyncio.run(ensure_database(pg.url(), "gshare"))
         url = pg.url("gshare")
         upgrade(url)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GSHARE_")}
-        env.update(
-            GSHARE_DATABASE_URL=url,
-            GSHARE_BOOTSTRAP_ADMIN_EMAIL=ADMIN_EMAIL,
-            GSHARE_BOOTSTRAP_ADMIN_PASSWORD=ADMIN_PASSWORD,
-            GSHARE_LOG_LEVEL="warning",
-            GSHARE_DATA_DIR=str(root / "data"),
-        )
-        from gshare.cli import bootstrap_admin
-        from gshare.kit.settings import Settings
-
-        bootstrap_admin(
-            Settings(
-                _env_file=None,
-                bootstrap_admin_email=ADMIN_EMAIL,  # type: ignore[call-arg]
-                bootstrap_admin_password=ADMIN_PASSWORD,
-            ),
-            url,
-        )
+        env = api_env(url, root / "data")
+        bootstrap(url)
         api_port, uncached_port, bare_port = free_port(), free_port(), free_port()
         uvicorn_flags = ["--log-level", "warning", "--no-access-log", "--no-server-header"]
         procs.append(
@@ -151,9 +113,7 @@ def main() -> None:
         wait_ready(f"http://127.0.0.1:{uncached_port}/readyz")
         wait_ready(f"http://127.0.0.1:{bare_port}/bare")
 
-        login = httpx.post(
-            f"{api}/api/v1/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
-        )
+        login = sign_in(api)
         cookie = {"Cookie": f"gshare_session={login.cookies['gshare_session']}"}
 
         bare = measure(bare_port, "/bare", {}, opts.seconds, opts.connections, rounds)

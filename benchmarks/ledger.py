@@ -8,8 +8,10 @@ Both sides run 8 concurrent clients and use prepared statements. Each transfer m
 read both wallets' lots, then write both balances, the lots, the transfer and its two entries
 in one statement, commit. pgbench also runs one primary-key SELECT to pick its (group, member)
 pair, which the service side picks in Python.
-The goal is a ratio of at least 0.25; a run that misses it exits 1. --quick runs the same path
-for a second with two clients and checks no goal (make bench-smoke).
+Every transfer also records its two wallet events, and a relay numbers them as it would in an
+API process (pgbench writes no events). The goal is a ratio of at least 0.25; a run that misses
+it exits 1. --quick runs the same path for a second with two clients and checks no goal
+(make bench-smoke).
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from sqlalchemy import text
 
 from gshare.credits import operations, repository
 from gshare.credits.amounts import MICRO
+from gshare.events.relay import relay_pending
 from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 from gshare.kit.embedded_db import ensure_database, start_embedded
 from gshare.kit.schema_version import upgrade
+from gshare.kit.settings import Settings
+from gshare.worker.loops import Worker, event_relay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
@@ -87,8 +92,11 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
 
 
 async def service_transfers(url: str, groups, seconds: float) -> float:
-    engine = make_engine(url, pool_size=len(groups))
+    engine = make_engine(url, pool_size=len(groups) + 1)
     sessions = make_sessionmaker(engine)
+    # As in an API process: each committed transfer wakes the relay that numbers its events.
+    relay = Worker([event_relay(Settings(), sessions)])
+    relay.start()
     count = 0
     stop_at = time.monotonic() + seconds
 
@@ -108,7 +116,13 @@ async def service_transfers(url: str, groups, seconds: float) -> float:
     started = time.monotonic()
     await asyncio.gather(*(client(g, us) for g, us in groups))
     elapsed = time.monotonic() - started
+    await relay.stop()
+    await relay_pending(sessions)
+    async with sessions() as db:
+        numbered = (await db.execute(text("SELECT count(seq) FROM events"))).scalar_one()
     await engine.dispose()
+    # Two wallets change per transfer: each is an event, recorded and numbered.
+    assert numbered >= 2 * count, (numbered, count)
     return count / elapsed
 
 

@@ -9,6 +9,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from gshare.capacity import admission, repository, service, tiers
 from gshare.credits import repository as credits
@@ -408,3 +409,30 @@ async def test_a_card_changes_pool_only_while_empty(sessions, clock) -> None:
         view = await service.set_pool(Context(db, root, now), held.allocation.card_id, "mig")
     assert view.card.pool == "mig"
     assert view.card.carved_tier_id is None
+
+
+async def test_each_step_of_a_request_is_an_event_for_its_owner(sessions, clock) -> None:
+    now = clock.now()
+    w = await capacity_world(sessions, now, n_cards=1, users=3)
+    running = await admit(sessions, w.ask(0, "exclusive"), now, w.settings)
+    second = await admit(sessions, w.ask(1, "exclusive"), now, w.settings)
+    third = await admit(sessions, w.ask(2, "exclusive"), now, w.settings)
+    await release(sessions, running.request.id, now)
+    await dequeue(sessions, now, w.settings)
+    async with sessions() as db:
+        rows = await db.execute(
+            text("SELECT user_id, data FROM events WHERE kind = 'admission.changed' ORDER BY id")
+        )
+        seen = [(r.user_id, uuid.UUID(r.data["request_id"]), r.data["state"]) for r in rows]
+    first_user, second_user, third_user = w.user_ids
+    assert seen[:4] == [
+        (first_user, running.request.id, "admitted"),
+        (second_user, second.request.id, "queued"),
+        (third_user, third.request.id, "queued"),
+        (first_user, running.request.id, "ended"),
+    ]
+    # The dequeue admits one of the two waiting; the other is told its new place.
+    states = {request_id: state for _, request_id, state in seen[4:]}
+    assert len(seen) == 6
+    assert sorted(states.values()) == ["admitted", "queued"]
+    assert set(states) == {second.request.id, third.request.id}

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from sqlalchemy import text
+
 from gshare.capacity import service
 from gshare.capacity.models import GpuCard
 from gshare.identity.authz import Context
 from tests.capacity.builders import (
     Card,
+    add_cluster,
     admit,
     allocations_of,
     apply,
@@ -194,3 +197,20 @@ async def test_a_card_that_comes_back_as_another_gpu_forgets_its_layout(sessions
     assert await apply(sessions, w.cluster_id, 3, other, now)
     card = (await card_rows(sessions, w.cluster_id))["GPU-00000"]
     assert (card.pool, card.mig_layout, card.carved_tier_id) == ("hami-core", [], None)
+
+
+async def test_a_changed_inventory_is_an_event_for_the_consoles_showing_cards(
+    sessions, clock
+) -> None:
+    now = clock.now()
+    async with sessions() as db, db.begin():
+        cluster_id = await add_cluster(db, now)
+    await apply(sessions, cluster_id, 1, cards(2), now)
+    await apply(sessions, cluster_id, 2, cards(2), now)  # the same report again: no news
+    await apply(sessions, cluster_id, 3, cards(1), now)  # a card went missing
+    async with sessions() as db:
+        rows = await db.execute(
+            text("SELECT user_id, group_id, org_id FROM events WHERE kind = 'cards.changed'")
+        )
+        audiences = rows.all()
+    assert audiences == [(None, None, None), (None, None, None)]  # super admins only

@@ -8,11 +8,17 @@ are saved under test-output/e2e/.
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.e2e.steps import ADMIN_EMAIL, ADMIN_PASSWORD, admin_api, shot, sign_in
+from tests.e2e.steps import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    admin_api,
+    member_of_a_new_lab,
+    shot,
+    sign_in,
+)
 
 NEW_EMAIL = "lin.wei@example.org"
 INITIAL_PASSWORD = "copper-harbor-violet-19"
@@ -80,32 +86,7 @@ async def _credit_action(page: Page, row_name: str, action: str, amount: str) ->
 async def test_credits_flow_from_the_admin_console_to_a_members_wallet(
     server: str, page: Page
 ) -> None:
-    async with admin_api(server) as api:
-        org = (await api.post("/api/v1/orgs", json={"name": "Vision Lab"})).json()
-        group = (
-            await api.post(f"/api/v1/orgs/{org['id']}/groups", json={"name": "Segmentation"})
-        ).json()
-        created = await api.post(
-            "/api/v1/users",
-            json={
-                "email": NEW_EMAIL,
-                "name": "Lin Wei",
-                "initial_password": INITIAL_PASSWORD,
-                "group_id": group["id"],
-                "role": "member",
-            },
-        )
-        assert created.status_code == 201
-    async with httpx.AsyncClient(base_url=server) as lin:
-        login = await lin.post(
-            "/api/v1/auth/login", json={"email": NEW_EMAIL, "password": INITIAL_PASSWORD}
-        )
-        changed = await lin.post(
-            "/api/v1/auth/password",
-            json={"current_password": INITIAL_PASSWORD, "new_password": CHOSEN_PASSWORD},
-            headers={"X-CSRF-Token": login.json()["csrf_token"]},
-        )
-        assert changed.status_code == 200, changed.text
+    await member_of_a_new_lab(server, NEW_EMAIL, INITIAL_PASSWORD, CHOSEN_PASSWORD)
 
     await sign_in(page, server, ADMIN_EMAIL, ADMIN_PASSWORD)
     await page.get_by_label("Admin mode").click()

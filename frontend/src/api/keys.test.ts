@@ -35,6 +35,8 @@ describe('query keys', () => {
       [queries.policy('group', 'g1').queryKey, scopes.policies],
       [queries.effectivePolicy('u1', null).queryKey, scopes.policies],
       [queries.queue('all').queryKey, scopes.queue],
+      [queries.notifications(false, 20).queryKey, scopes.notifications],
+      [queries.unreadNotifications().queryKey, scopes.notifications],
     ];
     for (const [key, prefix] of cases) expect(startsWith(key, prefix), JSON.stringify(key)).toBe(true);
   });

@@ -27,6 +27,7 @@ export const scopes = {
   queue: ['queue'],
   wallets: ['wallets'],
   credits: ['credits'],
+  notifications: ['notifications'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
@@ -221,6 +222,21 @@ export const queries = {
     queryOptions({
       queryKey: [...scopes.wallets, 'tree', orgId],
       queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}/wallet-tree', { params: { path: { org_id: orgId } } })),
+    }),
+
+  /** The caller's notifications, newest first. */
+  notifications: (unreadOnly = false, limit = PAGE_SIZE) =>
+    paged([...scopes.notifications, 'list', unreadOnly, limit], (cursor) =>
+      unwrap(
+        api.GET('/api/v1/notifications', {
+          params: { query: compact({ limit, cursor, unread_only: unreadOnly }) },
+        }),
+      ),
+    ),
+  unreadNotifications: () =>
+    queryOptions({
+      queryKey: [...scopes.notifications, 'unread-count'],
+      queryFn: () => unwrap(api.GET('/api/v1/notifications/unread-count')),
     }),
 
   /** The ledger's self-check (super admin); runs only when asked for. */

@@ -18,6 +18,7 @@ export type MembershipPut = Schemas['MembershipPut'];
 export type AdminGrantOut = Schemas['AdminGrantOut'];
 export type AuditEntryOut = Schemas['AuditEntryOut'];
 export type ErrorBody = Schemas['ErrorBody'];
+export type NotificationOut = Schemas['NotificationOut'];
 export type WalletOut = Schemas['WalletOut'];
 export type MonthlyGrantOut = Schemas['MonthlyGrantOut'];
 export type RefillOut = Schemas['RefillOut'];

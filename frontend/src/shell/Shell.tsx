@@ -1,10 +1,13 @@
 import { AppShell, Burger, Button, Group, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Link, Outlet, useLocation } from 'react-router';
+import { useLiveUpdates } from '../api/live';
 import { useSession } from '../auth/session';
 import { isAdminPath } from './adminMode';
 import { AdminModeSwitch } from './AdminModeSwitch';
 import { AdminNav } from './AdminNav';
+import { LiveIndicator } from './LiveIndicator';
+import { NotificationBell } from './NotificationBell';
 import { UserMenu } from './UserMenu';
 
 export function Shell() {
@@ -12,6 +15,8 @@ export function Shell() {
   const { pathname } = useLocation();
   const [navOpened, nav] = useDisclosure(false);
   const showNav = adminMode && isAdminPath(pathname);
+  // The shell is mounted exactly while someone is signed in.
+  useLiveUpdates();
 
   return (
     <AppShell
@@ -30,6 +35,7 @@ export function Shell() {
             </Text>
           </Group>
           <Group gap="sm" wrap="nowrap">
+            <LiveIndicator />
             <Button
               component={Link}
               to="/requests"
@@ -53,6 +59,7 @@ export function Shell() {
               Wallet
             </Button>
             <AdminModeSwitch />
+            <NotificationBell />
             <UserMenu />
           </Group>
         </Group>

@@ -28,7 +28,11 @@ from gshare.clusters.callbacks import unchecked_internal_routes
 from gshare.clusters.endpoints import router as clusters_router
 from gshare.credits import service as credits_service
 from gshare.credits.endpoints import router as credits_router
-from gshare.events.notify import AUTH_CHANNEL, Listener
+from gshare.events import hub as events_hub
+from gshare.events.endpoints import router as events_router
+from gshare.events.hub import Hub
+from gshare.events.notify import AUTH_CHANNEL, Listener, fan_out
+from gshare.events.relay import EVENTS_CHANNEL
 from gshare.identity import passwords
 from gshare.identity import service as identity_service
 from gshare.identity.endpoints import router as identity_router
@@ -42,7 +46,7 @@ from gshare.kit.settings import Settings
 from gshare.kit.web import declare
 from gshare.sessions import service as sessions_service
 from gshare.sessions.endpoints import router as sessions_router
-from gshare.worker.loops import Worker, worker_loops
+from gshare.worker.loops import Worker, event_relay, worker_loops
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,7 @@ def create_app(
     clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
     clusters_service.card_counts.connect(capacity_service.card_counts)
     credits_service.ended_sessions.connect(capacity_admission.ended_among)
+    events_hub.scopes_of.connect(identity_service.event_scopes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -83,23 +88,35 @@ def create_app(
         app.state.engine = engine or make_engine(database_url)
         app.state.sessions = make_sessionmaker(app.state.engine)
         cache: PrincipalCache = app.state.principals
+        hub = app.state.events = Hub(
+            app.state.sessions, app.state.clock, recheck_seconds=settings.events_heartbeat_seconds
+        )
+        # The process's one LISTEN connection: sign-in changes and the relay's numbers.
         listener = Listener(
             plain_url(database_url),
-            {AUTH_CHANNEL: cache.invalidate},
-            on_connected=cache.connection_changed,
+            {
+                AUTH_CHANNEL: fan_out(cache.invalidate, hub.access_changed),
+                EVENTS_CHANNEL: hub.numbered,
+            },
+            on_connected=fan_out(cache.connection_changed, hub.connection_changed),
         )
-        worker = Worker(
-            worker_loops(settings, app.state.sessions, app.state.clock),
-            listen_dsn=plain_url(database_url),
+        # `gshare up` runs the worker's loops beside the API; an API process alone still
+        # runs the event relay, so its own changes go out at once.
+        loops = (
+            worker_loops(settings, app.state.sessions, app.state.clock)
+            if run_worker
+            else [event_relay(settings, app.state.sessions)]
         )
+        worker = Worker(loops, listen_dsn=plain_url(database_url))
         try:
             await check_schema(app.state.engine)
+            await hub.start()
             await listener.start()
-            if run_worker:  # `gshare up` runs the worker's loops beside the API
-                worker.start()
+            worker.start()
             yield
         finally:
             await worker.stop()
+            await hub.stop()
             await listener.stop()
             if own_engine:
                 await app.state.engine.dispose()
@@ -132,6 +149,7 @@ def create_app(
     app.include_router(clusters_router)
     app.include_router(capacity_router)
     app.include_router(sessions_router)
+    app.include_router(events_router)
     if unchecked := unchecked_internal_routes(app.routes):
         # Their caller would be checked only after the request is parsed.
         raise RuntimeError(f"internal routes without a caller check: {unchecked}")

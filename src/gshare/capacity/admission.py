@@ -55,6 +55,7 @@ from gshare.credits import repository as credits
 from gshare.credits.amounts import format_amount, hold_amount
 from gshare.credits.ledger import InsufficientCredits
 from gshare.credits.operations import HoldResolved
+from gshare.events import outbox
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
@@ -422,6 +423,7 @@ async def admit(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -
     if not waiting:
         placed = await _place_and_commit(db, prepared, now, settings, reserved)
     if isinstance(placed, Allocation):
+        await _announce(db, [(ask.request_id, ask.user_id, ask.group_id, "admitted")])
         return Outcome(AdmissionRequest(**_request_values(ask, prepared, "admitted", now)), placed)
     placed = await _worth_waiting(db, prepared, placed)
     refusal = check_queueing(prepared.policy)
@@ -436,6 +438,7 @@ async def admit(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -
     await repository.insert_request(db, values)
     row = await repository.request(db, ask.request_id)
     assert row is not None
+    await _announce(db, [_change(row)])
     return await _with_position(db, row, now, settings)
 
 
@@ -455,6 +458,7 @@ async def release(
     if released is None:
         return None
     allocation, card_id = released
+    await _announce(db, [(request_id, allocation.user_id, allocation.group_id, "ended")])
     if card_id is not None:
         # The card's row is locked now, so this reads what it holds after any admission to it
         # has committed.
@@ -577,6 +581,30 @@ async def _with_position(
     return Outcome(row, None, standing.position, standing.estimated_wait)
 
 
+ADMISSION_CHANGED = "admission.changed"
+_Change = tuple[uuid.UUID, uuid.UUID, uuid.UUID, str]  # request, user, group, status
+
+
+def _change(row: AdmissionRequest) -> _Change:
+    return (row.id, row.user_id, row.group_id, row.status)
+
+
+async def _announce(db: AsyncSession, changes: Sequence[_Change]) -> None:
+    """A request was admitted, queued, moved in the queue or ended: tell its owner and the
+    admins of its group."""
+    await outbox.record_many(
+        db,
+        [
+            outbox.NewEvent(
+                ADMISSION_CHANGED,
+                outbox.Audience(user_id=user_id, group_id=group_id),
+                {"request_id": str(request_id), "state": status},
+            )
+            for request_id, user_id, group_id, status in changes
+        ],
+    )
+
+
 def _decide(row: AdmissionRequest, status: str, reason: str, now: datetime) -> None:
     row.status, row.reason, row.decided_at, row.reserved_card_id = status, reason, now, None
 
@@ -675,6 +703,9 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
             row.reserved_card_id = reserved_for.get(row.id)
     summary.reserved = dict(result.reserved)
     await db.flush()
+    if any(row.status != "queued" for row in rows):
+        # Whoever is still waiting has moved up the queue.
+        await _announce(db, [_change(row) for row in rows])
     return summary
 
 
@@ -820,6 +851,7 @@ async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
     if row.status != "queued":
         raise Conflict(f"The request is {row.status.replace('_', ' ')}.", code="not_queued")
     _decide(row, "cancelled", "Cancelled.", ctx.now)
+    await _announce(ctx.session, [_change(r) for r in [row, *await repository.queued(ctx.session)]])
     await audit(
         ctx,
         "queue.cancel",

@@ -29,6 +29,7 @@ from gshare.capacity.policy import (
 )
 from gshare.capacity.schemas import InventoryReport
 from gshare.clusters import service as clusters
+from gshare.events import outbox
 from gshare.events.notify import notify
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
@@ -40,9 +41,18 @@ CAPACITY_CHANNEL = "gshare_capacity"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+CARDS_CHANGED = "cards.changed"
+
+
+async def cards_changed(db: AsyncSession) -> None:
+    """Refresh the consoles that show cards: the super admins' (an event with no audience)."""
+    await outbox.record(db, CARDS_CHANGED, outbox.Audience())
+
+
 async def capacity_changed(db: AsyncSession, why: str) -> None:
     """Wake every dequeue loop once this transaction commits."""
     await notify(db, CAPACITY_CHANNEL, why)
+    await cards_changed(db)
 
 
 # ---- the inventory -------------------------------------------------------------------------
@@ -117,6 +127,8 @@ async def apply_inventory(
     await repository.forget_carvings(db, lost)
     if added or more_capacity:
         await capacity_changed(db, f"inventory {cluster_id}")
+    elif changed or lost:
+        await cards_changed(db)
     db.expire_all()
     return True
 

@@ -16,10 +16,12 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.credits import ledger, repository
-from gshare.credits.amounts import hold_amount
+from gshare.credits.amounts import format_amount, hold_amount
 from gshare.credits.ledger import Draw, Settlement, Wallet
 from gshare.credits.models import CreditAccount, CreditHold
 from gshare.credits.repository import LockedWallet
+from gshare.events import outbox
+from gshare.events.notifications import notify_user
 from gshare.kit.errors import Conflict, NotFound
 from gshare.kit.ids import new_id
 
@@ -41,6 +43,41 @@ async def _locked(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.
 async def _apply(session: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
     locked.balance, locked.held = after.balance, after.held
     await repository.store_wallet(session, locked)
+    await _announce(session, [locked])
+
+
+WALLET_CHANGED = "wallet.changed"
+
+
+def _audience(wallet: LockedWallet) -> outbox.Audience:
+    if wallet.kind == "org":
+        return outbox.Audience(org_id=wallet.owner_id)
+    if wallet.kind == "group":
+        return outbox.Audience(group_id=wallet.owner_id)
+    return outbox.Audience(user_id=wallet.owner_id)
+
+
+def _changed(wallets: Sequence[LockedWallet]) -> list[outbox.NewEvent]:
+    """Every change of a wallet's figures is an event for those who may read the wallet."""
+    return [
+        outbox.NewEvent(
+            WALLET_CHANGED,
+            _audience(w),
+            {
+                "wallet_id": str(w.id),
+                "owner_kind": w.kind,
+                "owner_id": str(w.owner_id),
+                "balance": format_amount(w.balance),
+                "held": format_amount(w.held),
+            },
+        )
+        for w in wallets
+        if w.owner_id is not None
+    ]
+
+
+async def _announce(session: AsyncSession, wallets: Sequence[LockedWallet]) -> None:
+    await outbox.record_many(session, _changed(wallets))
 
 
 def _deltas(wallet_id: uuid.UUID, draws: Sequence[Draw]) -> dict[tuple[uuid.UUID, uuid.UUID], int]:
@@ -128,6 +165,7 @@ async def move(
         now=now,
         memo=memo,
         actor_id=actor_id,
+        events=_changed([source, target]),
     )
     return Movement(transfer_id, drawn)
 
@@ -335,4 +373,14 @@ async def refill_wallet(
         shortfall=result.shortfall,
         transfer_id=transfer_id,
     )
+    if result.amount and account.kind == "user" and account.owner_id is not None:
+        await notify_user(
+            session,
+            account.owner_id,
+            "credits.monthly_grant",
+            title=f"Your monthly grant of {format_amount(result.amount)} credits was paid",
+            body=f"The grant for {period} is in your wallet.",
+            now=now,
+            data={"wallet_id": str(wallet_id), "period": period},
+        )
     return RefillResult(wallet_id, result.amount, result.shortfall)

@@ -20,6 +20,7 @@ from gshare.credits.models import (
     CreditRefill,
     CreditTransfer,
 )
+from gshare.events import outbox
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest
 
@@ -159,8 +160,8 @@ _LOTS = text(
 _CHANGE_LOTS = text(f"WITH {_LOT_DELTAS} {_NEW_LOTS}")
 # Everything a movement writes, in one round trip: the hot path.
 _POST_MOVEMENT = text(
-    f"WITH {_SET_MANY}, {_LOT_DELTAS}, ins AS ({_NEW_LOTS} RETURNING 1), {_TRANSFER_ROW} "
-    f"{_ENTRY_ROWS}"
+    f"WITH {_SET_MANY}, {_LOT_DELTAS}, ins AS ({_NEW_LOTS} RETURNING 1), {outbox.RECORD_CTE}, "
+    f"{_TRANSFER_ROW} {_ENTRY_ROWS}"
 )
 
 
@@ -201,11 +202,12 @@ async def post_movement(
     kind: str,
     amount: int,
     now: datetime,
+    events: Sequence[outbox.NewEvent],
     memo: str | None = None,
     actor_id: uuid.UUID | None = None,
 ) -> uuid.UUID:
-    """Write a movement between two locked wallets: both balances, the lots, the transfer and
-    its entries, in one statement."""
+    """Write a movement between two locked wallets: both balances, the lots, the transfer,
+    its entries and the events announcing it, in one statement."""
     transfer_id = new_id()
     await db.execute(
         _POST_MOVEMENT,
@@ -225,8 +227,10 @@ async def post_movement(
             "at": now,
             "debit_after": source.balance,
             "credit_after": target.balance,
+            **outbox.params(events),
         },
     )
+    outbox.recorded(db)
     return transfer_id
 
 

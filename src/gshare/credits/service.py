@@ -23,6 +23,7 @@ from gshare.credits.schemas import (
     WalletOut,
     WalletTreeOut,
 )
+from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action, Scope, is_allowed
@@ -250,6 +251,8 @@ async def transfer(
         actor_id=ctx.actor.user_id,
         memo=memo,
     )
+    if target.kind == "user":
+        await _tell_receiver(ctx, source, target.owner_id, amount, memo)
     for org_id, group_id in await _scopes_moved(ctx.session, scope, moved.drawn):
         await audit(
             ctx,
@@ -268,6 +271,23 @@ async def transfer(
         amount=amount,
         memo=memo,
         at=ctx.now,
+    )
+
+
+async def _tell_receiver(
+    ctx: Context, source: CreditAccount, user_id: uuid.UUID, amount: int, memo: str | None
+) -> None:
+    assert source.owner_id is not None
+    names = await identity.names(ctx.session, source.kind, [source.owner_id])
+    body = f"From {names.get(source.owner_id, 'your ' + source.kind)}."
+    await notify_user(
+        ctx.session,
+        user_id,
+        "credits.received",
+        title=f"You received {format_amount(amount)} credits",
+        body=f"{body} {memo}" if memo else body,
+        now=ctx.now,
+        data={"amount": format_amount(amount), "from_kind": source.kind},
     )
 
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 from sqlalchemy import text
@@ -28,6 +28,17 @@ async def notify(session: AsyncSession, channel: str, payload: str) -> None:
 
 
 Handler = Callable[[str], None]
+T = TypeVar("T")
+
+
+def fan_out(*handlers: Callable[[T], None]) -> Callable[[T], None]:
+    """One handler that calls several in turn (one LISTEN channel, several interested parts)."""
+
+    def call_all(value: T) -> None:
+        for handler in handlers:
+            handler(value)
+
+    return call_all
 
 
 class Listener:

@@ -57,7 +57,9 @@ async def _load(request: Request, key: bytes, now: datetime, policy: SessionPoli
     return principal
 
 
-async def _principal(request: Request, *, allow_pending_password: bool) -> Principal:
+async def _principal(
+    request: Request, *, allow_pending_password: bool, touch: bool = True
+) -> Principal:
     now = await request_now(request)
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 128:
@@ -65,7 +67,7 @@ async def _principal(request: Request, *, allow_pending_password: bool) -> Princ
     key = token_hash(token)
     policy = session_policy(settings_of(request))
     principal = await _load(request, key, now, policy)
-    if needs_touch(principal, now):
+    if touch and needs_touch(principal, now):
         async with sessions_of(request)() as session, session.begin():
             await repository.touch_login_session(session, principal.login_id, now)
         principal_cache(request).touched(key, now)
@@ -98,6 +100,20 @@ async def context(
     principal: Annotated[Principal, Depends(signed_in)],
 ) -> Context:
     return Context(session=session, actor=principal.actor, now=now, client=client_of(request))
+
+
+async def signed_in_passively(request: Request) -> Principal:
+    """For a live-update stream: an open tab is not activity, so it keeps no sign-in alive."""
+    return await _principal(request, allow_pending_password=False, touch=False)
+
+
+async def reload_principal(request: Request, now: datetime) -> Principal:
+    """The caller's sign-in read again from the database (raises NotAuthenticated when it has
+    ended); for a long-lived request that must notice sign-out or a change of roles."""
+    key: bytes = request.state.principal_key
+    policy = session_policy(settings_of(request))
+    async with sessions_of(request)() as session, session.begin():
+        return await authenticate(session, key, now=now, policy=policy)
 
 
 SignedIn = Annotated[Principal, Depends(signed_in)]

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.events import outbox
 from gshare.events.notify import AUTH_CHANNEL, notify
 from gshare.identity.permissions import Actor
 
@@ -126,9 +127,14 @@ class PrincipalCache:
         self.enabled = up and self.ttl > timedelta(0)
 
 
+ACCOUNT_CHANGED = "account.changed"
+
+
 async def announce_user_changed(session: AsyncSession, user_id: uuid.UUID) -> None:
-    """Tell every process, once this transaction commits, that a user's access changed."""
+    """Tell every process, once this transaction commits, that a user's access changed; and
+    the user's own open consoles, which then read who they are again."""
     await notify(session, AUTH_CHANNEL, f"user:{user_id}")
+    await outbox.record(session, ACCOUNT_CHANGED, outbox.Audience.only(user_id))
 
 
 async def announce_tenancy_changed(session: AsyncSession) -> None:

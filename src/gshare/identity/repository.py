@@ -602,3 +602,41 @@ async def members_of_groups(
     for group_id, user_id in rows:
         found[group_id].append(user_id)
     return found
+
+
+async def groups_of_users(
+    db: AsyncSession, user_ids: Sequence[uuid.UUID], now: datetime
+) -> dict[uuid.UUID, dict[uuid.UUID, uuid.UUID]]:
+    """Each user's current groups (group -> organization), expired guests left out."""
+    found: dict[uuid.UUID, dict[uuid.UUID, uuid.UUID]] = {u: {} for u in user_ids}
+    rows = await db.execute(
+        select(Membership.user_id, Membership.group_id, Group.org_id)
+        .join(Group, Group.id == Membership.group_id)
+        .where(
+            Membership.user_id.in_(list(user_ids)),
+            (Membership.expires_at.is_(None)) | (Membership.expires_at > now),
+        )
+    )
+    for user_id, group_id, org_id in rows:
+        found[user_id][group_id] = org_id
+    return found
+
+
+_SEEN_CLIENT = text(
+    "SELECT EXISTS (SELECT 1 FROM login_sessions WHERE user_id = :user) AS before, "
+    "EXISTS (SELECT 1 FROM login_sessions WHERE user_id = :user AND client = :client "
+    "AND user_agent IS NOT DISTINCT FROM :agent) AS same"
+)
+
+
+async def signs_in_from_new_client(
+    db: AsyncSession, user_id: uuid.UUID, client: str, user_agent: str | None
+) -> bool:
+    """Whether a user who has signed in before never did from this address and browser."""
+    row = (
+        await db.execute(
+            _SEEN_CLIENT,
+            {"user": user_id, "client": client[:64], "agent": user_agent},
+        )
+    ).one()
+    return bool(row.before and not row.same)

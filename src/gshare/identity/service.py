@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
+from gshare.events.hub import Scopes
 from gshare.identity import passwords, repository
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.models import Group, LoginSession, Membership, Organization, User
@@ -747,3 +748,13 @@ async def signed_in_email(
         return None
     user = await db.get(User, user_id)
     return user.email if user is not None and user.active else None
+
+
+async def event_scopes(
+    db: AsyncSession, user_ids: Sequence[uuid.UUID], group_ids: Sequence[uuid.UUID], now: datetime
+) -> Scopes:
+    """For the live stream: the groups each user is in now, and each group's organization."""
+    return Scopes(
+        user_groups=await repository.groups_of_users(db, user_ids, now) if user_ids else {},
+        group_orgs=await repository.orgs_of_groups(db, group_ids) if group_ids else {},
+    )

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record, record_later
+from gshare.events.notifications import notify_user
 from gshare.identity import passwords, repository
 from gshare.identity.models import LoginSession, User
 from gshare.identity.password_policy import judge_password
@@ -177,6 +178,17 @@ async def _checked_password(
     return ok, attempt
 
 
+def stored_user_agent(user_agent: str | None) -> str | None:
+    """A User-Agent as it is kept and shown: caller text, so printable characters only
+    (PostgreSQL refuses NUL in text) and bounded by its column."""
+    kept = "".join(c for c in (user_agent or "") if c.isprintable())[:300]
+    return kept or None
+
+
+def _agent_name(user_agent: str | None) -> str:
+    return (stored_user_agent(user_agent) or "an unnamed client")[:120]
+
+
 def _open_login_session(
     session: AsyncSession,
     user: User,
@@ -197,7 +209,7 @@ def _open_login_session(
         last_seen_at=now,
         expires_at=now + policy.absolute_timeout,
         client=client[:64],
-        user_agent=(user_agent or "")[:300] or None,
+        user_agent=stored_user_agent(user_agent),
     )
     session.add(login_session)
     return token, login_session
@@ -232,6 +244,18 @@ async def login(
     attempt.end()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
+    agent = stored_user_agent(user_agent)
+    if await repository.signs_in_from_new_client(session, user.id, client, agent):
+        await notify_user(
+            session,
+            user.id,
+            "account.new_sign_in",
+            title="New sign-in to your account",
+            body=f"A sign-in from {client} ({_agent_name(user_agent)}). If it was not you, "
+            "change your password.",
+            now=now,
+            data={"client": client},
+        )
     token, login_session = _open_login_session(
         session, user, client=client, user_agent=user_agent, now=now, policy=policy
     )
@@ -367,6 +391,14 @@ async def change_password(
     )
     await announce_user_changed(session, user.id)
     await record(session, _about_self(user.id, user.email, "auth.password_change"), now=now)
+    await notify_user(
+        session,
+        user.id,
+        "account.password_changed",
+        title="Your password was changed",
+        body="Every other sign-in of yours has ended. If it was not you, tell an administrator.",
+        now=now,
+    )
     await session.flush()
     return token, fresh
 

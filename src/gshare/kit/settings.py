@@ -81,6 +81,30 @@ class Settings(BaseSettings):
         le=30 * 24 * 60,
         description="A request waiting longer reserves the next card that would fit it.",
     )
+    events_retention_hours: float = Field(
+        default=24,
+        gt=0,
+        le=90 * 24,
+        description="How long events are kept for clients that reconnect with Last-Event-ID.",
+    )
+    events_stream_seconds: float = Field(
+        default=300,
+        ge=5,
+        le=24 * 3600,
+        description="The longest one live-update stream stays open; the client reconnects.",
+    )
+    events_heartbeat_seconds: float = Field(
+        default=15,
+        gt=0,
+        le=300,
+        description="How often an idle live-update stream sends a comment to keep proxies open.",
+    )
+    events_relay_interval_seconds: float = Field(
+        default=1,
+        gt=0,
+        le=60,
+        description="How often each process numbers events that no local commit woke it for.",
+    )
     idempotency_key_days: int = Field(
         default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
     )

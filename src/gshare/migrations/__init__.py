@@ -9,6 +9,7 @@ def load_all_models() -> None:
     import gshare.capacity.models
     import gshare.clusters.models
     import gshare.credits.models
+    import gshare.events.models
     import gshare.identity.models
     import gshare.kit.idempotency
     import gshare.sessions.models  # noqa: F401

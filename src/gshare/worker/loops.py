@@ -4,6 +4,7 @@ the work it calls is exactly-once by construction (see credits/tasks.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from gshare.clusters.kubeconfigs import store_for
 from gshare.clusters.tasks import refresh_operator_tokens
 from gshare.credits.tasks import period_of, refill_month
 from gshare.events.notify import Listener
+from gshare.events.outbox import on_commit_of_events
+from gshare.events.relay import relay_pending
+from gshare.events.repository import prune_events
 from gshare.identity.service import forget_sign_in_failures
 from gshare.kit.clock import Clock
 from gshare.kit.db import run_in_transaction
@@ -36,6 +40,26 @@ class Loop:
     tick: Callable[[], Awaitable[object]]
     # A NOTIFY on this channel runs the loop at once instead of at its next interval.
     wake_on: str | None = None
+    # So does each commit in this process that recorded events.
+    wake_after_commit: bool = False
+    # After a tick, wakes gather this long before the next: one tick then serves many.
+    gather_seconds: float = 0
+
+
+RELAY_GATHER_SECONDS = 0.025
+
+
+def event_relay(settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> Loop:
+    """Numbers committed events and notifies; every API and worker process runs one."""
+    return Loop(
+        "event relay",
+        settings.events_relay_interval_seconds,
+        lambda: relay_pending(sessions),
+        wake_after_commit=True,
+        # Numbering is one transaction with a NOTIFY, which serializes commits cluster-wide:
+        # a short gather keeps that to a few per second under load, for little latency.
+        gather_seconds=RELAY_GATHER_SECONDS,
+    )
 
 
 def worker_loops(
@@ -52,6 +76,7 @@ def worker_loops(
 
         async def forget(session: AsyncSession) -> None:
             await forget_before(session, now - timedelta(days=settings.idempotency_key_days))
+            await prune_events(session, now - timedelta(hours=settings.events_retention_hours))
             await forget_sign_in_failures(session, now)
             await forget_used_tickets(session, now)
 
@@ -73,6 +98,7 @@ def worker_loops(
         return await capacity_tasks.sample_once(sessions, settings, clock.now())
 
     return [
+        event_relay(settings, sessions),
         Loop("admission queue", settings.dequeue_interval_seconds, dequeue, CAPACITY_CHANNEL),
         Loop("fair-share usage", settings.fair_share_interval_seconds, fair_share),
         Loop("monthly refill", settings.refill_interval_seconds, refill),
@@ -89,6 +115,9 @@ async def _run(loop: Loop, stop: asyncio.Event, wake: asyncio.Event) -> None:
         except Exception:
             # A failed tick is retried on the next one; the work is idempotent.
             log.exception("%s failed", loop.name)
+        if loop.gather_seconds:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), loop.gather_seconds)
         stopped, woken = asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())
         await asyncio.wait(
             {stopped, woken}, timeout=loop.interval_seconds, return_when=asyncio.FIRST_COMPLETED
@@ -108,11 +137,17 @@ class Worker:
         self._stop = asyncio.Event()
         self._wake = {loop.name: asyncio.Event() for loop in loops}
         self._tasks: list[asyncio.Task[None]] = []
+        self._undo: list[Callable[[], None]] = []
 
     def start(self) -> None:
         self._tasks = [
             asyncio.create_task(_run(loop, self._stop, self._wake[loop.name]), name=loop.name)
             for loop in self.loops
+        ]
+        self._undo = [
+            on_commit_of_events(self._wake[loop.name].set)
+            for loop in self.loops
+            if loop.wake_after_commit
         ]
         channels: dict[str, list[asyncio.Event]] = {}
         for loop in self.loops:
@@ -141,6 +176,9 @@ class Worker:
             await listener.stop()
 
     async def stop(self) -> None:
+        for undo in self._undo:
+            undo()
+        self._undo = []
         self._stop.set()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 

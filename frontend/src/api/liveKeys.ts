@@ -1,0 +1,37 @@
+import type { QueryClient, QueryKey } from '@tanstack/react-query';
+import { scopes } from './keys';
+
+/** What one live event makes stale: some key prefixes, or everything (`all`). */
+export type LiveInvalidation = 'all' | readonly QueryKey[];
+
+/**
+ * Every event kind the console reacts to, and the queries it makes stale. Events carry only
+ * what changed, not the new state, so the affected queries are fetched again rather than
+ * patched. Kinds not listed here are ignored.
+ */
+const invalidations = new Map<string, LiveInvalidation>([
+  ['wallet.changed', [scopes.wallets]],
+  ['notification.created', [scopes.notifications]],
+  ['notifications.read', [scopes.notifications]],
+  // Admitting or ending a request changes the queue and who occupies which card.
+  ['admission.changed', [scopes.queue, scopes.cards]],
+  ['session.changed', [scopes.queue, scopes.cards]],
+  // A cluster reported its cards, or a card's pool or MIG layout changed.
+  ['cards.changed', [scopes.cards, scopes.clusters]],
+  // Roles decide what every other answer contains.
+  ['account.changed', 'all'],
+  // Events were missed beyond what the server keeps.
+  ['reset', 'all'],
+]);
+
+export const liveEventKinds: readonly string[] = [...invalidations.keys()];
+
+export function invalidationsFor(kind: string): LiveInvalidation {
+  return invalidations.get(kind) ?? [];
+}
+
+export async function applyLiveEvent(client: QueryClient, kind: string): Promise<void> {
+  const stale = invalidationsFor(kind);
+  if (stale === 'all') return client.invalidateQueries();
+  await Promise.all(stale.map((queryKey) => client.invalidateQueries({ queryKey })));
+}
