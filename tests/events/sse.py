@@ -108,3 +108,14 @@ async def sentinel(sessions: async_sessionmaker[AsyncSession], *user_ids: uuid.U
         await outbox.record_many(
             db, [outbox.NewEvent(SENTINEL, outbox.Audience.only(u)) for u in user_ids]
         )
+
+
+async def caught_up(
+    base: str, cookie: str, sessions: async_sessionmaker[AsyncSession], user_id: uuid.UUID
+) -> int:
+    """The id a stream of this user has reached once everything committed so far is numbered:
+    a Last-Event-ID to reconnect from later."""
+    async with open_stream(base, cookie) as stream:
+        await sentinel(sessions, user_id)
+        [mark] = await stream.until(SENTINEL)
+    return mark.id

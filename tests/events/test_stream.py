@@ -14,7 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gshare.events.hub import MAX_STREAMS_PER_USER
 from tests.builders import Builder
 from tests.credits.builders import move_via_api, two_orgs
-from tests.events.sse import SENTINEL, Message, cookie_of, open_stream, sentinel
+from tests.events.sse import (
+    SENTINEL,
+    Message,
+    caught_up,
+    cookie_of,
+    open_stream,
+    sentinel,
+)
 
 
 def kinds(messages: list[Message]) -> list[tuple[str, str | None]]:
@@ -55,18 +62,16 @@ async def test_a_reconnect_with_last_event_id_gets_every_missed_event_once_in_or
 ) -> None:
     world = await two_orgs(build)
     uma = await build.signed_in(world.uma)
-    async with open_stream(live, cookie_of(uma)) as stream:
-        await sentinel(sessions, world.uma.id)
-        [mark] = await stream.until(SENTINEL)
+    mark = await caught_up(live, cookie_of(uma), sessions, world.uma.id)
     for amount in ("1", "2", "3"):
         moved = await move_via_api(world.pia, world.optics_wallet, world.uma_wallet, amount)
         assert moved.status_code == 201
     await sentinel(sessions, world.uma.id)
-    async with open_stream(live, cookie_of(uma), last_event_id=mark.id) as stream:
+    async with open_stream(live, cookie_of(uma), last_event_id=mark) as stream:
         missed = await stream.until(SENTINEL)
     ids = [m.id for m in missed]
     assert ids == sorted(set(ids))
-    assert ids[0] > mark.id
+    assert ids[0] > mark
     balances = [m.data["balance"] for m in missed if m.kind == "wallet.changed"]
     assert [float(b) for b in balances] == [21.0, 23.0, 26.0]
     assert [m.kind for m in missed].count("notification.created") == 3
@@ -77,17 +82,15 @@ async def test_a_last_event_id_older_than_what_is_kept_answers_reset(
 ) -> None:
     world = await two_orgs(build)
     uma = await build.signed_in(world.uma)
-    async with open_stream(live, cookie_of(uma)) as stream:
-        await sentinel(sessions, world.uma.id)
-        [mark] = await stream.until(SENTINEL)
+    mark = await caught_up(live, cookie_of(uma), sessions, world.uma.id)
     await move_via_api(world.pia, world.optics_wallet, world.uma_wallet, "1")
     await sentinel(sessions, world.uma.id)
     async with open_stream(live, cookie_of(uma)) as stream:  # wait until both are numbered
         await sentinel(sessions, world.uma.id)
         await stream.until(SENTINEL)
     async with sessions() as db, db.begin():
-        await db.execute(text("DELETE FROM events WHERE seq = :seq"), {"seq": mark.id + 1})
-    async with open_stream(live, cookie_of(uma), last_event_id=mark.id) as stream:
+        await db.execute(text("DELETE FROM events WHERE seq = :seq"), {"seq": mark + 1})
+    async with open_stream(live, cookie_of(uma), last_event_id=mark) as stream:
         first = await stream.next()
         assert first is not None
         assert first.kind == "reset"

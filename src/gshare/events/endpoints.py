@@ -14,7 +14,15 @@ from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
 
 from gshare.events import notifications
-from gshare.events.hub import MAX_STREAMS_PER_USER, RESET, Hub, Subscriber, encoded, position
+from gshare.events.hub import (
+    MAX_EVENT_ID,
+    MAX_STREAMS_PER_USER,
+    RESET,
+    Hub,
+    Subscriber,
+    encoded,
+    position,
+)
 from gshare.events.schemas import NotificationOut, NotificationPage, UnreadOut
 from gshare.identity.dependencies import (
     Ctx,
@@ -44,11 +52,8 @@ class _EventStream(EventSourceResponse):
             log.info("closed a live-update stream whose client stopped reading")
 
 
-MAX_EVENT_ID = 2**62
-
-
 def _after(value: str | None) -> int | None:
-    if value is None or value == "":
+    if not value:
         return None
     if not value.isascii() or not value.isdigit() or int(value) > MAX_EVENT_ID:
         raise BadRequest(

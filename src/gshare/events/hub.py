@@ -32,6 +32,8 @@ from gshare.kit.hooks import Hook
 log = logging.getLogger(__name__)
 
 FETCH = 1000
+# Above any number the relay will give (and within a bigint): "no upper bound" when reading.
+MAX_EVENT_ID = 2**62
 # A client further behind than this reloads everything instead (cheaper for both sides).
 REPLAY_LIMIT = 2000
 REPLAY_PAGE = 500
@@ -319,7 +321,7 @@ class Hub:
         delivered = 0
         while True:
             async with self.sessions() as db:
-                batch = await _read(db, self.last, 2**62, FETCH)
+                batch = await _read(db, self.last, MAX_EVENT_ID, FETCH)
                 wanted = batch and self.subscribers
                 scopes = await _scopes(db, batch, self.clock.now()) if wanted else Scopes()
             if not batch:

@@ -8,14 +8,10 @@ pruned while it was away) from quiet. One NOTIFY per batch carries only the last
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.kit.db import run_in_transaction
-
-log = logging.getLogger(__name__)
 
 EVENTS_CHANNEL = "gshare_events"
 BATCH = 1000

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.events import outbox
+from gshare.events.hub import ACCOUNT_CHANGED
 from gshare.events.notify import AUTH_CHANNEL, notify
 from gshare.identity.permissions import Actor
 
@@ -125,9 +126,6 @@ class PrincipalCache:
     def connection_changed(self, up: bool) -> None:
         self.clear()
         self.enabled = up and self.ttl > timedelta(0)
-
-
-ACCOUNT_CHANGED = "account.changed"
 
 
 async def announce_user_changed(session: AsyncSession, user_id: uuid.UUID) -> None:
