@@ -46,6 +46,19 @@ def start_api(
     raise AssertionError("the API did not start")
 
 
+def start_worker(database_url: str, data_dir: Path, **settings: str) -> subprocess.Popen[bytes]:
+    """A real `gshare worker` process; `settings` are extra GSHARE_* variables."""
+    env = clean_env(
+        GSHARE_DATABASE_URL=database_url,
+        GSHARE_DATA_DIR=str(data_dir),
+        GSHARE_LOG_LEVEL="warning",
+        **settings,
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "gshare", "worker"], env=env, cwd=data_dir.parent
+    )
+
+
 def stop(*procs: subprocess.Popen[bytes]) -> None:
     for proc in procs:
         proc.terminate()

@@ -38,7 +38,7 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
     try:
         deadline = time.monotonic() + 180
         cluster: dict = {}
-        with httpx.Client(base_url=base, timeout=5) as client:
+        with httpx.Client(base_url=base, timeout=10) as client:
             while time.monotonic() < deadline:
                 assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
                 try:
@@ -55,8 +55,9 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
                         cluster = items[0]
                         break
                 time.sleep(0.5)
-        assert cluster, "the demo cluster never showed its cards"
-        assert (cluster["name"], cluster["nodes"], cluster["healthy_cards"]) == ("demo", 2, 8)
+            assert cluster, "the demo cluster never showed its cards"
+            assert (cluster["name"], cluster["nodes"], cluster["healthy_cards"]) == ("demo", 2, 8)
+            _a_session_runs_and_stops(client, login.json()["csrf_token"])
         assert stat.S_IMODE((data / "demo-operator-token").stat().st_mode) == 0o600
     finally:
         proc.send_signal(signal.SIGINT)
@@ -67,3 +68,41 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
         ["pgrep", "-f", str(data / "demo-cluster")], capture_output=True, text=True
     )
     assert leftovers.stdout.strip() == "", "the demo left cluster processes running"
+
+
+def _a_session_runs_and_stops(client: httpx.Client, csrf: str) -> None:
+    """The demo's admin is in a funded group and the simulated cards' model is priced: a
+    quarter-card JupyterLab starts, runs and stops."""
+    client.headers["X-CSRF-Token"] = csrf
+    me = client.get("/api/v1/me").json()
+    group_id = me["memberships"][0]["group_id"]
+    tier = next(t for t in client.get("/api/v1/tiers").json()["items"] if t["name"] == "1/4")
+    image = next(
+        i
+        for i in client.get("/api/v1/catalog").json()["items"]
+        if i["session_type"] == "jupyterlab"
+    )
+    created = client.post(
+        "/api/v1/sessions",
+        json={
+            "session_type": "jupyterlab",
+            "image_id": image["id"],
+            "group_id": group_id,
+            "tier_id": tier["id"],
+        },
+    )
+    assert created.status_code == 201, created.text
+    path = f"/api/v1/sessions/{created.json()['id']}"
+
+    def reaches(state: str) -> dict:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = client.get(path).json()
+            if found["state"] == state:
+                return dict(found)
+            time.sleep(0.5)
+        raise AssertionError(f"the session never became {state}: {client.get(path).json()}")
+
+    assert reaches("running")["can_open"] is True
+    assert client.post(f"{path}/stop").status_code == 200
+    assert reaches("stopped")["billing"] is False

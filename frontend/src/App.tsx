@@ -15,6 +15,9 @@ import { GroupsPage } from './admin/groups/GroupsPage';
 import { OrgDetailPage } from './admin/orgs/OrgDetailPage';
 import { OrgsPage } from './admin/orgs/OrgsPage';
 import { RequireAdmin, RequireCapability } from './admin/RequireAdmin';
+import { CATALOG_MANAGE, SESSIONS_READ_SCOPE } from './admin/sessions/access';
+import { AdminSessionsPage } from './admin/sessions/AdminSessionsPage';
+import { CatalogPage } from './admin/sessions/CatalogPage';
 import { UsersPage } from './admin/users/UsersPage';
 import { createQueryClient } from './api/queryClient';
 import { PasswordChangePage } from './auth/PasswordChangePage';
@@ -22,6 +25,10 @@ import { CHANGE_PASSWORD_PATH, RequireAuth } from './auth/RequireAuth';
 import { SignInPage } from './auth/SignInPage';
 import { HomePage } from './home/HomePage';
 import { MyRequestsPage } from './queue/MyRequestsPage';
+import { NewSessionPage } from './sessions/NewSessionPage';
+import { SessionDetailPage } from './sessions/SessionDetailPage';
+import { SessionsPage } from './sessions/SessionsPage';
+import { VolumesPage } from './sessions/VolumesPage';
 import { Shell } from './shell/Shell';
 import { theme } from './theme';
 import { RouteErrorBoundary } from './ui/RouteErrorBoundary';
@@ -55,6 +62,10 @@ export function AppRoutes() {
           <Route index element={page(<HomePage />)} />
           <Route path="wallet" element={page(<WalletPage />)} />
           <Route path="requests" element={page(<MyRequestsPage />)} />
+          <Route path="sessions" element={page(<SessionsPage />)} />
+          <Route path="sessions/new" element={page(<NewSessionPage />)} />
+          <Route path="sessions/:sessionId" element={page(<SessionDetailPage />)} />
+          <Route path="volumes" element={page(<VolumesPage />)} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
             <Route path="orgs" element={page(<OrgsPage />)} />
@@ -74,6 +85,12 @@ export function AppRoutes() {
             <Route path="policies" element={page(<PoliciesPage />)} />
             <Route element={<RequireCapability action="queue.read_scope" />}>
               <Route path="queue" element={page(<QueuePage />)} />
+            </Route>
+            <Route element={<RequireCapability action={SESSIONS_READ_SCOPE} />}>
+              <Route path="sessions" element={page(<AdminSessionsPage />)} />
+            </Route>
+            <Route element={<RequireCapability action={CATALOG_MANAGE} />}>
+              <Route path="catalog" element={page(<CatalogPage />)} />
             </Route>
             <Route path="audit" element={page(<AuditPage />)} />
           </Route>

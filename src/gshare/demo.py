@@ -66,6 +66,92 @@ def register_demo_cluster(url: str, settings: Settings, server: str, kubeconfig:
     return cluster_id
 
 
+DEMO_ORG, DEMO_GROUP = "Demo Lab", "Research"
+DEMO_CREDITS = 1000  # minted into the demo organization
+DEMO_ADMIN_CREDITS = 100  # of which the admin gets this much to start sessions with
+A100 = "NVIDIA-A100-SXM4-80GB"
+
+
+def seed_demo(url: str, admin_email: str | None) -> None:
+    """The first time only: the simulated cards' model priced with its usual tiers, and the
+    bootstrap admin in a group of a demo organization with credits, so that sessions can be
+    started from the console at once."""
+    import asyncio
+
+    from sqlalchemy import func, select
+
+    from gshare.capacity import service as capacity
+    from gshare.capacity import tiers
+    from gshare.capacity.models import GpuModel
+    from gshare.credits import operations
+    from gshare.credits import repository as credits
+    from gshare.credits.amounts import MICRO
+    from gshare.identity.models import Group, Membership, Organization, User
+    from gshare.kit.db import make_engine, make_sessionmaker
+    from gshare.kit.ids import new_id
+
+    async def seed() -> None:
+        engine = make_engine(url, pool_size=1)
+        try:
+            async with make_sessionmaker(engine)() as db, db.begin():
+                now = datetime.now(UTC)
+                if not await db.scalar(select(func.count()).select_from(GpuModel)):
+                    model = GpuModel(
+                        id=new_id(),
+                        name=A100,
+                        memory_mib=81920,
+                        split_count=8,
+                        exclusive_price=8 * MICRO,
+                        created_at=now,
+                    )
+                    db.add(model)
+                    await db.flush()
+                    wanted = [tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
+                    decided = tiers.tier_set(capacity.card_model(model), wanted)
+                    assert isinstance(decided, tiers.TierSetAccepted), decided
+                    db.add_all(capacity.tier_row(model.id, t, now) for t in decided.tiers)
+                admin = (
+                    await db.scalar(select(User).where(User.email == admin_email))
+                    if admin_email
+                    else None
+                )
+                if admin is None or await db.scalar(
+                    select(Organization.id).where(Organization.name == DEMO_ORG)
+                ):
+                    return
+                org = Organization(id=new_id(), name=DEMO_ORG, created_at=now)
+                group = Group(id=new_id(), org_id=org.id, name=DEMO_GROUP, created_at=now)
+                db.add(org)
+                await db.flush()
+                db.add(group)
+                await db.flush()
+                db.add(
+                    Membership(user_id=admin.id, group_id=group.id, role="member", created_at=now)
+                )
+                org_wallet = await credits.account_id(db, "org", org.id, now)
+                group_wallet = await credits.account_id(db, "group", group.id, now)
+                user_wallet = await credits.account_id(db, "user", admin.id, now)
+                await operations.mint(
+                    db, wallet_id=org_wallet, amount=DEMO_CREDITS * MICRO, now=now
+                )
+                for source, target, amount in (
+                    (org_wallet, group_wallet, DEMO_ADMIN_CREDITS * 2),
+                    (group_wallet, user_wallet, DEMO_ADMIN_CREDITS),
+                ):
+                    await operations.move(
+                        db,
+                        from_id=source,
+                        to_id=target,
+                        amount=amount * MICRO,
+                        kind="allocation",
+                        now=now,
+                    )
+        finally:
+            await engine.dispose()
+
+    asyncio.run(seed())
+
+
 def _keep_token_fresh(
     settings: Settings, cluster_id: uuid.UUID, path: Path, stop: threading.Event
 ) -> None:
@@ -111,10 +197,11 @@ def main() -> None:
         )
         cluster.add_volumes(50)
         cluster.install_crd()
-        cluster.create_namespace("gshare-sessions")
+        cluster.create_namespace(settings.sessions_namespace)
         with database(settings) as url:
             migrate(url)
             bootstrap_admin(settings, url)
+            seed_demo(url, settings.bootstrap_admin_email)
             cluster_id = register_demo_cluster(
                 url, settings, cluster.server, cluster.embedded_kubeconfig()
             )
@@ -130,7 +217,7 @@ def main() -> None:
                 "GSHARE_OPERATOR_API_URL": f"http://{settings.host}:{settings.port}",
                 "GSHARE_OPERATOR_CLUSTER_ID": str(cluster_id),
                 "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
-                "GSHARE_OPERATOR_NAMESPACE": "gshare-sessions",
+                "GSHARE_OPERATOR_NAMESPACE": settings.sessions_namespace,
             }
             operator = subprocess.Popen(
                 [sys.executable, "-m", "gshare", "operator"],

@@ -17,6 +17,7 @@ from gshare.capacity.models import GpuCard, GpuModel, GpuTier
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
 from gshare.kit.schemas import UTC_DATETIME_MARK
+from gshare.sessions.models import CatalogImage, InteractiveSession, Volume
 
 SPEC: dict[str, Any] = spec()
 METHODS = {"get", "post", "put", "patch", "delete"}
@@ -44,8 +45,17 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("GET /api/v1/audit", "action"): AuditEntry.action,
     ("GET /api/v1/audit", "target_type"): AuditEntry.target_type,
     ("GET /api/v1/audit", "target_id"): AuditEntry.target_id,
+    ("ImageCreate", "name"): CatalogImage.name,
+    ("ImageCreate", "reference"): CatalogImage.reference,
+    ("ImageUpdate", "name"): CatalogImage.name,
+    ("ImageUpdate", "reference"): CatalogImage.reference,
+    ("SharedVolumeCreate", "name"): Volume.name,
+    ("SessionCreate", "name"): InteractiveSession.name,
 }
 NOT_STORED = {
+    ("ImageCreate", "description"),  # a text column
+    ("ImageUpdate", "description"),
+    ("UtilizationReport", "error"),  # a text column
     ("LoginRequest", "password"),  # only compared with a hash
     ("PasswordChangeRequest", "current_password"),
     ("PasswordChangeRequest", "new_password"),  # stored hashed

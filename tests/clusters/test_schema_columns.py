@@ -16,7 +16,7 @@ from gshare.clusters import schemas as cluster_schemas
 from gshare.clusters.models import Cluster
 from gshare.kit.schemas import RequestModel
 from gshare.sessions import schemas as session_schemas
-from gshare.sessions.models import InteractiveSession
+from gshare.sessions.models import CatalogImage, InteractiveSession, Volume
 
 # request field -> the column it is stored in (None: kept outside the database, or Text)
 STORED: dict[tuple[str, str], Any] = {
@@ -31,6 +31,12 @@ STORED: dict[tuple[str, str], Any] = {
     ("GpuModelIn", "exclusive_price"): None,  # parsed into a bigint
     ("GpuModelPatch", "exclusive_price"): None,
     ("MigInstanceIn", "profile"): None,  # checked against the GPU's profiles, kept as JSON
+    ("ImageCreate", "name"): CatalogImage.__table__.c.name,
+    ("ImageCreate", "reference"): CatalogImage.__table__.c.reference,
+    ("ImageCreate", "description"): None,  # a text column
+    ("SessionCreate", "name"): InteractiveSession.__table__.c.name,
+    ("SharedVolumeCreate", "name"): Volume.__table__.c.name,
+    ("UtilizationReport", "error"): None,  # cut to the column's width, a text column
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from gshare.clusters.models import Cluster as ClusterRow
 from gshare.devcluster import ROOT, Cluster
-from tests.processes import clean_env, start_api, stop
+from tests.processes import clean_env, start_api, start_worker, stop
 
 NAMESPACE = "gshare-ops"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
@@ -188,11 +188,20 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
 
 @asynccontextmanager
 async def _reporting(
-    kube: Cluster, database_url: str, sessions, tmp_path: Path
-) -> AsyncIterator[uuid.UUID]:
+    kube: Cluster,
+    database_url: str,
+    sessions,
+    tmp_path: Path,
+    *,
+    worker: bool = False,
+    operator_env: dict[str, str] | None = None,
+) -> AsyncIterator[tuple[uuid.UUID, str]]:
     """A registered cluster, a real API process and an operator that reports to it with a
-    token of the API's own key set; yields the cluster's id."""
+    token of the API's own key set; with `worker`, a worker process too, which applies
+    sessions to the cluster with its stored kubeconfig. Yields the cluster's id and the API's
+    URL."""
     from gshare.clusters.keyfile import load_or_create
+    from gshare.clusters.kubeconfigs import FileKubeconfigStore
 
     data_dir = tmp_path / "api-data"
     data_dir.mkdir()
@@ -208,10 +217,22 @@ async def _reporting(
     )
     async with sessions() as session, session.begin():
         session.add(cluster)
+    await FileKubeconfigStore(data_dir / "clusters").put(cluster.id, kube.embedded_kubeconfig())
     keys = load_or_create(data_dir / "internal-keys.json", now)  # the API's own key set
     token_file = tmp_path / "token"
     token_file.write_text(keys.mint(str(cluster.id), now))
     api, base = start_api(database_url, data_dir)
+    procs = [api]
+    if worker:
+        procs.append(
+            start_worker(
+                database_url,
+                data_dir,
+                GSHARE_SESSIONS_NAMESPACE=NAMESPACE,
+                GSHARE_METERING_INTERVAL_SECONDS="1",
+                GSHARE_SESSION_APPLY_INTERVAL_SECONDS="1",
+            )
+        )
     env = clean_env()
     env |= {
         "KUBECONFIG": str(kube.kubeconfig),
@@ -219,6 +240,7 @@ async def _reporting(
         "GSHARE_OPERATOR_API_URL": base,
         "GSHARE_OPERATOR_CLUSTER_ID": str(cluster.id),
         "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
+        **(operator_env or {}),
     }
     log = (tmp_path / "operator.log").open("wb")
     operator = subprocess.Popen(
@@ -229,9 +251,9 @@ async def _reporting(
         cwd=tmp_path,
     )
     try:
-        yield cluster.id
+        yield cluster.id, base
     finally:
-        stop(operator, api)
+        stop(operator, *procs)
 
 
 async def test_the_operator_reports_hamis_inventory_to_the_api(
@@ -289,7 +311,7 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
 
     operator["proc"].terminate()  # this test runs an operator that reports to an API
     operator["proc"].wait(20)
-    async with _reporting(kube, database_url, sessions, tmp_path) as cluster_id:
+    async with _reporting(kube, database_url, sessions, tmp_path) as (cluster_id, _):
         body = _session()
         session_id = uuid.UUID(body["spec"]["sessionId"])
         now = datetime.now(UTC)

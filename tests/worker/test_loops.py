@@ -74,6 +74,7 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
         output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, output
     assert (
-        "worker running: event relay, admission queue, fair-share usage, monthly refill, "
-        "housekeeping, operator tokens"
+        "worker running: event relay, session apply, metering, idle reaping, session "
+        "reconcile, admission queue, fair-share usage, monthly refill, housekeeping, "
+        "operator tokens"
     ) in output

@@ -1,5 +1,6 @@
 import { infiniteQueryOptions, queryOptions, type QueryKey } from '@tanstack/react-query';
 import type { AuditFilters, EntryFilters, UserFilters } from './filters';
+import type { components } from './schema';
 import type { PolicyScope } from './types';
 import { api, compact, unwrap } from './client';
 import { fetchMe } from './me';
@@ -28,10 +29,22 @@ export const scopes = {
   wallets: ['wallets'],
   credits: ['credits'],
   notifications: ['notifications'],
+  sessions: ['sessions'],
+  volumes: ['volumes'],
+  catalog: ['catalog'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
 export const PAGE_SIZE = 50;
+
+/** `mine`: the caller's sessions; `admin`: every session in the groups the caller administers. */
+export interface SessionFilters {
+  scope?: 'mine' | 'admin';
+  state?: string[];
+  group_id?: string;
+}
+
+type AdmissionPreviewIn = components['schemas']['AdmissionPreviewIn'];
 
 export interface Page<T> {
   items: T[];
@@ -222,6 +235,49 @@ export const queries = {
     queryOptions({
       queryKey: [...scopes.wallets, 'tree', orgId],
       queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}/wallet-tree', { params: { path: { org_id: orgId } } })),
+    }),
+
+  /** Sessions, newest first; one answer, not paged. */
+  sessions: (filters: SessionFilters = {}) => {
+    const query = compact({ scope: 'mine' as const, ...filters, state: filters.state?.length ? filters.state : undefined });
+    return queryOptions({
+      queryKey: [...scopes.sessions, 'list', query],
+      queryFn: () => unwrap(api.GET('/api/v1/sessions', { params: { query } })),
+    });
+  },
+  /** One session with its state history. */
+  session: (sessionId: string) =>
+    queryOptions({
+      queryKey: [...scopes.sessions, 'detail', sessionId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/sessions/{session_id}', { params: { path: { session_id: sessionId } } })),
+    }),
+  /**
+   * What admission would do with a session of this shape now. It reads the queue, so it sits
+   * under the queue's prefix and is asked again whenever admissions change.
+   */
+  admissionPreview: (body: AdmissionPreviewIn) =>
+    queryOptions({
+      queryKey: [...scopes.queue, 'preview', body],
+      queryFn: () => unwrap(api.POST('/api/v1/admission/preview', { body })),
+    }),
+
+  /** Session images; `includeDisabled` (catalog admins) lists the disabled ones too. */
+  catalog: (includeDisabled = false) =>
+    queryOptions({
+      queryKey: [...scopes.catalog, includeDisabled],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/catalog', { params: { query: includeDisabled ? { include_disabled: true } : {} } })),
+    }),
+
+  /** The caller's home volumes and their groups' shared ones, with the sessions using each. */
+  volumes: () =>
+    queryOptions({ queryKey: [...scopes.volumes, 'mine'], queryFn: () => unwrap(api.GET('/api/v1/volumes')) }),
+  groupVolumes: (groupId: string) =>
+    queryOptions({
+      queryKey: [...scopes.volumes, 'group', groupId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/groups/{group_id}/volumes', { params: { path: { group_id: groupId } } })),
     }),
 
   /** The caller's notifications, newest first. */

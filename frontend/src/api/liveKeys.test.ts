@@ -17,6 +17,13 @@ function clientWithViews() {
     queue: queries.queue('own').queryKey,
     cards: queries.clusterCards('c1').queryKey,
     org: queries.org('o1').queryKey,
+    sessions: queries.sessions().queryKey,
+    adminSessions: queries.sessions({ scope: 'admin', state: ['running'] }).queryKey,
+    session: queries.session('s1').queryKey,
+    volumes: queries.volumes().queryKey,
+    groupVolumes: queries.groupVolumes('g1').queryKey,
+    preview: queries.admissionPreview({ group_id: 'g1', tier_id: null, cpu_cores: 1, memory_mib: 2048 }).queryKey,
+    catalog: queries.catalog().queryKey,
   };
   for (const key of Object.values(views)) client.setQueryData(key, {});
   const stale = () =>
@@ -33,7 +40,7 @@ describe('live event keys', () => {
     expect(invalidationsFor('notification.created')).toEqual([scopes.notifications]);
     expect(invalidationsFor('notifications.read')).toEqual([scopes.notifications]);
     expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards]);
-    expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards]);
+    expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]);
     expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters]);
     expect(invalidationsFor('account.changed')).toBe('all');
     expect(invalidationsFor('reset')).toBe('all');
@@ -67,10 +74,25 @@ describe('live event keys', () => {
     expect(stale()).toEqual(['notifications', 'unread']);
   });
 
-  it('make an admission refresh the queue and the cards', async () => {
+  it('make an admission refresh the queue, the cards and the admission preview', async () => {
     const { client, stale } = clientWithViews();
     await applyLiveEvent(client, 'admission.changed');
-    expect(stale()).toEqual(['cards', 'queue']);
+    expect(stale()).toEqual(['cards', 'preview', 'queue']);
+  });
+
+  it('make a session change refresh the session lists, its detail, the volumes, the queue and the cards', async () => {
+    const { client, stale } = clientWithViews();
+    await applyLiveEvent(client, 'session.changed');
+    expect(stale()).toEqual([
+      'adminSessions',
+      'cards',
+      'groupVolumes',
+      'preview',
+      'queue',
+      'session',
+      'sessions',
+      'volumes',
+    ]);
   });
 
   it('make a reset or an account change refresh everything, the signed-in user included', async () => {
@@ -78,7 +100,7 @@ describe('live event keys', () => {
       const { client, stale } = clientWithViews();
       await applyLiveEvent(client, kind);
       expect(stale()).toContain('me');
-      expect(stale()).toHaveLength(10);
+      expect(stale()).toHaveLength(17);
     }
   });
 

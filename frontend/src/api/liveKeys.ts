@@ -15,7 +15,8 @@ const invalidations = new Map<string, LiveInvalidation>([
   ['notifications.read', [scopes.notifications]],
   // Admitting or ending a request changes the queue and who occupies which card.
   ['admission.changed', [scopes.queue, scopes.cards]],
-  ['session.changed', [scopes.queue, scopes.cards]],
+  // A session moved on: its card, its place in the queue, and the volumes it holds.
+  ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]],
   // A cluster reported its cards, or a card's pool or MIG layout changed.
   ['cards.changed', [scopes.cards, scopes.clusters]],
   // Roles decide what every other answer contains.

@@ -41,7 +41,10 @@ export type Action =
   | 'policy.read_group'
   | 'policy.set_group'
   | 'policy.set_user'
-  | 'queue.read_scope';
+  | 'queue.read_scope'
+  | 'session.read_scope'
+  | 'catalog.manage'
+  | 'volume.manage_group';
 
 /** Where an action would happen: an organization, or a group with its organization. */
 export interface Where {

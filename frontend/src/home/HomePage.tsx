@@ -1,5 +1,5 @@
 import { Badge, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { Navigate, useNavigate } from 'react-router';
+import { Link, Navigate, useNavigate } from 'react-router';
 import type { MembershipOut } from '../api/types';
 import { useSession } from '../auth/session';
 import { ADMIN_BASE, useAdminModePreference } from '../shell/adminMode';
@@ -41,6 +41,16 @@ export function HomePage() {
     <Stack maw={960}>
       <Title order={2}>Welcome, {me.user.name || me.user.email}</Title>
       <Text c="dimmed">Your groups decide which GPUs you can use.</Text>
+      {memberships.some((membership) => membership.active) && (
+        <Group gap="xs">
+          <Button component={Link} to="/sessions/new">
+            New session
+          </Button>
+          <Button component={Link} to="/sessions" variant="light">
+            Your sessions
+          </Button>
+        </Group>
+      )}
       <Title order={3} size="h4" mt="md">
         Your groups
       </Title>

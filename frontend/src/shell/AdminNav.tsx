@@ -1,5 +1,6 @@
 import { NavLink } from '@mantine/core';
 import { Link, useLocation } from 'react-router';
+import { CATALOG_MANAGE, SESSIONS_READ_SCOPE } from '../admin/sessions/access';
 import type { Action } from '../auth/capabilities';
 import { useSession } from '../auth/session';
 
@@ -19,6 +20,8 @@ const LINKS: AdminLink[] = [
   { to: '/admin/tiers', label: 'Tiers and prices', needs: 'capacity.read' },
   { to: '/admin/policies', label: 'Policies' },
   { to: '/admin/queue', label: 'Queue', needs: 'queue.read_scope' },
+  { to: '/admin/sessions', label: 'Sessions', needs: SESSIONS_READ_SCOPE },
+  { to: '/admin/catalog', label: 'Session catalog', needs: CATALOG_MANAGE },
   { to: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -10,6 +10,13 @@ import { LiveIndicator } from './LiveIndicator';
 import { NotificationBell } from './NotificationBell';
 import { UserMenu } from './UserMenu';
 
+const MAIN_LINKS = [
+  { to: '/sessions', label: 'Sessions' },
+  { to: '/volumes', label: 'Volumes' },
+  { to: '/requests', label: 'My requests' },
+  { to: '/wallet', label: 'Wallet' },
+];
+
 export function Shell() {
   const { adminMode } = useSession();
   const { pathname } = useLocation();
@@ -36,28 +43,23 @@ export function Shell() {
           </Group>
           <Group gap="sm" wrap="nowrap">
             <LiveIndicator />
-            <Button
-              component={Link}
-              to="/requests"
-              variant={pathname === '/requests' ? 'light' : 'subtle'}
-              aria-current={pathname === '/requests' ? 'page' : undefined}
-              size="sm"
-              px="xs"
-              style={{ flexShrink: 0 }}
-            >
-              My requests
-            </Button>
-            <Button
-              component={Link}
-              to="/wallet"
-              variant={pathname === '/wallet' ? 'light' : 'subtle'}
-              aria-current={pathname === '/wallet' ? 'page' : undefined}
-              size="sm"
-              px="xs"
-              style={{ flexShrink: 0 }}
-            >
-              Wallet
-            </Button>
+            {MAIN_LINKS.map((link) => {
+              const current = pathname === link.to || pathname.startsWith(`${link.to}/`);
+              return (
+                <Button
+                  key={link.to}
+                  component={Link}
+                  to={link.to}
+                  variant={current ? 'light' : 'subtle'}
+                  aria-current={current ? 'page' : undefined}
+                  size="sm"
+                  px="xs"
+                  style={{ flexShrink: 0 }}
+                >
+                  {link.label}
+                </Button>
+              );
+            })}
             <AdminModeSwitch />
             <NotificationBell />
             <UserMenu />

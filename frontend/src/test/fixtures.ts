@@ -14,6 +14,7 @@ const GROUP_ADMIN_ACTIONS = [
   'credits.move_group_user',
   'credits.grant_user',
   'policy.read_group',
+  'volume.manage_group',
 ];
 const ORG_ADMIN_ACTIONS = [
   ...GROUP_ADMIN_ACTIONS,
@@ -45,6 +46,8 @@ export const SUPER_ADMIN_ACTIONS = [
   'policy.set_global',
   'policy.set_org',
   'queue.read_scope',
+  'session.read_scope',
+  'catalog.manage',
   'user.super_admin.manage',
   ...ORG_ADMIN_ACTIONS,
 ];
@@ -53,7 +56,9 @@ export const SUPER_ADMIN_ACTIONS = [
 export function capabilitiesFor(roles: RoleGrantOut[]): Capabilities {
   if (roles.some((r) => r.role === 'super_admin')) return { actions: SUPER_ADMIN_ACTIONS, orgs: [], groups: [] };
   const caps: Capabilities = {
-    actions: roles.length ? ['admin_mode', 'audit.read', 'policy.read_global', 'queue.read_scope'] : [],
+    actions: roles.length
+      ? ['admin_mode', 'audit.read', 'policy.read_global', 'queue.read_scope', 'session.read_scope']
+      : [],
     orgs: [],
     groups: [],
   };

@@ -1,5 +1,6 @@
-import { Badge, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useWalletEntries } from '../api/hooks/wallets';
 import type { EntryKind, EntryOut } from '../api/types';
 import { formatAmount, formatSigned, isNegative } from '../ui/amount';
@@ -8,9 +9,17 @@ import { PagedTable } from '../ui/PagedTable';
 import { ENTRY_KIND_COLORS, ENTRY_KIND_LABELS, ENTRY_KIND_OPTIONS } from './entryKinds';
 
 function MemoCell({ entry }: { entry: EntryOut }) {
-  if (!entry.memo && !entry.actor_email) return <>—</>;
+  if (!entry.memo && !entry.actor_email && !entry.session_id) return <>—</>;
   return (
     <>
+      {entry.session_id && (
+        <Text size="sm">
+          Session{' '}
+          <Anchor component={Link} to={`/sessions/${entry.session_id}`} size="sm">
+            {entry.session_name || 'details'}
+          </Anchor>
+        </Text>
+      )}
       {entry.memo && <Text size="sm">{entry.memo}</Text>}
       {entry.actor_email && (
         <Text size="xs" c="dimmed">

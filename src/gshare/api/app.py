@@ -27,6 +27,7 @@ from gshare.clusters import service as clusters_service
 from gshare.clusters.callbacks import unchecked_internal_routes
 from gshare.clusters.endpoints import router as clusters_router
 from gshare.credits import service as credits_service
+from gshare.credits import views as credits_views
 from gshare.credits.endpoints import router as credits_router
 from gshare.events import hub as events_hub
 from gshare.events.endpoints import router as events_router
@@ -80,6 +81,8 @@ def create_app(
     clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
     clusters_service.card_counts.connect(capacity_service.card_counts)
     credits_service.ended_sessions.connect(capacity_admission.ended_among)
+    capacity_admission.dequeued.connect(sessions_service.follow_queue)
+    credits_views.session_names.connect(sessions_service.session_names)
     events_hub.scopes_of.connect(identity_service.event_scopes)
 
     @asynccontextmanager

@@ -53,7 +53,8 @@ def _describe(exc: RequestValidationError) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(GShareError)
     async def _gshare(request: Request, exc: GShareError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.headers)
+        # body(): an error may add its own fields beside code and message.
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

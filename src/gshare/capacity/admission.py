@@ -60,6 +60,7 @@ from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
 from gshare.kit.errors import Conflict, Forbidden, GShareError, NotFound
+from gshare.kit.hooks import Hook
 from gshare.kit.ids import new_id
 from gshare.kit.settings import Settings
 
@@ -102,6 +103,10 @@ class Ask:
     tier_id: uuid.UUID | None
     cpu_millicores: int = 1000
     memory_mib: int = 2048
+    # Only a card of this cluster will do (the one holding the session's volumes); None: any.
+    cluster_id: uuid.UUID | None = None
+    # The session billed for the allocation (its hold names it); None: the request itself.
+    session_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -139,11 +144,13 @@ class _Prepared:
         return (
             None
             if self.tier is None or self.model is None
-            else _placement(self.ask.request_id, self.tier, self.model)
+            else _placement(self.ask.request_id, self.tier, self.model, self.ask.cluster_id)
         )
 
 
-def _placement(request_id: uuid.UUID, tier: GpuTier, model: GpuModel) -> PlacementRequest:
+def _placement(
+    request_id: uuid.UUID, tier: GpuTier, model: GpuModel, cluster_id: uuid.UUID | None = None
+) -> PlacementRequest:
     kind: RequestKind = "mig"
     if tier.kind in ("fraction", "exclusive"):
         kind = "fraction" if tier.kind == "fraction" else "exclusive"
@@ -156,6 +163,7 @@ def _placement(request_id: uuid.UUID, tier: GpuTier, model: GpuModel) -> Placeme
         compute_percent=tier.compute_percent,
         slots_per_card=tier.denominator or 1,
         mig_profile=tier.mig_profile,
+        cluster_id=cluster_id,
     )
 
 
@@ -293,7 +301,7 @@ async def _commit(
         hold = await operations.place_hold(
             db,
             wallet_id=prepared.wallet_id or await credits.account_id(db, "user", ask.user_id, now),
-            session_id=ask.request_id,
+            session_id=ask.session_id or ask.request_id,
             rate_per_hour=prepared.price,
             window_seconds=settings.hold_window_seconds,
             now=now,
@@ -391,6 +399,8 @@ def _request_values(ask: Ask, prepared: _Prepared, status: str, now: datetime) -
         "tier_name": prepared.tier.name if prepared.tier else None,
         "cpu_millicores": ask.cpu_millicores,
         "memory_mib": ask.memory_mib,
+        "cluster_id": ask.cluster_id,
+        "session_id": ask.session_id,
         "status": status,
         "reason": "",
         "enqueued_at": now,
@@ -520,7 +530,11 @@ async def _queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> _Q
         state.tiers[row.id] = (tier, model)
         state.queued.append(
             QueuedRequest(
-                _placement(row.id, tier, model), row.user_id, row.group_id, row.enqueued_at, weight
+                _placement(row.id, tier, model, row.cluster_id),
+                row.user_id,
+                row.group_id,
+                row.enqueued_at,
+                weight,
             )
         )
     return state
@@ -619,7 +633,16 @@ class DequeueSummary:
 
 
 def _ask_of(row: AdmissionRequest) -> Ask:
-    return Ask(row.id, row.user_id, row.group_id, row.tier_id, row.cpu_millicores, row.memory_mib)
+    return Ask(
+        row.id,
+        row.user_id,
+        row.group_id,
+        row.tier_id,
+        row.cpu_millicores,
+        row.memory_mib,
+        row.cluster_id,
+        row.session_id,
+    )
 
 
 def _refuse(
@@ -706,7 +729,58 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
     if any(row.status != "queued" for row in rows):
         # Whoever is still waiting has moved up the queue.
         await _announce(db, [_change(row) for row in rows])
+        await dequeued.results(db, summary, now)
     return summary
+
+
+# The sessions domain follows what the queue decided, in the same transaction.
+dequeued: Hook[[DequeueSummary, datetime], None] = Hook("dequeued")
+
+
+async def withdraw(db: AsyncSession, request_id: uuid.UUID, now: datetime, reason: str) -> bool:
+    """Take a queued request out of the queue (its session was paused or stopped while it
+    waited); False when it was not queued."""
+    row = await repository.request(db, request_id, lock=True)
+    if row is None or row.status != "queued":
+        return False
+    _decide(row, "cancelled", reason, now)
+    await _announce(db, [_change(r) for r in [row, *await repository.queued(db)]])
+    await db.flush()
+    return True
+
+
+@dataclass(frozen=True)
+class CardAssignment:
+    """The card an allocation holds, as the cluster names it."""
+
+    node: str
+    card_uuid: str
+    vram_mib: int | None
+    cores_percent: int | None
+    mig_profile: str | None
+
+
+async def assignment(db: AsyncSession, allocation: Allocation) -> CardAssignment | None:
+    """Where the allocation's card is; None for a CPU-only allocation (or a card gone)."""
+    if allocation.card_id is None:
+        return None
+    card = await repository.card(db, allocation.card_id)
+    if card is None:
+        return None
+    if allocation.mig_profile is not None:
+        return CardAssignment(card.node, card.uuid, None, None, allocation.mig_profile)
+    return CardAssignment(
+        card.node, card.uuid, allocation.vram_mib, allocation.compute_percent or None, None
+    )
+
+
+async def lost_among(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these requests' allocations are lost (their card went missing or changed)."""
+    return await repository.lost_requests(db, request_ids)
+
+
+async def allocation_of(db: AsyncSession, request_id: uuid.UUID) -> Allocation | None:
+    return await repository.allocation_of(db, request_id)
 
 
 async def sample_usage(db: AsyncSession, now: datetime, settings: Settings) -> bool:

@@ -191,6 +191,10 @@ class AdmissionRequest(Base):
     tier_name: Mapped[str | None] = mapped_column(String(40))
     cpu_millicores: Mapped[int] = mapped_column(Integer, nullable=False)
     memory_mib: Mapped[int] = mapped_column(Integer, nullable=False)
+    # Only a card of this cluster will do; None: any.
+    cluster_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    # The session it is for, which its hold bills; None: the request stands alone.
+    session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     status: Mapped[str] = mapped_column(String(24), nullable=False)
     reason: Mapped[str] = mapped_column(Text, nullable=False, default="")
     enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

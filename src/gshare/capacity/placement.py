@@ -69,6 +69,8 @@ class PlacementRequest:
     compute_percent: int
     slots_per_card: int = 1
     mig_profile: str | None = None
+    # Only cards of this cluster (the one that holds the session's volumes); None: any.
+    cluster_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -183,10 +185,21 @@ class PlacementIndex:
         holder = self._reserved.get(card_id)
         return holder is not None and holder != request_id
 
+    def _out_of_reach(self, card_id: uuid.UUID, request: PlacementRequest) -> bool:
+        """Held for another request, or on a cluster the request cannot use: the card stays
+        in the index for other requests."""
+        wrong_cluster = (
+            request.cluster_id is not None
+            and self._states[card_id].card.cluster_id != request.cluster_id
+        )
+        return wrong_cluster or self._held_for_other(card_id, request.id)
+
     def fit_on(self, card_id: uuid.UUID, request: PlacementRequest) -> Placement | None:
         """The placement on this one card, if the request fits there now."""
         state = self._states.get(card_id)
         if state is None or state.card.model != request.model:
+            return None
+        if request.cluster_id is not None and state.card.cluster_id != request.cluster_id:
             return None
         if request.kind == "mig":
             if state.card.pool != MIG:
@@ -240,7 +253,7 @@ class PlacementIndex:
             if -negative_count != len(state.slots) or state.carved_tier != request.tier:
                 heapq.heappop(heap)  # stale: a newer entry, or none, stands for this card
                 continue
-            if self._held_for_other(card_id, request.id):
+            if self._out_of_reach(card_id, request):
                 skipped.append(heapq.heappop(heap))
                 continue
             found = self.fit_on(card_id, request)
@@ -262,9 +275,7 @@ class PlacementIndex:
             if self._states[card_id].slots:
                 heapq.heappop(heap)
                 continue
-            found = (
-                None if self._held_for_other(card_id, request.id) else self.fit_on(card_id, request)
-            )
+            found = None if self._out_of_reach(card_id, request) else self.fit_on(card_id, request)
             if found is not None:
                 break
             # Held for another request, or too small for this tier: keep it for other requests.
@@ -285,7 +296,7 @@ class PlacementIndex:
             if (request.mig_profile, start) not in state.free_instances:
                 heapq.heappop(heap)
                 continue
-            if self._held_for_other(card_id, request.id):
+            if self._out_of_reach(card_id, request):
                 skipped.append(heapq.heappop(heap))
                 continue
             found = Placement(request.id, card_id, request.tier, None, request.mig_profile, start)

@@ -311,6 +311,15 @@ async def allocation_of(
     return (await db.scalars(query)).first()
 
 
+async def lost_requests(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    if not request_ids:
+        return set()
+    query = select(Allocation.request_id).where(
+        Allocation.request_id.in_(list(request_ids)), Allocation.status == "lost"
+    )
+    return set(await db.scalars(query))
+
+
 async def mark_lost(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
     """Live allocations on these cards become lost (their slots stay taken); their request ids."""
     if not card_ids:

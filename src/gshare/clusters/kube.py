@@ -310,6 +310,15 @@ async def apply_session(kubeconfig: dict[str, Any], namespace: str, body: dict[s
         await api.close()
 
 
+async def delete_session(kubeconfig: dict[str, Any], namespace: str, name: str) -> None:
+    """Delete a GShareSession resource (its children go with it); gone already is fine."""
+    api = await api_client(kubeconfig)
+    try:
+        await kubeapi.delete(api, "GShareSession", name, namespace)
+    finally:
+        await api.close()
+
+
 async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_at: str) -> None:
     """Put the operator's current token where the operator reads it: a Secret in gshare-system,
     mounted as a file the operator reloads when it changes."""

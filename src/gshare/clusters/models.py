@@ -37,6 +37,9 @@ class Cluster(Base):
     status_message: Mapped[str] = mapped_column(Text, nullable=False, default="")
     last_contact_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     inventory_sequence: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    # The GPU metrics source its operator reads: when it last reported, and what was wrong.
+    metrics_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    metrics_error: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (

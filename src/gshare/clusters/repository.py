@@ -124,3 +124,18 @@ async def refusals(
             )
         )
     return list(await db.scalars(query.limit(limit)))
+
+
+async def set_metrics(db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str) -> None:
+    await db.execute(
+        update(Cluster)
+        .where(Cluster.id == cluster_id)
+        .values(metrics_at=now, metrics_error=error[:1000])
+    )
+
+
+async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
+    rows = await db.scalars(
+        select(Cluster.id).where(Cluster.metrics_at >= since, Cluster.metrics_error == "")
+    )
+    return set(rows)

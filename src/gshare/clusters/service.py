@@ -189,6 +189,19 @@ async def heard_from(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> 
     await repository.touch(db, cluster_id, now)
 
 
+async def metrics_reported(
+    db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str
+) -> None:
+    """The cluster's operator read its GPU metrics source (error empty) or could not."""
+    await repository.set_metrics(db, cluster_id, now, error)
+
+
+async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
+    """Clusters whose metrics were read without error since `since`: only their sessions may
+    be judged idle."""
+    return await repository.metrics_fresh(db, since)
+
+
 async def sessions_domain_of(db: AsyncSession, cluster_id: uuid.UUID) -> str | None:
     """Where the cluster serves session pages; None when there is no such cluster."""
     found = await repository.cluster(db, cluster_id)

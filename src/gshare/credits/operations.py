@@ -384,3 +384,81 @@ async def refill_wallet(
             data={"wallet_id": str(wallet_id), "period": period},
         )
     return RefillResult(wallet_id, result.amount, result.shortfall)
+
+
+@dataclass(frozen=True)
+class Charge:
+    """Metered use to capture from one open hold."""
+
+    hold_id: uuid.UUID
+    amount: int
+
+
+@dataclass(frozen=True)
+class Charged:
+    hold_id: uuid.UUID
+    captured: int  # what was captured (less than asked only when the hold ran out)
+    extended: bool  # another window was reserved
+    short: bool  # the hold is low and the wallet cannot extend it: the session must stop using it
+
+
+async def meter_holds(
+    db: AsyncSession, charges: Sequence[Charge], *, lead_seconds: int, now: datetime
+) -> list[Charged]:
+    """Capture metered use from many open holds at once, and extend each hold that would run
+    out within `lead_seconds` by one window where its wallet has the credits.
+
+    Set-based: the holds, their wallets and lots are locked and read in three statements and
+    everything is written in one, however many holds there are. Holds are locked before wallets
+    and each in id order, as every other operation does. Holds that are no longer open are
+    skipped (their session was settled meanwhile)."""
+    if not charges:
+        return []
+    wanted = {c.hold_id: c.amount for c in charges}
+    holds = await repository.lock_holds(db, sorted(wanted))
+    holds = [h for h in holds if h.status == "open"]
+    wallets = await _locked(db, sorted({h.account_id for h in holds})) if holds else {}
+    lots = await repository.lots_of(db, list(wallets))
+    consumption = await repository.account_id(db, "consumption", None, now)
+    figures = {w.id: Wallet(w.balance, w.held) for w in wallets.values()}
+    lot_deltas: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
+    captures: list[tuple[uuid.UUID, uuid.UUID, int, int]] = []  # hold, wallet, amount, after
+    out: list[Charged] = []
+    for hold in holds:
+        wallet_id = hold.account_id
+        amount = min(wanted[hold.id], hold.reserved)
+        if amount > 0:
+            figures[wallet_id], hold.reserved = ledger.capture(
+                figures[wallet_id], hold.reserved, amount
+            )
+            hold.captured += amount
+            drawn = ledger.draw_spending(lots[wallet_id], amount, prefer=hold.for_group_wallet_id)
+            lots[wallet_id] = ledger.after_draws(lots[wallet_id], drawn)
+            for key, delta in _deltas(wallet_id, drawn).items():
+                lot_deltas[key] = lot_deltas.get(key, 0) + delta
+            captures.append((hold.id, wallet_id, amount, figures[wallet_id].balance))
+        extended = short = False
+        needed = hold.rate_per_hour * lead_seconds // 3600 + 1
+        if hold.reserved < needed:
+            extra = hold_amount(hold.rate_per_hour, hold.window_seconds)
+            if extra <= figures[wallet_id].available:
+                figures[wallet_id] = ledger.reserve(figures[wallet_id], extra)
+                hold.reserved += extra
+                extended = True
+            else:
+                short = True
+        out.append(Charged(hold.id, amount, extended, short or amount < wanted[hold.id]))
+    changed = [w for w in wallets.values() if Wallet(w.balance, w.held) != figures[w.id]]
+    for w in changed:
+        w.balance, w.held = figures[w.id].balance, figures[w.id].held
+    await repository.post_metering(
+        db,
+        wallets=changed,
+        holds=holds,
+        lot_deltas=lot_deltas,
+        captures=captures,
+        consumption_id=consumption,
+        now=now,
+        events=_changed(changed),
+    )
+    return out

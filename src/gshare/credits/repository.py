@@ -303,6 +303,77 @@ async def lock_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold | N
     return None if row is None else CreditHold(**row._mapping)
 
 
+_LOCK_HOLDS = text(
+    f"SELECT {_HOLD_COLUMNS} FROM credit_holds WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"  # noqa: S608 - constant columns
+)
+
+
+async def lock_holds(db: AsyncSession, ids: Sequence[uuid.UUID]) -> list[CreditHold]:
+    """Holds, their rows locked in id order, as detached copies."""
+    rows = (await db.execute(_LOCK_HOLDS, {"ids": list(ids)})).all()
+    return [CreditHold(**row._mapping) for row in rows]
+
+
+# Everything one metering batch writes, in one statement: wallets, lots, holds, one capture
+# transfer per hold with its two entries, and the wallet events.
+_POST_METERING = text(
+    f"WITH {_SET_MANY}, {_LOT_DELTAS}, ins AS ({_NEW_LOTS} RETURNING 1), {outbox.RECORD_CTE}, "  # noqa: S608
+    "h AS (UPDATE credit_holds AS c SET reserved = v.reserved, captured = v.captured "
+    "FROM unnest(CAST(:hold_ids AS uuid[]), CAST(:reserveds AS bigint[]), "
+    "CAST(:captureds AS bigint[])) AS v(id, reserved, captured) WHERE c.id = v.id RETURNING 1), "
+    "cap AS (SELECT * FROM unnest(CAST(:transfer_ids AS uuid[]), CAST(:cap_holds AS uuid[]), "
+    "CAST(:cap_wallets AS uuid[]), CAST(:cap_amounts AS bigint[]), CAST(:cap_afters AS bigint[])) "
+    "AS cap(id, hold_id, wallet_id, amount, after)), "
+    "t AS (INSERT INTO credit_transfers "
+    "(id, kind, debit_account_id, credit_account_id, amount, memo, actor_id, hold_id, created_at) "
+    "SELECT id, 'capture', wallet_id, :consumption, amount, NULL, NULL, hold_id, :at FROM cap "
+    "RETURNING id) "
+    "INSERT INTO credit_entries (transfer_id, account_id, amount, balance_after, created_at) "
+    "SELECT e.transfer_id, e.account_id, e.amount, e.balance_after, :at FROM t, (SELECT cap.id "
+    "AS transfer_id, cap.wallet_id AS account_id, -cap.amount AS amount, cap.after AS "
+    "balance_after, cap.id AS k, 1 AS side FROM cap UNION ALL SELECT cap.id, "
+    "CAST(:consumption AS uuid), cap.amount, NULL, cap.id, 2 FROM cap) AS e "
+    "WHERE e.transfer_id = t.id ORDER BY e.k, e.side"
+)
+
+
+async def post_metering(
+    db: AsyncSession,
+    *,
+    wallets: Sequence[LockedWallet],
+    holds: Sequence[CreditHold],
+    lot_deltas: dict[tuple[uuid.UUID, uuid.UUID], int],
+    captures: Sequence[tuple[uuid.UUID, uuid.UUID, int, int]],
+    consumption_id: uuid.UUID,
+    now: datetime,
+    events: Sequence[outbox.NewEvent],
+) -> None:
+    """Write one metering batch (`captures`: hold, wallet, amount, the wallet's balance after)."""
+    transfer_ids = [new_id() for _ in captures]
+    await db.execute(
+        _POST_METERING,
+        {
+            "ids": [w.id for w in wallets],
+            "balances": [w.balance for w in wallets],
+            "helds": [w.held for w in wallets],
+            **_lot_params(lot_deltas),
+            **outbox.params(events),
+            "hold_ids": [h.id for h in holds],
+            "reserveds": [h.reserved for h in holds],
+            "captureds": [h.captured for h in holds],
+            "transfer_ids": transfer_ids,
+            "cap_holds": [c[0] for c in captures],
+            "cap_wallets": [c[1] for c in captures],
+            "cap_amounts": [c[2] for c in captures],
+            "cap_afters": [c[3] for c in captures],
+            "consumption": consumption_id,
+            "at": now,
+        },
+    )
+    if events:
+        outbox.recorded(db)
+
+
 async def insert_hold(session: AsyncSession, hold: CreditHold) -> None:
     await session.execute(_INSERT_HOLD, _hold_values(hold))
 
@@ -318,6 +389,19 @@ async def store_hold(session: AsyncSession, hold: CreditHold) -> None:
             "resolved_at": hold.resolved_at,
         },
     )
+
+
+async def sessions_of_holds(
+    db: AsyncSession, hold_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, uuid.UUID]:
+    """The session each hold was placed for."""
+    if not hold_ids:
+        return {}
+    rows = await db.execute(
+        text("SELECT id, session_id FROM credit_holds WHERE id = ANY(:ids)"),
+        {"ids": list(set(hold_ids))},
+    )
+    return {r.id: r.session_id for r in rows}
 
 
 async def insert_resolution(

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from gshare.kit.schemas import RequestModel, ResponseModel
 
@@ -58,6 +58,10 @@ class EntryOut(ResponseModel):
     memo: str | None
     actor_email: str | None
     hold_id: uuid.UUID | None
+    session_id: uuid.UUID | None = Field(
+        default=None, description="The session a capture or hold entry was for."
+    )
+    session_name: str | None = None
 
 
 class EntryPage(ResponseModel):

@@ -28,6 +28,7 @@ from gshare.credits.schemas import (
     WalletTreeOut,
 )
 from gshare.identity import service as identity
+from gshare.kit.hooks import Hook
 
 SYSTEM_NAMES = {"mint": "New credits", "consumption": "GPU usage"}
 
@@ -84,6 +85,11 @@ async def wallet_out(db: AsyncSession, account: CreditAccount) -> WalletOut:
     return (await wallets_out(db, [account]))[0]
 
 
+# The names of sessions that holds were placed for; the sessions domain answers (for the
+# caller's own sessions only: a hold is always on its owner's wallet).
+session_names: Hook[[list[uuid.UUID]], dict[uuid.UUID, str]] = Hook("session names")
+
+
 async def entries_out(
     db: AsyncSession, rows: Sequence[EntryRow], *, hidden: set[uuid.UUID] | None = None
 ) -> list[EntryOut]:
@@ -102,6 +108,12 @@ async def entries_out(
             if r.transfer.actor_id is not None and r.counterparty_id not in hidden
         ],
     )
+    holds = await repository.sessions_of_holds(
+        db, [r.transfer.hold_id for r in rows if r.transfer.hold_id is not None]
+    )
+    named: dict[uuid.UUID, str] = {}
+    for found in await session_names.results(db, list(set(holds.values()))):
+        named |= found
     out = []
     for row in rows:
         other = counterparts.get(row.counterparty_id)
@@ -110,6 +122,7 @@ async def entries_out(
             name = SYSTEM_NAMES.get(other.kind) or (
                 names.get(other.owner_id) if other.owner_id else None
             )
+        session_id = holds.get(row.transfer.hold_id) if row.transfer.hold_id else None
         out.append(
             EntryOut(
                 id=row.entry.id,
@@ -123,6 +136,8 @@ async def entries_out(
                 memo=None if row.counterparty_id in hidden else row.transfer.memo,
                 actor_email=actors.get(row.transfer.actor_id) if row.transfer.actor_id else None,
                 hold_id=row.transfer.hold_id,
+                session_id=session_id if session_id in named else None,
+                session_name=named.get(session_id) if session_id else None,
             )
         )
     return out

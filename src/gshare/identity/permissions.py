@@ -82,6 +82,18 @@ class Action(StrEnum):
     # ingress-nginx asking whether a request may reach a session: the session access cookie,
     # not a console sign-in, is the credential.
     SESSION_ACCESS_CHECK = "session.access_check"
+    # One's own sessions: the service answers 404 for anybody else's.
+    SESSION_CREATE = "session.create"
+    SESSION_READ_OWN = "session.read_own"
+    SESSION_CONTROL = "session.control"  # pause, resume, stop, delete, keep running
+    SESSION_READ_SCOPE = "session.read_scope"  # every session in the groups one administers
+    CATALOG_READ = "catalog.read"
+    CATALOG_MANAGE = "catalog.manage"
+    VOLUME_READ_OWN = "volume.read_own"
+    VOLUME_DELETE_OWN = "volume.delete_own"
+    VOLUME_READ_GROUP = "volume.read_group"  # a group's shared volumes: its members
+    VOLUME_MANAGE_GROUP = "volume.manage_group"  # create and delete them: its admins
+    SESSIONS_HEALTH = "sessions.health"  # the worker loops' health
 
 
 @dataclass(frozen=True)
@@ -301,6 +313,17 @@ RULES: dict[Action, Rule] = {
     Action.CLUSTER_CALLBACK: _never,
     Action.SESSION_ENTER: _signed_in,
     Action.SESSION_ACCESS_CHECK: _never,
+    Action.SESSION_CREATE: _signed_in,
+    Action.SESSION_READ_OWN: _signed_in,
+    Action.SESSION_CONTROL: _signed_in,
+    Action.SESSION_READ_SCOPE: _any_admin,
+    Action.CATALOG_READ: _signed_in,
+    Action.CATALOG_MANAGE: _never,
+    Action.VOLUME_READ_OWN: _signed_in,
+    Action.VOLUME_DELETE_OWN: _signed_in,
+    Action.VOLUME_READ_GROUP: _sees_group,
+    Action.VOLUME_MANAGE_GROUP: _group_admin,
+    Action.SESSIONS_HEALTH: _never,
 }
 
 

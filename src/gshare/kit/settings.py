@@ -105,6 +105,49 @@ class Settings(BaseSettings):
         le=60,
         description="How often each process numbers events that no local commit woke it for.",
     )
+    sessions_namespace: str = Field(
+        default="gshare-sessions",
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        max_length=63,
+        description="The namespace of every cluster that sessions run in (the operator's).",
+    )
+    metering_interval_seconds: float = Field(
+        default=60, gt=0, le=3600, description="How often running GPU sessions are billed."
+    )
+    session_apply_interval_seconds: float = Field(
+        default=5,
+        gt=0,
+        le=3600,
+        description="How often sessions' wanted resources are applied to their clusters when "
+        "no local change wakes the loop.",
+    )
+    idle_check_interval_seconds: float = Field(
+        default=60, gt=0, le=3600, description="How often idle and over-long sessions are paused."
+    )
+    idle_threshold_percent: float = Field(
+        default=5,
+        ge=0,
+        le=100,
+        description="A GPU session below this utilization counts as idle.",
+    )
+    idle_warning_minutes: int = Field(
+        default=10,
+        ge=0,
+        le=24 * 60,
+        description="How long before an idle pause its owner is warned.",
+    )
+    metrics_stale_minutes: float = Field(
+        default=5,
+        gt=0,
+        le=24 * 60,
+        description="Utilization older than this is not acted on: nothing is reaped.",
+    )
+    session_report_timeout_minutes: float = Field(
+        default=30,
+        gt=0,
+        le=7 * 24 * 60,
+        description="A session its cluster has not reported for this long is lost.",
+    )
     idempotency_key_days: int = Field(
         default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
     )

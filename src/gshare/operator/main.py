@@ -25,6 +25,7 @@ from gshare.operator.manifests import (
 from gshare.operator.reconcile import StatusRefresher, reconcile
 from gshare.operator.report import Reporter, ReportTarget, session_id_of
 from gshare.operator.spec import SpecError
+from gshare.operator.utilization import GpuSessions, configured
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
@@ -59,6 +60,11 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.config = operator_config()
     memo.refresher = StatusRefresher(memo.api, memo.config)
     memo.nodes = {}
+    memo.gpu_sessions = GpuSessions()
+    try:
+        metrics = configured(os.environ)
+    except ValueError as exc:
+        raise kopf.PermanentError(str(exc)) from exc
     target = report_target()
     memo.reporter = Reporter(target) if target else None
     memo.tasks = [_supervised(memo.refresher.run(), "the status writer")]
@@ -69,6 +75,14 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
             "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
             "the GPU inventory and session statuses are not reported"
         )
+    if metrics is not None and target is not None:
+        url, source, interval = metrics
+        reader = memo.gpu_sessions.reader(
+            target, url, source, interval, namespace=memo.config.namespace
+        )
+        memo.tasks.append(_supervised(reader.run(), "reporting GPU utilization"))
+    elif metrics is not None:
+        log.warning("GPU utilization is not reported: there is no API to report it to")
 
 
 def _supervised(work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None]:
@@ -165,9 +179,13 @@ async def pod_changed(
 async def session_event(
     type: str | None, spec: kopf.Spec, status: kopf.Status, memo: kopf.Memo, **_: Any
 ) -> None:
-    """Pass the resource's status on for the API (the reporter sends it if it is news)."""
+    """Pass the resource's status on for the API (the reporter sends it if it is news), and
+    follow which card the session holds."""
     session_id = session_id_of(spec.get("sessionId"))
-    if session_id is None or memo.reporter is None:
+    if session_id is None:
+        return
+    memo.gpu_sessions.follow(session_id, None if type == "DELETED" else spec)
+    if memo.reporter is None:
         return
     if type == "DELETED":
         memo.reporter.session_gone(session_id)

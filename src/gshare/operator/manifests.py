@@ -137,7 +137,9 @@ def home_claim(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json |
     claim: Json = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": _meta(spec, config, home_claim_name(spec), None if home.keep else owner),
+        "metadata": _meta(
+            spec, config, home.claim_name or home_claim_name(spec), None if home.keep else owner
+        ),
         "spec": {
             "accessModes": [home.access_mode],
             "resources": {"requests": {"storage": f"{home.size_gib}Gi"}},
@@ -146,6 +148,32 @@ def home_claim(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json |
     if config.storage_class:
         claim["spec"]["storageClassName"] = config.storage_class
     return claim
+
+
+def shared_claims(spec: SessionSpec, config: OperatorConfig) -> list[Json]:
+    """Claims of the group volumes the session mounts, created by whichever session mounts them
+    first and owned by none: they outlive every session."""
+    claims: list[Json] = []
+    for volume in spec.volumes:
+        if volume.kind != "shared" or not volume.claim_name:
+            continue
+        claim: Json = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": volume.claim_name,
+                "namespace": config.namespace,
+                "labels": {"app.kubernetes.io/managed-by": "gshare-operator"},
+            },
+            "spec": {
+                "accessModes": [volume.access_mode],
+                "resources": {"requests": {"storage": f"{volume.size_gib}Gi"}},
+            },
+        }
+        if config.storage_class:
+            claim["spec"]["storageClassName"] = config.storage_class
+        claims.append(claim)
+    return claims
 
 
 def _gpu_parts(gpu: GpuAssignment | None) -> tuple[dict[str, str], dict[str, str]]:
@@ -173,7 +201,9 @@ def pod(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
         {"name": "cache", "emptyDir": {}},
     ]
     for volume in spec.volumes:
-        claim = home_claim_name(spec) if volume.kind == "home" else volume.claim_name
+        claim = volume.claim_name
+        if volume.kind == "home" and not claim:
+            claim = home_claim_name(spec)
         read_only = volume.access_mode == "ReadOnlyMany"
         volumes.append(
             {
@@ -330,6 +360,7 @@ def children(spec: SessionSpec, config: OperatorConfig, owner: Json) -> list[Jso
     Paused."""
     claim = home_claim(spec, config, owner)
     kept = [claim] if claim else []
+    kept += shared_claims(spec, config)
     if spec.desired_state == "Paused":
         return kept
     return [

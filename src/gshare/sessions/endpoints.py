@@ -1,11 +1,12 @@
-"""Session routes so far: the operator's status callback, the ingress access check, and the
-console's entry link."""
+"""Session routes: the owner's sessions and their lifecycle, the catalog, volumes, the
+operator's status and utilization callbacks, the ingress access check and the entry link."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from gshare.clusters.callbacks import (
     ROUTE_STATE,
@@ -18,9 +19,27 @@ from gshare.clusters.callbacks import (
 from gshare.identity.dependencies import Ctx, SignedIn
 from gshare.identity.permissions import Action
 from gshare.kit.errors import NotAuthenticated
-from gshare.kit.web import DbSession, Now, client_of, declare
-from gshare.sessions import access, service
-from gshare.sessions.schemas import SessionEntryOut, StatusAck, StatusReport
+from gshare.kit.web import AppSettings, DbSession, Now, client_of, declare
+from gshare.sessions import access, catalog, reaping, service, views
+from gshare.sessions.lifecycle import State
+from gshare.sessions.models import InteractiveSession
+from gshare.sessions.schemas import (
+    ImageCreate,
+    ImageList,
+    ImageOut,
+    ImageUpdate,
+    SessionCreate,
+    SessionEntryOut,
+    SessionList,
+    SessionOut,
+    SharedVolumeCreate,
+    StatusAck,
+    StatusReport,
+    UtilizationAck,
+    UtilizationReport,
+    VolumeList,
+    VolumeOut,
+)
 
 
 async def entry_presented(request: Request) -> None:
@@ -114,6 +133,217 @@ async def enter_session(
         ctx, internal_keys(request).get(ctx.now), session_id, principal.login_id
     )
     return SessionEntryOut(url=url)
+
+
+@callbacks.post(
+    "/internal/v1/clusters/{cluster_id}/utilization",
+    response_model=UtilizationAck,
+    **declare(Action.CLUSTER_CALLBACK, 404),
+)
+async def report_utilization(
+    cluster_id: uuid.UUID,
+    body: UtilizationReport,
+    caller: CallingCluster,
+    request: Request,
+    db: DbSession,
+    now: Now,
+    settings: AppSettings,
+) -> UtilizationAck:
+    """GPU utilization of the cluster's sessions from its metrics source (or why it could not
+    be read: then nothing on the cluster is reaped)."""
+    if caller != cluster_id:
+        raise refused_callback(request, now, "wrong_cluster")
+    applied = await reaping.record_utilization(
+        db, caller, body, now, threshold_percent=settings.idle_threshold_percent
+    )
+    return UtilizationAck(applied=applied)
+
+
+# ---- the owner's sessions ------------------------------------------------------------------
+
+
+async def _one(
+    ctx: Ctx, settings: AppSettings, row: InteractiveSession, *, history: bool = False
+) -> SessionOut:
+    found = await views.sessions_out(ctx.session, [row], ctx.now, settings, with_history=history)
+    return found[0]
+
+
+@router.get("/api/v1/sessions", response_model=SessionList, **declare(Action.SESSION_READ_OWN))
+async def list_sessions(
+    ctx: Ctx,
+    settings: AppSettings,
+    scope: Literal["mine", "admin"] = "mine",
+    state: list[State] | None = Query(default=None, max_length=10),
+    group_id: uuid.UUID | None = None,
+) -> SessionList:
+    """Your sessions, newest first; `scope=admin`: every session in the groups you administer
+    (the super admin: all), filtered by state and group."""
+    rows = await service.list_sessions(ctx, admin=scope == "admin", states=state, group_id=group_id)
+    return SessionList(items=await views.sessions_out(ctx.session, rows, ctx.now, settings))
+
+
+@router.post(
+    "/api/v1/sessions",
+    response_model=SessionOut,
+    status_code=201,
+    **declare(Action.SESSION_CREATE, 404, 409),
+)
+async def create_session(body: SessionCreate, ctx: Ctx, settings: AppSettings) -> SessionOut:
+    """Start a session: admitted on a card now, or queued when every card is taken."""
+    row = await service.create(ctx, body, settings)
+    return await _one(ctx, settings, row)
+
+
+@router.get(
+    "/api/v1/sessions/{session_id}",
+    response_model=SessionOut,
+    **declare(Action.SESSION_READ_OWN, 404),
+)
+async def get_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+    row = await service.get(ctx, session_id)
+    return await _one(ctx, settings, row, history=True)
+
+
+@router.post(
+    "/api/v1/sessions/{session_id}/pause",
+    response_model=SessionOut,
+    **declare(Action.SESSION_CONTROL, 404, 409),
+)
+async def pause_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+    """Tear the pod down and give the card back: billing stops; volumes stay."""
+    return await _one(ctx, settings, await service.pause(ctx, session_id))
+
+
+@router.post(
+    "/api/v1/sessions/{session_id}/resume",
+    response_model=SessionOut,
+    **declare(Action.SESSION_CONTROL, 404, 409),
+)
+async def resume_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+    """Ask for a card again (it may queue) and rebuild the pod with the same volumes."""
+    return await _one(ctx, settings, await service.resume(ctx, session_id, settings))
+
+
+@router.post(
+    "/api/v1/sessions/{session_id}/stop",
+    response_model=SessionOut,
+    **declare(Action.SESSION_CONTROL, 404, 409),
+)
+async def stop_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+    """End the session for good; what it used is settled."""
+    return await _one(ctx, settings, await service.stop(ctx, session_id))
+
+
+@router.post(
+    "/api/v1/sessions/{session_id}/keep-running",
+    response_model=SessionOut,
+    **declare(Action.SESSION_CONTROL, 404, 409),
+)
+async def keep_session_running(
+    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings
+) -> SessionOut:
+    """Defer an announced idle pause by the policy's keep-running limit."""
+    return await _one(ctx, settings, await service.keep_running(ctx, session_id))
+
+
+@router.delete(
+    "/api/v1/sessions/{session_id}",
+    status_code=204,
+    response_class=Response,
+    **declare(Action.SESSION_CONTROL, 404, 409),
+)
+async def delete_session(session_id: uuid.UUID, ctx: Ctx, delete_home: bool = False) -> Response:
+    """Stop the session if needed and remove it from your list (its history and charges stay);
+    `delete_home` deletes its home volume too."""
+    await service.delete(ctx, session_id, delete_home=delete_home)
+    return Response(status_code=204)
+
+
+# ---- catalog -------------------------------------------------------------------------------
+
+
+@router.get("/api/v1/catalog", response_model=ImageList, **declare(Action.CATALOG_READ))
+async def list_catalog(ctx: Ctx, include_disabled: bool = False) -> ImageList:
+    rows = await catalog.list_images(ctx, all_images=include_disabled)
+    return ImageList(items=[ImageOut.model_validate(r) for r in rows])
+
+
+@router.post(
+    "/api/v1/catalog",
+    response_model=ImageOut,
+    status_code=201,
+    **declare(Action.CATALOG_MANAGE, 409),
+)
+async def add_catalog_image(body: ImageCreate, ctx: Ctx) -> ImageOut:
+    return ImageOut.model_validate(await catalog.add_image(ctx, body))
+
+
+@router.patch(
+    "/api/v1/catalog/{image_id}",
+    response_model=ImageOut,
+    **declare(Action.CATALOG_MANAGE, 404, 409),
+)
+async def update_catalog_image(image_id: uuid.UUID, body: ImageUpdate, ctx: Ctx) -> ImageOut:
+    return ImageOut.model_validate(await catalog.update_image(ctx, image_id, body))
+
+
+# ---- volumes -------------------------------------------------------------------------------
+
+
+@router.get("/api/v1/volumes", response_model=VolumeList, **declare(Action.VOLUME_READ_OWN))
+async def list_volumes(ctx: Ctx) -> VolumeList:
+    """Your home volumes and your groups' shared volumes, with the sessions using each."""
+    rows, total = await catalog.my_volumes(ctx)
+    return VolumeList(
+        items=await views.volumes_out(ctx.session, rows),
+        home_total_gib=total,
+        storage_limit_gib=await catalog.storage_limit(ctx),
+    )
+
+
+@router.delete(
+    "/api/v1/volumes/{volume_id}",
+    status_code=204,
+    response_class=Response,
+    **declare(Action.VOLUME_DELETE_OWN, 404, 409),
+)
+async def delete_volume(volume_id: uuid.UUID, ctx: Ctx) -> Response:
+    await catalog.delete_my_volume(ctx, volume_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/api/v1/groups/{group_id}/volumes",
+    response_model=VolumeList,
+    **declare(Action.VOLUME_READ_GROUP, 404),
+)
+async def list_group_volumes(group_id: uuid.UUID, ctx: Ctx) -> VolumeList:
+    rows = await catalog.group_volumes(ctx, group_id)
+    return VolumeList(items=await views.volumes_out(ctx.session, rows), home_total_gib=0)
+
+
+@router.post(
+    "/api/v1/groups/{group_id}/volumes",
+    response_model=VolumeOut,
+    status_code=201,
+    **declare(Action.VOLUME_MANAGE_GROUP, 404, 409),
+)
+async def create_group_volume(group_id: uuid.UUID, body: SharedVolumeCreate, ctx: Ctx) -> VolumeOut:
+    """A shared volume the group's members may mount (ReadWriteMany or ReadOnlyMany)."""
+    row = await catalog.create_shared_volume(ctx, group_id, body)
+    return (await views.volumes_out(ctx.session, [row]))[0]
+
+
+@router.delete(
+    "/api/v1/groups/{group_id}/volumes/{volume_id}",
+    status_code=204,
+    response_class=Response,
+    **declare(Action.VOLUME_MANAGE_GROUP, 404, 409),
+)
+async def delete_group_volume(group_id: uuid.UUID, volume_id: uuid.UUID, ctx: Ctx) -> Response:
+    await catalog.delete_shared_volume(ctx, group_id, volume_id)
+    return Response(status_code=204)
 
 
 router.include_router(callbacks)

@@ -1,21 +1,117 @@
-"""Queries on the sessions domain's tables: sessions and used entry tickets."""
+"""Queries on the sessions domain's tables: sessions and their transitions, the catalog,
+volumes and their mounts, and used entry tickets."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.sessions.models import InteractiveSession, UsedTicket
+from gshare.sessions.models import (
+    CatalogImage,
+    InteractiveSession,
+    SessionTransition,
+    SessionVolume,
+    UsedTicket,
+    Volume,
+)
+
+# ---- sessions ------------------------------------------------------------------------------
 
 
 async def session_row(
     db: AsyncSession, session_id: uuid.UUID, *, lock: bool = False
 ) -> InteractiveSession | None:
-    return await db.get(InteractiveSession, session_id, with_for_update=lock)
+    return await db.get(
+        InteractiveSession, session_id, with_for_update=lock, populate_existing=lock
+    )
+
+
+async def by_requests(
+    db: AsyncSession, request_ids: Sequence[uuid.UUID]
+) -> list[InteractiveSession]:
+    """The sessions whose current admission is one of these, locked, in id order."""
+    if not request_ids:
+        return []
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.request_id.in_(list(request_ids)))
+        .order_by(InteractiveSession.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return list(await db.scalars(query))
+
+
+async def names_of(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    if not ids:
+        return {}
+    query = select(InteractiveSession.id, InteractiveSession.name).where(
+        InteractiveSession.id.in_(list(ids))
+    )
+    return {r.id: r.name for r in await db.execute(query)}
+
+
+async def insert_session(db: AsyncSession, row: InteractiveSession) -> None:
+    db.add(row)
+    await db.flush()
+
+
+async def record_transition(
+    db: AsyncSession,
+    session_id: uuid.UUID,
+    from_state: str | None,
+    to_state: str,
+    reason: str,
+    actor_id: uuid.UUID | None,
+    now: datetime,
+) -> None:
+    db.add(
+        SessionTransition(
+            session_id=session_id,
+            from_state=from_state,
+            to_state=to_state,
+            reason=reason,
+            actor_id=actor_id,
+            at=now,
+        )
+    )
+
+
+async def transitions_of(db: AsyncSession, session_id: uuid.UUID) -> list[SessionTransition]:
+    query = (
+        select(SessionTransition)
+        .where(SessionTransition.session_id == session_id)
+        .order_by(SessionTransition.id)
+    )
+    return list(await db.scalars(query))
+
+
+async def sessions_of(
+    db: AsyncSession,
+    *,
+    owner_id: uuid.UUID | None = None,
+    group_ids: Sequence[uuid.UUID] | None = None,
+    states: Sequence[str] | None = None,
+    include_deleted: bool = False,
+    limit: int = 500,
+) -> list[InteractiveSession]:
+    """Sessions newest first: one owner's, or those of some groups (None: every group)."""
+    query = select(InteractiveSession).order_by(InteractiveSession.created_at.desc())
+    if owner_id is not None:
+        query = query.where(InteractiveSession.owner_id == owner_id)
+    if group_ids is not None:
+        query = query.where(InteractiveSession.group_id.in_(list(group_ids)))
+    if states:
+        query = query.where(InteractiveSession.state.in_(list(states)))
+    if not include_deleted:
+        query = query.where(InteractiveSession.deleted_at.is_(None))
+    return list(await db.scalars(query.limit(limit)))
 
 
 async def live_on_cluster(db: AsyncSession, cluster_id: uuid.UUID) -> int:
@@ -49,6 +145,218 @@ async def is_open_to(db: AsyncSession, session_id: uuid.UUID, owner_id: uuid.UUI
         )
     )
     return found is not None
+
+
+async def unapplied(db: AsyncSession, limit: int) -> list[InteractiveSession]:
+    """Sessions whose wanted resource is newer than what their cluster was given; skips those
+    another worker is applying."""
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.applied_generation < InteractiveSession.spec_generation)
+        .order_by(InteractiveSession.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(await db.scalars(query))
+
+
+async def mark_applied(
+    db: AsyncSession, session_id: uuid.UUID, generation: int, error: str
+) -> None:
+    """Record that `generation` reached the cluster (error empty), or why not."""
+    values: dict[str, Any] = {"apply_error": error}
+    if not error:
+        values["applied_generation"] = func.greatest(
+            InteractiveSession.applied_generation, generation
+        )
+    await db.execute(
+        update(InteractiveSession).where(InteractiveSession.id == session_id).values(**values)
+    )
+
+
+async def silent_since(
+    db: AsyncSession, states: Sequence[str], cutoff: datetime, limit: int = 500
+) -> list[InteractiveSession]:
+    """Sessions in these states whose cluster has not reported them since `cutoff`, locked."""
+    heard = func.coalesce(InteractiveSession.status_at, InteractiveSession.state_changed_at)
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.state.in_(list(states)), heard < cutoff)
+        .order_by(InteractiveSession.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(await db.scalars(query))
+
+
+async def running_gpu_sessions(db: AsyncSession, limit: int = 5000) -> list[InteractiveSession]:
+    """Running sessions that hold a card (for idle reaping and maximum length), locked."""
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.state.in_(["running", "starting"]))
+        .order_by(InteractiveSession.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(await db.scalars(query))
+
+
+async def on_cluster(
+    db: AsyncSession, cluster_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> list[InteractiveSession]:
+    """These sessions where they run on `cluster_id`, locked in id order."""
+    if not ids:
+        return []
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.id.in_(list(ids)), InteractiveSession.cluster_id == cluster_id)
+        .order_by(InteractiveSession.id)
+        .with_for_update()
+    )
+    return list(await db.scalars(query))
+
+
+# ---- metering ------------------------------------------------------------------------------
+
+_DUE = text(
+    "SELECT id, owner_id, hold_id, price_per_hour, billed_from, metered_until FROM sessions "
+    "WHERE hold_id IS NOT NULL AND metered_until < :cutoff "
+    "ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED"
+)
+_METERED = text(
+    "UPDATE sessions AS s SET metered_until = v.until, cost = s.cost + v.amount "
+    "FROM unnest(CAST(:ids AS uuid[]), CAST(:untils AS timestamptz[]), "
+    "CAST(:amounts AS bigint[])) AS v(id, until, amount) WHERE s.id = v.id"
+)
+
+
+async def due_for_metering(db: AsyncSession, cutoff: datetime, limit: int) -> list[Any]:
+    """Sessions holding a card, metered before `cutoff`, locked (others' skipped): one batch."""
+    return list((await db.execute(_DUE, {"cutoff": cutoff, "limit": limit})).all())
+
+
+async def store_metered(
+    db: AsyncSession, ids: list[uuid.UUID], untils: list[datetime], amounts: list[int]
+) -> None:
+    """How far each session is now metered, and what it cost, in one statement."""
+    if ids:
+        await db.execute(_METERED, {"ids": ids, "untils": untils, "amounts": amounts})
+
+
+# ---- catalog -------------------------------------------------------------------------------
+
+
+async def catalog(db: AsyncSession, *, enabled_only: bool) -> list[CatalogImage]:
+    query = select(CatalogImage).order_by(CatalogImage.session_type, CatalogImage.name)
+    if enabled_only:
+        query = query.where(CatalogImage.enabled.is_(True))
+    return list(await db.scalars(query))
+
+
+async def image(
+    db: AsyncSession, image_id: uuid.UUID, *, lock: bool = False
+) -> CatalogImage | None:
+    return await db.get(CatalogImage, image_id, with_for_update=lock)
+
+
+async def image_named(db: AsyncSession, session_type: str, name: str) -> CatalogImage | None:
+    query = select(CatalogImage).where(
+        CatalogImage.session_type == session_type, CatalogImage.name == name
+    )
+    return (await db.scalars(query)).first()
+
+
+# ---- volumes -------------------------------------------------------------------------------
+
+
+async def volume(db: AsyncSession, volume_id: uuid.UUID, *, lock: bool = False) -> Volume | None:
+    return await db.get(Volume, volume_id, with_for_update=lock)
+
+
+async def volumes_of(
+    db: AsyncSession,
+    *,
+    owner_id: uuid.UUID | None = None,
+    group_ids: Sequence[uuid.UUID] | None = None,
+) -> list[Volume]:
+    """Live volumes: a user's homes, or the shared volumes of some groups."""
+    query = select(Volume).where(Volume.deleted_at.is_(None)).order_by(Volume.name)
+    clauses = []
+    if owner_id is not None:
+        clauses.append((Volume.kind == "home") & (Volume.owner_id == owner_id))
+    if group_ids:
+        clauses.append((Volume.kind == "shared") & Volume.group_id.in_(list(group_ids)))
+    if not clauses:
+        return []
+    return list(await db.scalars(query.where(or_(*clauses))))
+
+
+async def home_total_gib(db: AsyncSession, owner_id: uuid.UUID) -> int:
+    total = await db.scalar(
+        select(func.coalesce(func.sum(Volume.size_gib), 0)).where(
+            Volume.kind == "home", Volume.owner_id == owner_id, Volume.deleted_at.is_(None)
+        )
+    )
+    return int(total or 0)
+
+
+async def insert_volume(db: AsyncSession, row: Volume) -> None:
+    db.add(row)
+    await db.flush()
+
+
+async def mount(db: AsyncSession, rows: Sequence[SessionVolume]) -> None:
+    db.add_all(rows)
+    await db.flush()
+
+
+async def mounts_of(db: AsyncSession, session_ids: Sequence[uuid.UUID]) -> list[Any]:
+    """(session id, mount path, read only, volume) for these sessions' volumes."""
+    if not session_ids:
+        return []
+    query = (
+        select(SessionVolume.session_id, SessionVolume.mount_path, SessionVolume.read_only, Volume)
+        .join(Volume, Volume.id == SessionVolume.volume_id)
+        .where(SessionVolume.session_id.in_(list(session_ids)))
+        .order_by(SessionVolume.mount_path)
+    )
+    return list((await db.execute(query)).all())
+
+
+async def users_of_volumes(db: AsyncSession, volume_ids: Sequence[uuid.UUID]) -> list[Any]:
+    """(volume id, session id, session name, state) of the sessions not stopped that mount
+    these volumes."""
+    if not volume_ids:
+        return []
+    query = (
+        select(
+            SessionVolume.volume_id,
+            InteractiveSession.id,
+            InteractiveSession.name,
+            InteractiveSession.state,
+        )
+        .join(InteractiveSession, InteractiveSession.id == SessionVolume.session_id)
+        .where(
+            SessionVolume.volume_id.in_(list(volume_ids)),
+            InteractiveSession.state != "stopped",
+        )
+    )
+    return list((await db.execute(query)).all())
+
+
+async def pin_volumes(
+    db: AsyncSession, volume_ids: Sequence[uuid.UUID], cluster_id: uuid.UUID
+) -> None:
+    """Volumes live where they were first mounted."""
+    if volume_ids:
+        await db.execute(
+            update(Volume)
+            .where(Volume.id.in_(list(volume_ids)), Volume.cluster_id.is_(None))
+            .values(cluster_id=cluster_id)
+        )
+
+
+# ---- entry tickets -------------------------------------------------------------------------
 
 
 async def use_ticket(db: AsyncSession, jti: str, expires_at: datetime | None) -> bool:

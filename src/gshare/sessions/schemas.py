@@ -1,13 +1,29 @@
-"""Request and response bodies of the session routes."""
+"""Request and response bodies of the session, catalog and volume routes."""
 
 from __future__ import annotations
 
-from pydantic import Field
+import uuid
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
 
 from gshare.kit.schemas import RequestModel, ResponseModel
+from gshare.sessions.lifecycle import State
 from gshare.sessions.status import Phase
 
 BIGINT_MAX = 2**63 - 1
+SessionType = Literal["vscode", "jupyterlab", "terminal"]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, max_length=80)]
+VolumeName = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=1,
+        max_length=40,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    ),
+]
 
 
 class StatusReport(RequestModel):
@@ -31,5 +47,174 @@ class StatusAck(ResponseModel):
     sequence: int
 
 
+class UtilizationSample(RequestModel):
+    session_id: uuid.UUID
+    gpu_util_percent: float | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
+    vram_used_mib: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    last_kernel_seconds: float | None = Field(default=None, ge=0, le=1e9, allow_inf_nan=False)
+    has_series: bool = True
+
+
+class UtilizationReport(RequestModel):
+    """GPU use of a cluster's sessions, as its metrics source reports it."""
+
+    sequence: int = Field(ge=1, le=BIGINT_MAX)
+    source: Literal["hami", "dcgm"]
+    readable: bool = True
+    error: str = Field(default="", max_length=1000)
+    samples: list[UtilizationSample] = Field(default_factory=list, max_length=5000)
+
+
+class UtilizationAck(ResponseModel):
+    applied: bool
+
+
 class SessionEntryOut(ResponseModel):
-    url: str = Field(description="Open this within a minute to enter the session; it works once.")
+    url: str = Field(description="Open within a minute; it works once.")
+
+
+class SessionCreate(RequestModel):
+    name: Name = ""
+    session_type: SessionType
+    image_id: uuid.UUID = Field(description="An enabled catalog image of this session type.")
+    group_id: uuid.UUID = Field(description="The group the session runs for (its policy).")
+    tier_id: uuid.UUID | None = Field(default=None, description="None: a CPU-only session.")
+    cpu_millicores: int = Field(default=1000, ge=100, le=256_000)
+    memory_mib: int = Field(default=2048, ge=128, le=4_194_304)
+    home_volume_id: uuid.UUID | None = Field(
+        default=None, description="An existing home volume of yours; none: a new one."
+    )
+    home_size_gib: int | None = Field(default=None, ge=1, le=16384)
+    shared_volume_ids: list[uuid.UUID] = Field(default_factory=list, max_length=8)
+
+
+class MountOut(ResponseModel):
+    volume_id: uuid.UUID
+    name: str
+    kind: Literal["home", "shared"]
+    mount_path: str
+    read_only: bool
+
+
+class TransitionOut(ResponseModel):
+    from_state: State | None
+    to_state: State
+    reason: str
+    at: datetime
+
+
+class SessionOut(ResponseModel):
+    id: uuid.UUID
+    name: str
+    owner_id: uuid.UUID
+    owner_email: str
+    session_type: SessionType
+    image: str
+    state: State
+    state_reason: str
+    state_changed_at: datetime | None
+    created_at: datetime
+    group_id: uuid.UUID | None
+    cluster_id: uuid.UUID | None
+    tier_id: uuid.UUID | None
+    model: str | None
+    tier_name: str | None
+    vram_mib: int | None
+    cpu_millicores: int
+    memory_mib: int
+    price_per_hour: str = Field(description="Credits an hour while it holds a card.")
+    cost: str = Field(description="Credits captured so far, over every allocation.")
+    billing: bool = Field(description="Whether it holds a card and is being billed now.")
+    queue_position: int | None = None
+    estimated_wait_seconds: int | None = None
+    gpu_util_percent: float | None
+    vram_used_mib: int | None
+    peak_vram_mib: int | None
+    utilization_at: datetime | None
+    idle_since: datetime | None
+    idle_pause_at: datetime | None = Field(
+        description="When it will be paused for being idle, once its owner has been warned."
+    )
+    keep_running_until: datetime | None
+    can_keep_running: bool
+    actions: list[Literal["pause", "resume", "stop"]]
+    can_open: bool
+    volumes: list[MountOut]
+    transitions: list[TransitionOut] | None = Field(
+        default=None, description="Its state history (on the single-session read)."
+    )
+
+
+class SessionList(ResponseModel):
+    items: list[SessionOut]
+
+
+class ImageOut(ResponseModel):
+    id: uuid.UUID
+    session_type: SessionType
+    name: str
+    reference: str
+    description: str
+    enabled: bool
+
+
+class ImageList(ResponseModel):
+    items: list[ImageOut]
+
+
+ImageReference = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=1,
+        max_length=512,
+        pattern=r"^[a-z0-9]([a-z0-9._/:@-]*[A-Za-z0-9_])?$",
+    ),
+]
+
+
+class ImageCreate(RequestModel):
+    session_type: SessionType
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+    reference: ImageReference
+    description: str = Field(default="", max_length=2000)
+    enabled: bool = True
+
+
+class ImageUpdate(RequestModel):
+    name: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)] | None
+    ) = None
+    reference: ImageReference | None = None
+    description: str | None = Field(default=None, max_length=2000)
+    enabled: bool | None = None
+
+
+class VolumeUser(ResponseModel):
+    session_id: uuid.UUID
+    name: str
+    state: State
+
+
+class VolumeOut(ResponseModel):
+    id: uuid.UUID
+    kind: Literal["home", "shared"]
+    name: str
+    size_gib: int
+    access_mode: str
+    group_id: uuid.UUID | None
+    cluster_id: uuid.UUID | None
+    created_at: datetime
+    used_by: list[VolumeUser]
+
+
+class VolumeList(ResponseModel):
+    items: list[VolumeOut]
+    home_total_gib: int
+    storage_limit_gib: int | None = None
+
+
+class SharedVolumeCreate(RequestModel):
+    name: VolumeName
+    size_gib: int = Field(ge=1, le=16384)
+    access_mode: Literal["ReadWriteMany", "ReadOnlyMany"] = "ReadWriteMany"

@@ -1,29 +1,459 @@
-"""Session use cases this far: operator status reports, entering a session's page, and the
-guard that keeps a cluster with live sessions from being removed.
+"""Sessions' use cases: creating, pausing, resuming, stopping and deleting a session, following
+what its operator and the admission queue report, and letting its owner into its page.
 
-Only the sessions tables are read and written here; clusters and identity are asked through
-their services."""
+Each change of state goes through `_move`, which asks `lifecycle.py` whether it is allowed and
+does what it says in the caller's transaction: releasing the allocation and settling the hold
+(capacity and credits), withdrawing a queued request, bumping the resource's wanted generation
+(the apply loop in tasks.py takes it to the cluster after commit), recording the transition and
+announcing it. Nothing here commits.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.capacity import admission
+from gshare.capacity import repository as capacity_repository
+from gshare.capacity import service as capacity
+from gshare.capacity.admission import Ask, DequeueSummary
 from gshare.clusters import service as clusters
 from gshare.clusters.tokens import InvalidToken, KeySet
+from gshare.events import outbox
+from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
-from gshare.identity.authz import Context, audit
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action
 from gshare.kit.errors import Conflict, Forbidden, GShareError, NotAuthenticated, NotFound
-from gshare.sessions import access, repository
-from gshare.sessions.schemas import StatusReport
+from gshare.kit.ids import new_id
+from gshare.kit.settings import Settings
+from gshare.sessions import access, lifecycle, metering, repository
+from gshare.sessions.lifecycle import InvalidTransition
+from gshare.sessions.models import InteractiveSession, SessionVolume, Volume
+from gshare.sessions.schemas import SessionCreate, StatusReport
 from gshare.sessions.status import is_newer
+
+if TYPE_CHECKING:
+    from gshare.capacity.models import Allocation
+
+SESSION_CHANGED = "session.changed"
+HOME_MOUNT = "/home/gshare"
+DEFAULT_HOME_GIB = 10
 
 
 class NotOwned(Exception):
     """A status report about a session the calling cluster does not run."""
+
+
+class InvalidTransitionError(Conflict):
+    code = "invalid_transition"
+
+    def __init__(self, state: str, action: str) -> None:
+        self.state = state
+        super().__init__(f"A session that is {state} cannot be {_PAST.get(action, action)}.")
+
+    def body(self) -> dict[str, object]:
+        body = super().body()
+        body["error"] |= {"state": self.state}
+        return body
+
+
+_PAST = {"pause": "paused", "resume": "resumed", "stop": "stopped", "keep_running": "kept running"}
+
+
+def _not_found() -> NotFound:
+    return NotFound("No such session.", code="session_not_found")
+
+
+# ---- moving between states -----------------------------------------------------------------
+
+
+async def announce(db: AsyncSession, row: InteractiveSession) -> None:
+    await outbox.record(
+        db,
+        SESSION_CHANGED,
+        outbox.Audience(user_id=row.owner_id, group_id=row.group_id),
+        {"session_id": str(row.id), "state": row.state},
+    )
+
+
+async def _settle(db: AsyncSession, row: InteractiveSession, now: datetime, reason: str) -> None:
+    """Release the allocation at once and settle its hold for the GPU time not yet captured."""
+    if row.request_id is None:
+        return
+    used = None
+    if row.hold_id is not None and row.billed_from is not None and row.metered_until is not None:
+        rest = metering.capture(row.price_per_hour, row.billed_from, row.metered_until, now)
+        used = rest.amount
+        row.cost += rest.amount
+        row.metered_until = rest.until
+    await admission.release(db, row.request_id, now, reason=reason[:20], used=used)
+    row.hold_id = None
+
+
+async def _move(
+    db: AsyncSession,
+    row: InteractiveSession,
+    action: lifecycle.Action,
+    now: datetime,
+    *,
+    reason: str,
+    actor_id: uuid.UUID | None = None,
+    release_reason: str | None = None,
+) -> lifecycle.Transition:
+    """Change the session's state as `lifecycle.TABLE` says for `action`."""
+    try:
+        step = lifecycle.transition(row.state, action)
+    except InvalidTransition as exc:
+        raise InvalidTransitionError(row.state, action) from exc
+    if step.release:
+        await _settle(db, row, now, release_reason or action)
+    if step.cancel and row.request_id is not None:
+        await admission.withdraw(db, row.request_id, now, reason)
+    previous = row.state
+    row.state, row.state_reason, row.state_changed_at = step.to, reason[:1000], now
+    if step.desired in ("Running", "Paused"):
+        row.desired_state = step.desired
+    if step.desired is not None:
+        row.spec_generation += 1
+    if step.to == "running":
+        row.running_since = now
+    if step.to != "running":
+        row.idle_since = row.idle_warned_at = row.keep_running_until = None
+    if step.to == "stopped":
+        row.ended_at = now
+    await repository.record_transition(db, row.id, previous, step.to, reason, actor_id, now)
+    await announce(db, row)
+    return step
+
+
+async def _allocated(
+    db: AsyncSession, row: InteractiveSession, allocation: Allocation, now: datetime
+) -> None:
+    """The session got its allocation: bill it from now, and start its pod."""
+    cluster_id = allocation.cluster_id or row.cluster_id
+    if cluster_id is None:
+        cluster_id = await _any_cluster(db)
+    if row.cluster_id is None:
+        # A new resource: its generations start again.
+        row.observed_generation = row.status_sequence = 0
+    row.cluster_id = cluster_id
+    row.price_per_hour = allocation.price_per_hour
+    row.hold_id = allocation.hold_id
+    row.billed_from = row.metered_until = allocation.admitted_at if allocation.hold_id else None
+    mounted = [m.Volume.id for m in await repository.mounts_of(db, [row.id])]
+    await repository.pin_volumes(db, mounted, cluster_id)
+    await _move(db, row, "admitted", now, reason="A card was allocated.")
+
+
+async def _any_cluster(db: AsyncSession) -> uuid.UUID:
+    connected = await clusters.connected_ids(db)
+    if not connected:
+        raise admission.NoCapacity("No cluster is connected to run sessions on.")
+    return sorted(connected)[0]
+
+
+async def _admit(
+    db: AsyncSession, row: InteractiveSession, now: datetime, settings: Settings
+) -> None:
+    """Ask capacity for a card (a new request each time); start now or wait in the queue."""
+    row.request_id = new_id()
+    await db.flush()
+    outcome = await admission.admit(
+        db,
+        Ask(
+            row.request_id,
+            row.owner_id,
+            row.group_id or uuid.UUID(int=0),
+            row.tier_id,
+            row.cpu_millicores,
+            row.memory_mib,
+            cluster_id=await _pinned_cluster(db, row),
+            session_id=row.id,
+        ),
+        now,
+        settings,
+    )
+    if outcome.allocation is not None:
+        await _allocated(db, row, outcome.allocation, now)
+
+
+async def _pinned_cluster(db: AsyncSession, row: InteractiveSession) -> uuid.UUID | None:
+    """The cluster the session's volumes live in, if any does."""
+    for mount in await repository.mounts_of(db, [row.id]):
+        if mount.Volume.cluster_id is not None:
+            return mount.Volume.cluster_id  # type: ignore[no-any-return]
+    return None
+
+
+# ---- the owner's actions -------------------------------------------------------------------
+
+
+async def _own(ctx: Context, session_id: uuid.UUID, *, lock: bool = False) -> InteractiveSession:
+    row = await repository.session_row(ctx.session, session_id, lock=lock)
+    if row is None or row.owner_id != ctx.actor.user_id or row.deleted_at is not None:
+        raise _not_found()
+    return row
+
+
+async def get(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
+    """One's own session; an admin of its group may read it too."""
+    require(ctx, Action.SESSION_READ_OWN, target_type="session", target_id=session_id)
+    row = await repository.session_row(ctx.session, session_id)
+    if row is None or row.deleted_at is not None:
+        raise _not_found()
+    if row.owner_id != ctx.actor.user_id and not await _administers(ctx, row.group_id):
+        raise _not_found()
+    return row
+
+
+async def _administers(ctx: Context, group_id: uuid.UUID | None) -> bool:
+    if ctx.actor.is_super_admin:
+        return True
+    if group_id is None:
+        return False
+    org_id = await identity.group_org(ctx.session, group_id)
+    return org_id is not None and ctx.actor.administers_group(group_id, org_id)
+
+
+async def list_sessions(
+    ctx: Context,
+    *,
+    admin: bool,
+    states: Sequence[str] | None = None,
+    group_id: uuid.UUID | None = None,
+) -> list[InteractiveSession]:
+    """The caller's sessions; or (admins) every session in the groups they administer."""
+    wanted = [s for s in states or () if s in lifecycle.STATES]
+    if states and not wanted:
+        return []
+    if not admin:
+        require(ctx, Action.SESSION_READ_OWN, target_type="session")
+        rows = await repository.sessions_of(ctx.session, owner_id=ctx.actor.user_id, states=wanted)
+        return [r for r in rows if group_id is None or r.group_id == group_id]
+    require(ctx, Action.SESSION_READ_SCOPE, target_type="session")
+    groups: set[uuid.UUID] | None = None
+    if not ctx.actor.is_super_admin:
+        groups = set(ctx.actor.group_admin_of)
+        for org_id in ctx.actor.org_admin_of:
+            groups |= {g.id for g in await identity.groups_of_org(ctx.session, org_id)}
+    if group_id is not None:
+        groups = {group_id} if groups is None or group_id in groups else set()
+    return await repository.sessions_of(
+        ctx.session, group_ids=None if groups is None else sorted(groups), states=wanted
+    )
+
+
+async def create(ctx: Context, body: SessionCreate, settings: Settings) -> InteractiveSession:
+    """Start a session: check its image and volumes, admit it (or queue it), record it."""
+    require(ctx, Action.SESSION_CREATE, target_type="session")
+    db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
+    picture = await repository.image(db, body.image_id)
+    if picture is None or not picture.enabled or picture.session_type != body.session_type:
+        raise NotFound(
+            "No such image in the catalog for this session type.", code="image_not_found"
+        )
+    org_id = await identity.membership_org(db, user_id, body.group_id, now)
+    if org_id is None:
+        # Whether a group one is not in exists is not one's business.
+        raise NotFound("You are in no such group.", code="group_not_found")
+    row = InteractiveSession(
+        id=new_id(),
+        owner_id=user_id,
+        session_type=body.session_type,
+        name=body.name or f"{body.session_type} {now:%Y-%m-%d %H:%M}",
+        group_id=body.group_id,
+        image=picture.reference,
+        tier_id=body.tier_id,
+        cpu_millicores=body.cpu_millicores,
+        memory_mib=body.memory_mib,
+        desired_state="Running",
+        state="queued",
+        state_reason="Waiting for a card.",
+        state_changed_at=now,
+        created_at=now,
+        phase="Pending",
+        phase_message="",
+        observed_generation=0,
+        status_sequence=0,
+    )
+    await repository.insert_session(db, row)
+    mounts = await _volumes_for(ctx, row, body, org_id)
+    await repository.mount(db, mounts)
+    await repository.record_transition(db, row.id, None, "queued", "Created.", user_id, now)
+    await _admit(db, row, now, settings)
+    if row.state == "queued":
+        await announce(db, row)
+    await audit(
+        ctx,
+        "session.create",
+        target_type="session",
+        target_id=row.id,
+        group_id=body.group_id,
+        detail={"type": body.session_type, "tier_id": str(body.tier_id) if body.tier_id else None},
+    )
+    return row
+
+
+async def _volumes_for(
+    ctx: Context, row: InteractiveSession, body: SessionCreate, org_id: uuid.UUID
+) -> list[SessionVolume]:
+    """The home volume (an existing one of the owner's, or a new one within `storage_gb`) and
+    the shared volumes of the owner's groups the request names."""
+    db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
+    if body.home_volume_id is not None:
+        home = await repository.volume(db, body.home_volume_id, lock=True)
+        if home is None or home.kind != "home" or home.owner_id != user_id or home.deleted_at:
+            raise NotFound("No such volume.", code="volume_not_found")
+        busy = [u for u in await repository.users_of_volumes(db, [home.id]) if u.id != row.id]
+        if busy:
+            raise Conflict(
+                "That home volume is in use by another session; stop it first.",
+                code="volume_in_use",
+            )
+    else:
+        size = body.home_size_gib or DEFAULT_HOME_GIB
+        policy = await capacity.effective_for(db, user_id, body.group_id, org_id)
+        limit = policy["storage_gb"].value
+        used = await repository.home_total_gib(db, user_id)
+        if isinstance(limit, int) and used + size > limit:
+            raise Forbidden(
+                f"A {size} GiB home volume would bring your volumes to {used + size} GiB; "
+                f"the policy allows {limit} GiB.",
+                code="storage_limit",
+            )
+        home = Volume(
+            id=new_id(),
+            kind="home",
+            owner_id=user_id,
+            name=f"home-{str(row.id)[:8]}",
+            size_gib=size,
+            access_mode="ReadWriteOnce",
+            created_by=user_id,
+            created_at=now,
+        )
+        await repository.insert_volume(db, home)
+    row.home_volume_id = home.id
+    mounts = [
+        SessionVolume(session_id=row.id, volume_id=home.id, mount_path=HOME_MOUNT, read_only=False)
+    ]
+    groups = set(ctx.actor.member_of) | set(ctx.actor.guest_of)
+    for volume_id in dict.fromkeys(body.shared_volume_ids):
+        shared = await repository.volume(db, volume_id)
+        if (
+            shared is None
+            or shared.kind != "shared"
+            or shared.deleted_at is not None
+            or shared.group_id not in groups
+        ):
+            raise NotFound("No such volume.", code="volume_not_found")
+        mounts.append(
+            SessionVolume(
+                session_id=row.id,
+                volume_id=shared.id,
+                mount_path=f"/shared/{shared.name}",
+                read_only=shared.access_mode == "ReadOnlyMany",
+            )
+        )
+    pinned = {v.cluster_id for v in [home] if v.cluster_id is not None}
+    if len(pinned) > 1:
+        raise Conflict("These volumes live in different clusters.", code="volumes_apart")
+    return mounts
+
+
+async def _by_owner(
+    ctx: Context, session_id: uuid.UUID, action: lifecycle.Action, reason: str
+) -> InteractiveSession:
+    """The owner asks for `action` on their session: check, move, audit."""
+    require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
+    row = await _own(ctx, session_id, lock=True)
+    await _move(ctx.session, row, action, ctx.now, reason=reason, actor_id=ctx.actor.user_id)
+    await audit(
+        ctx, f"session.{action}", target_type="session", target_id=row.id, group_id=row.group_id
+    )
+    return row
+
+
+async def pause(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
+    return await _by_owner(ctx, session_id, "pause", "Paused by its owner.")
+
+
+async def resume(ctx: Context, session_id: uuid.UUID, settings: Settings) -> InteractiveSession:
+    row = await _by_owner(ctx, session_id, "resume", "Resumed by its owner.")
+    await _admit(ctx.session, row, ctx.now, settings)
+    return row
+
+
+async def stop(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
+    return await _by_owner(ctx, session_id, "stop", "Stopped by its owner.")
+
+
+async def delete(ctx: Context, session_id: uuid.UUID, *, delete_home: bool) -> None:
+    """Stop the session if it is not stopped yet, and take it off its owner's list; with
+    `delete_home`, its home volume goes too (unless another session uses it)."""
+    require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
+    row = await _own(ctx, session_id, lock=True)
+    if row.state not in ("stopping", "stopped"):
+        await _move(
+            ctx.session,
+            row,
+            "stop",
+            ctx.now,
+            reason="Deleted by its owner.",
+            actor_id=ctx.actor.user_id,
+        )
+    row.deleted_at = ctx.now
+    if delete_home and row.home_volume_id is not None:
+        home = await repository.volume(ctx.session, row.home_volume_id, lock=True)
+        others = [
+            u
+            for u in await repository.users_of_volumes(ctx.session, [row.home_volume_id])
+            if u.id != row.id
+        ]
+        if home is not None and home.deleted_at is None and not others:
+            home.deleted_at = ctx.now
+    await announce(ctx.session, row)
+    await audit(
+        ctx,
+        "session.delete",
+        target_type="session",
+        target_id=row.id,
+        group_id=row.group_id,
+        detail={"delete_home": delete_home},
+    )
+
+
+async def keep_running(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
+    """Defer an idle pause by the policy's keep-running limit (once per idle spell)."""
+    require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
+    db, now = ctx.session, ctx.now
+    row = await _own(ctx, session_id, lock=True)
+    if row.state != "running":
+        raise InvalidTransitionError(row.state, "keep_running")
+    policy = await _policy_of(db, row)
+    limit = policy.keep_running_minutes
+    if not limit:
+        raise Forbidden(
+            "The policy does not allow keeping an idle session running.", code="policy_denied"
+        )
+    if row.keep_running_until is not None and row.keep_running_until > now:
+        raise Conflict("The session is already kept running.", code="already_kept_running")
+    row.keep_running_until = now + timedelta(minutes=limit)
+    row.idle_warned_at = None
+    row.kept_running_minutes += limit
+    await announce(db, row)
+    await audit(
+        ctx, "session.keep_running", target_type="session", target_id=row.id, group_id=row.group_id
+    )
+    return row
+
+
+# ---- what the operator and the queue report -------------------------------------------------
 
 
 async def record_status(
@@ -33,7 +463,9 @@ async def record_status(
     report: StatusReport,
     now: datetime,
 ) -> bool:
-    """Store an operator's report if it is newer than the stored one; returns whether it was.
+    """Store an operator's report if it is newer than the stored one, and follow it: a ready
+    pod makes a starting session running, a failed one fails it, a pod gone after a pause
+    makes it paused, a pod gone without one loses it. Returns whether the report was newer.
 
     Raises NotOwned unless the session is placed on `cluster_id`."""
     clusters.refuse_future_sequence(report.sequence, now)
@@ -55,7 +487,163 @@ async def record_status(
     row.phase = report.phase
     row.phase_message = report.message
     row.status_at = now
+    action = _followed(row, report.phase)
+    if action is not None:
+        reason = {
+            "pod_running": "The session is ready.",
+            "pod_failed": f"The pod failed: {report.message}"
+            if report.message
+            else "The pod failed.",
+            "pod_gone": "The pod is gone; the card was released.",
+            "lose": "The pod is gone without a pause.",
+        }[action]
+        await _move(db, row, action, now, reason=reason, release_reason=action.removeprefix("pod_"))
+        if action in ("pod_failed", "lose"):
+            await notify_user(
+                db,
+                row.owner_id,
+                "session.failed",
+                title=f"Your session {row.name} stopped unexpectedly",
+                body=reason + " Its volumes are kept; resume it to start it again.",
+                now=now,
+                data={"session_id": str(row.id)},
+            )
     return True
+
+
+def _followed(row: InteractiveSession, phase: str) -> lifecycle.Action | None:
+    if phase == "Running" and row.state == "starting" and row.desired_state == "Running":
+        return "pod_running"
+    if phase == "Failed" and row.state in ("starting", "running"):
+        return "pod_failed"
+    if phase == "Paused" and row.state == "pausing":
+        return "pod_gone"
+    if phase == "Pending" and row.state == "running" and row.desired_state == "Running":
+        return "lose"
+    return None
+
+
+async def follow_queue(db: AsyncSession, summary: DequeueSummary, now: datetime) -> None:
+    """The queue admitted or refused requests: sessions waiting on them start, or go back."""
+    refused = summary.insufficient_credits + summary.refused + summary.dropped
+    rows = await repository.by_requests(db, summary.admitted + refused)
+    admitted = set(summary.admitted)
+    for row in rows:
+        if row.state not in lifecycle.WAITING:
+            continue
+        if row.request_id in admitted:
+            allocation = await admission.allocation_of(db, row.request_id)
+            if allocation is not None:
+                await _allocated(db, row, allocation, now)
+                await announce_started(db, row, now)
+            continue
+        request = await capacity_repository.request(db, row.request_id) if row.request_id else None
+        why = request.reason if request is not None and request.reason else "The queue refused it."
+        await _move(db, row, "refused", now, reason=why)
+        await notify_user(
+            db,
+            row.owner_id,
+            "session.refused",
+            title=f"Your session {row.name} could not start",
+            body=why,
+            now=now,
+            data={"session_id": str(row.id)},
+        )
+
+
+async def announce_started(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
+    """A session that waited in the queue started: tell its owner."""
+    await notify_user(
+        db,
+        row.owner_id,
+        "session.started",
+        title=f"Your session {row.name} is starting",
+        body="A card was free; it left the queue.",
+        now=now,
+        data={"session_id": str(row.id)},
+    )
+
+
+# ---- policy --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    idle_timeout_minutes: int | None
+    keep_running_minutes: int | None
+    max_session_minutes: int | None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+async def _policy_of(db: AsyncSession, row: InteractiveSession) -> SessionPolicy:
+    found = await policies_of(db, [row])
+    return found[row.id]
+
+
+async def policies_of(
+    db: AsyncSession, rows: Sequence[InteractiveSession]
+) -> dict[uuid.UUID, SessionPolicy]:
+    """Each session's effective idle timeout, keep-running limit and maximum length."""
+    asks = list({(r.owner_id, r.group_id) for r in rows if r.group_id is not None})
+    policies = await capacity.effective_for_many(db, asks)
+    out: dict[uuid.UUID, SessionPolicy] = {}
+    for row in rows:
+        policy = policies.get((row.owner_id, row.group_id)) if row.group_id else None
+        if policy is None:
+            out[row.id] = SessionPolicy(None, None, None)
+            continue
+        out[row.id] = SessionPolicy(
+            _int_or_none(policy["idle_timeout_minutes"].value),
+            _int_or_none(policy["keep_running_limit_minutes"].value),
+            _int_or_none(policy["max_session_minutes"].value),
+        )
+    return out
+
+
+# ---- the system's own pauses and losses ----------------------------------------------------
+
+
+async def pause_for(
+    db: AsyncSession, row: InteractiveSession, now: datetime, *, why: str, code: str, title: str
+) -> None:
+    """Pause a session for the system's reason (idle, out of credits, too long) and tell its
+    owner why."""
+    await _move(db, row, "pause", now, reason=why, release_reason=code)
+    await notify_user(
+        db,
+        row.owner_id,
+        f"session.paused.{code}",
+        title=title,
+        body=why,
+        now=now,
+        data={"session_id": str(row.id)},
+    )
+
+
+async def lose(db: AsyncSession, row: InteractiveSession, now: datetime, why: str) -> None:
+    await _move(db, row, "lose", now, reason=why, release_reason="lost")
+    await notify_user(
+        db,
+        row.owner_id,
+        "session.lost",
+        title=f"Your session {row.name} was lost",
+        body=why,
+        now=now,
+        data={"session_id": str(row.id)},
+    )
+
+
+async def removed(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
+    """The session's resource is gone from its cluster after a stop."""
+    await _move(db, row, "removed", now, reason="Stopped; its resource is removed.")
+
+
+async def session_names(db: AsyncSession, ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """Names of these sessions (for the wallet's entries)."""
+    return await repository.names_of(db, ids)
 
 
 async def refuse_while_sessions_live(db: AsyncSession, cluster_id: uuid.UUID) -> Conflict | None:

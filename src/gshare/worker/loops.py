@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.capacity import tasks as capacity_tasks
+from gshare.capacity.admission import dequeued
 from gshare.capacity.service import CAPACITY_CHANNEL
 from gshare.clusters.keyfile import load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
@@ -28,7 +29,8 @@ from gshare.kit.clock import Clock
 from gshare.kit.db import run_in_transaction
 from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
-from gshare.sessions.service import forget_used_tickets
+from gshare.sessions import tasks as session_tasks
+from gshare.sessions.service import follow_queue, forget_used_tickets
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,8 @@ def worker_loops(
     settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock
 ) -> list[Loop]:
     zone = ZoneInfo(settings.credits_timezone)
+    # Sessions follow what the queue decides, in the dequeue's own transaction.
+    dequeued.connect(follow_queue)
 
     async def refill() -> object:
         now = clock.now()
@@ -97,8 +101,33 @@ def worker_loops(
     async def fair_share() -> object:
         return await capacity_tasks.sample_once(sessions, settings, clock.now())
 
+    async def apply_sessions() -> object:
+        return await session_tasks.apply_pending(
+            sessions, store, clock.now(), namespace=settings.sessions_namespace
+        )
+
+    async def metering() -> object:
+        return await session_tasks.meter(sessions, settings, clock.now())
+
+    async def reaping() -> object:
+        return await session_tasks.reap_once(sessions, settings, clock.now())
+
+    async def reconcile() -> object:
+        return await session_tasks.reconcile_once(sessions, settings, clock.now())
+
     return [
         event_relay(settings, sessions),
+        # Every session change records an event, so a local commit wakes the apply at once.
+        Loop(
+            "session apply",
+            settings.session_apply_interval_seconds,
+            apply_sessions,
+            wake_after_commit=True,
+            gather_seconds=0.05,
+        ),
+        Loop("metering", settings.metering_interval_seconds, metering),
+        Loop("idle reaping", settings.idle_check_interval_seconds, reaping),
+        Loop("session reconcile", 60, reconcile),
         Loop("admission queue", settings.dequeue_interval_seconds, dequeue, CAPACITY_CHANNEL),
         Loop("fair-share usage", settings.fair_share_interval_seconds, fair_share),
         Loop("monthly refill", settings.refill_interval_seconds, refill),

@@ -1,0 +1,190 @@
+import { Button, Group, NumberInput, SegmentedControl, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { useEffect, useState } from 'react';
+import {
+  useCreateGroupVolume,
+  useDeleteGroupVolume,
+  useGroupVolumes,
+  type SharedVolumeCreate,
+  type VolumeOut,
+} from '../../api/hooks/sessions';
+import { ConfirmButton } from '../../ui/ConfirmButton';
+import { formatDate } from '../../ui/format';
+import { QueryState } from '../../ui/QueryState';
+import { StateBadge } from '../../sessions/sessionParts';
+import { FormModal } from '../capacity/FormModal';
+import { ADMINISTERS_GROUP } from './access';
+import { useAdministeredGroups } from './administeredGroups';
+
+type AccessMode = SharedVolumeCreate['access_mode'];
+
+const ACCESS_LABELS: Record<NonNullable<AccessMode>, string> = {
+  ReadWriteMany: 'Read-write',
+  ReadOnlyMany: 'Read-only',
+};
+
+// Kubernetes names: lower-case letters, digits and inner dashes.
+const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+interface NewVolumeModalProps {
+  groupId: string;
+  groupName: string;
+  opened: boolean;
+  onClose: () => void;
+}
+
+function NewVolumeModal({ groupId, groupName, opened, onClose }: NewVolumeModalProps) {
+  const create = useCreateGroupVolume();
+  const [name, setName] = useState('');
+  const [size, setSize] = useState<number | string>(50);
+  const [access, setAccess] = useState<NonNullable<AccessMode>>('ReadWriteMany');
+  useEffect(() => {
+    if (opened) {
+      setName('');
+      setSize(50);
+      setAccess('ReadWriteMany');
+    }
+  }, [opened]);
+  return (
+    <FormModal
+      opened={opened}
+      onClose={onClose}
+      title={`New shared volume for ${groupName}`}
+      submitLabel="Create volume"
+      onSubmit={() => {
+        const trimmed = name.trim();
+        if (!VOLUME_NAME.test(trimmed) || trimmed.length > 40) {
+          return 'Use up to 40 lower-case letters, digits and dashes, starting and ending with a letter or digit.';
+        }
+        if (typeof size !== 'number' || size < 1) return 'Enter the size in whole GiB.';
+        return create.mutateAsync({ groupId, body: { name: trimmed, size_gib: size, access_mode: access } });
+      }}
+    >
+      <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+      <NumberInput label="Size (GiB)" value={size} onChange={setSize} min={1} max={16384} allowDecimal={false} />
+      <div>
+        <Text size="sm" fw={500} mb={4}>
+          Access
+        </Text>
+        <SegmentedControl
+          aria-label="Access"
+          value={access}
+          onChange={(value) => setAccess(value as NonNullable<AccessMode>)}
+          data={Object.entries(ACCESS_LABELS).map(([value, label]) => ({ value, label }))}
+        />
+        <Text size="xs" c="dimmed" mt={4}>
+          Read-only volumes are mounted read-only in every session.
+        </Text>
+      </div>
+    </FormModal>
+  );
+}
+
+function VolumeRow({ volume, groupId }: { volume: VolumeOut; groupId: string }) {
+  const remove = useDeleteGroupVolume();
+  const inUse = volume.used_by.length > 0;
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <Text size="sm" fw={500}>
+          {volume.name}
+        </Text>
+      </Table.Td>
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>{volume.size_gib} GiB</Table.Td>
+      <Table.Td>{ACCESS_LABELS[volume.access_mode as NonNullable<AccessMode>] ?? volume.access_mode}</Table.Td>
+      <Table.Td>
+        {inUse ? (
+          <Stack gap={4}>
+            {volume.used_by.map((user) => (
+              <Group key={user.session_id} gap="xs" wrap="nowrap">
+                <Text size="sm">{user.name}</Text>
+                <StateBadge state={user.state} />
+              </Group>
+            ))}
+          </Stack>
+        ) : (
+          <Text size="sm" c="dimmed">
+            Not in use
+          </Text>
+        )}
+      </Table.Td>
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDate(volume.created_at)}</Table.Td>
+      <Table.Td>
+        <ConfirmButton
+          label="Delete"
+          title="Delete shared volume"
+          message={
+            inUse
+              ? `${volume.name} is used by ${volume.used_by.length} session(s); they must stop before it can be deleted.`
+              : `Delete ${volume.name} (${volume.size_gib} GiB)? Everything saved in it is lost for every member.`
+          }
+          confirmLabel="Delete volume"
+          disabled={inUse}
+          onConfirm={() => remove.mutateAsync({ groupId, volumeId: volume.id })}
+        />
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
+function GroupVolumes({ groupId, groupName }: { groupId: string; groupName: string }) {
+  const volumes = useGroupVolumes(groupId);
+  const [adding, setAdding] = useState(false);
+  const items = volumes.data?.items ?? [];
+  return (
+    <Stack gap="sm">
+      <Group justify="flex-end">
+        <Button onClick={() => setAdding(true)}>New shared volume</Button>
+      </Group>
+      <QueryState query={volumes} isEmpty={items.length === 0} empty={`${groupName} has no shared volumes.`}>
+        <Table.ScrollContainer minWidth={760}>
+          <Table striped aria-label="Shared volumes">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Size</Table.Th>
+                <Table.Th>Access</Table.Th>
+                <Table.Th>Used by</Table.Th>
+                <Table.Th>Created</Table.Th>
+                <Table.Th aria-label="Actions" />
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {items.map((volume) => (
+                <VolumeRow key={volume.id} volume={volume} groupId={groupId} />
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </QueryState>
+      <NewVolumeModal groupId={groupId} groupName={groupName} opened={adding} onClose={() => setAdding(false)} />
+    </Stack>
+  );
+}
+
+/** The shared volumes of a group the admin administers: created and deleted here. */
+export function GroupVolumesSection() {
+  const groups = useAdministeredGroups(ADMINISTERS_GROUP);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const first = groups.options[0]?.items[0]?.value ?? null;
+  const groupId = chosen ?? first;
+  return (
+    <QueryState
+      query={{ isPending: groups.isPending && first === null, error: null }}
+      isEmpty={first === null}
+      empty="You administer no group."
+    >
+      <Stack gap="md">
+        <Select
+          label="Group"
+          data={groups.options}
+          value={groupId}
+          onChange={(value) => value && setChosen(value)}
+          allowDeselect={false}
+          searchable
+          maw={360}
+        />
+        {groupId && <GroupVolumes key={groupId} groupId={groupId} groupName={groups.names.get(groupId) ?? ''} />}
+      </Stack>
+    </QueryState>
+  );
+}

@@ -1,0 +1,8 @@
+import type { Action } from '../../auth/capabilities';
+
+/** Managing the session catalog: super admins only. */
+export const CATALOG_MANAGE: Action = 'catalog.manage';
+/** Reading every session in the groups one administers: any admin. */
+export const SESSIONS_READ_SCOPE: Action = 'session.read_scope';
+/** Administering a group's shared volumes. */
+export const ADMINISTERS_GROUP: Action = 'volume.manage_group';

@@ -1,0 +1,200 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import type { AdmissionPreviewIn, AdmissionPreviewOut } from '../api/hooks/sessions';
+import { apiError, json, stubFetch, type StubRequest } from '../test/fetchStub';
+import { makeMe } from '../test/fixtures';
+import { renderApp } from '../test/render';
+import { GROUP_ID, makeImage, makeMembership, makeSession, makeTier, makeVolume, OTHER_GROUP_ID } from './testData';
+
+const me = json(
+  200,
+  makeMe({
+    memberships: [
+      makeMembership(),
+      makeMembership({ group_id: OTHER_GROUP_ID, group_name: 'Vision', org_name: 'Research' }),
+    ],
+  }),
+);
+
+const catalog = json(200, {
+  items: [
+    makeImage(),
+    makeImage({ id: 'img-torch', name: 'PyTorch notebook', description: '' }),
+    makeImage({ id: 'img-code', session_type: 'vscode', name: 'VS Code', reference: 'registry.example.org/code:1' }),
+  ],
+});
+const tiers = json(200, {
+  items: [makeTier(), makeTier({ id: 't2', name: '1/2', vram_mib: 40960, price_per_hour: '5' })],
+});
+const volumes = json(200, {
+  items: [
+    makeVolume({ id: 'v-free', name: 'home-old', size_gib: 20 }),
+    makeVolume({ id: 'v-busy', name: 'home-busy', used_by: [{ session_id: 's9', name: 'other', state: 'running' }] }),
+    makeVolume({ id: 'v-data', kind: 'shared', name: 'datasets', size_gib: 500, access_mode: 'ReadOnlyMany', group_id: GROUP_ID }),
+    makeVolume({ id: 'v-vision', kind: 'shared', name: 'vision-data', group_id: OTHER_GROUP_ID }),
+  ],
+  home_total_gib: 30,
+  storage_limit_gib: 100,
+});
+
+/** Queues a GPU request at position 2; a CPU-only one starts at once. */
+function preview(request: StubRequest) {
+  const body = request.body as AdmissionPreviewIn;
+  const answer: AdmissionPreviewOut = body.tier_id
+    ? {
+        outcome: 'queue',
+        message: 'Every 1/2 slot is taken.',
+        price_per_hour: '5',
+        available_credits: '100',
+        hours_affordable: 20,
+        queue_position: 2,
+        estimated_wait_seconds: 600,
+      }
+    : {
+        outcome: 'start',
+        message: 'A slot is free.',
+        price_per_hour: '0.1',
+        available_credits: '100',
+        hours_affordable: 1000,
+        queue_position: null,
+        estimated_wait_seconds: null,
+      };
+  return json(200, answer);
+}
+
+function routes(extra: Parameters<typeof stubFetch>[0] = {}) {
+  return stubFetch({
+    'GET /api/v1/me': me,
+    'GET /api/v1/catalog': catalog,
+    'GET /api/v1/tiers': tiers,
+    'GET /api/v1/volumes': volumes,
+    'POST /api/v1/admission/preview': preview,
+    'GET /api/v1/sessions': json(200, { items: [] }),
+    ...extra,
+  });
+}
+
+async function choose(label: string, option: string) {
+  const user = userEvent.setup();
+  await user.click(screen.getByRole('combobox', { name: label }));
+  await user.click(await screen.findByRole('option', { name: option, hidden: true }));
+}
+
+describe('new session', () => {
+  it('previews the choice and sends what was chosen', async () => {
+    const api = routes({ 'POST /api/v1/sessions': json(201, makeSession()) });
+    renderApp('/sessions/new');
+    const user = userEvent.setup();
+
+    // CPU only at first: it would start now.
+    const start = await screen.findByRole('region', { name: 'Admission preview' });
+    expect(start).toHaveTextContent('Starts now');
+    expect(start).toHaveTextContent('0.1 credits per hour; you have 100 credits, enough for about 1,000 hours.');
+    expect(api.callsTo('GET', '/api/v1/tiers')[0].query.get('group_id')).toBe(GROUP_ID);
+
+    await user.type(screen.getByRole('textbox', { name: 'Name' }), 'lab');
+    await choose('Image', 'PyTorch notebook');
+    await choose('GPU', 'A100-80GB 1/2 · 40 GiB · 5 credits/h');
+    const cores = screen.getByRole('textbox', { name: 'CPU cores' });
+    await user.clear(cores);
+    await user.type(cores, '4');
+
+    expect(await screen.findByText('Queues at position 2')).toBeInTheDocument();
+    const queued = screen.getByRole('region', { name: 'Admission preview' });
+    expect(queued).toHaveTextContent('Estimated wait: about 10 min');
+    expect(queued).toHaveTextContent('enough for about 20 hours');
+    await waitFor(() => {
+      const last = api.callsTo('POST', '/api/v1/admission/preview').at(-1)!;
+      expect(last.body).toEqual({ group_id: GROUP_ID, tier_id: 't2', cpu_cores: 4, memory_mib: 2048 });
+    });
+
+    // A home volume in use by another session is not offered; shared ones are the group's.
+    expect(screen.queryByRole('radio', { name: /home-busy/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('checkbox', { name: /vision-data/ })).not.toBeInTheDocument();
+    await user.click(screen.getByRole('radio', { name: 'home-old (20 GiB)' }));
+    await user.click(screen.getByRole('checkbox', { name: 'datasets (500 GiB, read-only)' }));
+
+    await user.click(screen.getByRole('button', { name: 'Start session' }));
+    await waitFor(() => expect(api.callsTo('POST', '/api/v1/sessions')).toHaveLength(1));
+    expect(api.callsTo('POST', '/api/v1/sessions')[0].body).toEqual({
+      session_type: 'jupyterlab',
+      image_id: 'img-torch',
+      group_id: GROUP_ID,
+      name: 'lab',
+      tier_id: 't2',
+      cpu_millicores: 4000,
+      memory_mib: 2048,
+      home_volume_id: 'v-free',
+      home_size_gib: null,
+      shared_volume_ids: ['v-data'],
+    });
+    expect(await screen.findByRole('heading', { name: 'Sessions' })).toBeInTheDocument();
+  });
+
+  it('offers the images of the chosen type and a new home volume of the given size', async () => {
+    const api = routes({ 'POST /api/v1/sessions': json(201, makeSession()) });
+    renderApp('/sessions/new');
+    const user = userEvent.setup();
+
+    await screen.findByRole('region', { name: 'Admission preview' });
+    await user.click(screen.getByRole('radio', { name: 'VS Code' }));
+    expect(screen.getByRole('combobox', { name: 'Image' })).toHaveValue('VS Code');
+    await choose('Group', 'Vision (Research)');
+    await waitFor(() => expect(api.callsTo('GET', '/api/v1/tiers').at(-1)!.query.get('group_id')).toBe(OTHER_GROUP_ID));
+    expect(await screen.findByRole('checkbox', { name: /vision-data/ })).toBeInTheDocument();
+    const size = screen.getByRole('textbox', { name: 'Size of the new home volume (GiB)' });
+    await user.clear(size);
+    await user.type(size, '25');
+
+    await user.click(screen.getByRole('button', { name: 'Start session' }));
+    await waitFor(() => expect(api.callsTo('POST', '/api/v1/sessions')).toHaveLength(1));
+    expect(api.callsTo('POST', '/api/v1/sessions')[0].body).toMatchObject({
+      session_type: 'vscode',
+      image_id: 'img-code',
+      group_id: OTHER_GROUP_ID,
+      tier_id: null,
+      cpu_millicores: 1000,
+      home_volume_id: null,
+      home_size_gib: 25,
+      shared_volume_ids: [],
+    });
+  });
+
+  it('shows why the server refused to start it and stays on the form', async () => {
+    routes({
+      'POST /api/v1/sessions': apiError(409, 'insufficient_credits', 'You have 1 credit; an hour costs 5.'),
+    });
+    renderApp('/sessions/new');
+    const user = userEvent.setup();
+
+    await screen.findByRole('region', { name: 'Admission preview' });
+    await user.click(screen.getByRole('button', { name: 'Start session' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Not enough credits');
+    expect(alert).toHaveTextContent('You have 1 credit; an hour costs 5.');
+    expect(screen.getByRole('form', { name: 'New session' })).toBeInTheDocument();
+  });
+
+  it('shows a denied preview with the policy that denies it', async () => {
+    routes({
+      'POST /api/v1/admission/preview': json(200, {
+        outcome: 'policy_denied',
+        message: 'Your group allows one GPU session at once.',
+        policy_key: 'max_gpu_sessions',
+        policy_scope: 'group',
+        price_per_hour: '2.5',
+        available_credits: '100',
+        hours_affordable: 40,
+        queue_position: null,
+        estimated_wait_seconds: null,
+      }),
+    });
+    renderApp('/sessions/new');
+
+    const denied = await screen.findByRole('region', { name: 'Admission preview' });
+    expect(within(denied).getByText('Not allowed')).toBeInTheDocument();
+    expect(denied).toHaveTextContent('Your group allows one GPU session at once.');
+    expect(denied).toHaveTextContent("Set by the group's policy (max_gpu_sessions).");
+  });
+});

@@ -1,0 +1,89 @@
+import { Badge, Group, Text } from '@mantine/core';
+import type { SessionOut, SessionState, SessionType } from '../api/hooks/sessions';
+import { formatMemoryGiB } from '../ui/format';
+
+export const SESSION_TYPE_LABELS: Record<SessionType, string> = {
+  vscode: 'VS Code',
+  jupyterlab: 'JupyterLab',
+  terminal: 'Terminal',
+};
+
+export const SESSION_TYPE_OPTIONS = (Object.keys(SESSION_TYPE_LABELS) as SessionType[]).map((value) => ({
+  value,
+  label: SESSION_TYPE_LABELS[value],
+}));
+
+export const STATE_LABELS: Record<SessionState, { label: string; color: string }> = {
+  queued: { label: 'Queued', color: 'blue' },
+  starting: { label: 'Starting', color: 'cyan' },
+  running: { label: 'Running', color: 'green' },
+  pausing: { label: 'Pausing', color: 'yellow' },
+  paused: { label: 'Paused', color: 'gray' },
+  resuming: { label: 'Resuming', color: 'cyan' },
+  stopping: { label: 'Stopping', color: 'orange' },
+  stopped: { label: 'Stopped', color: 'gray' },
+  failed: { label: 'Failed', color: 'red' },
+  lost: { label: 'Lost', color: 'red' },
+};
+
+export const STATE_OPTIONS = (Object.keys(STATE_LABELS) as SessionState[]).map((value) => ({
+  value,
+  label: STATE_LABELS[value].label,
+}));
+
+/** States that wait for a card: they have a queue position and an estimated wait. */
+export const WAITING_STATES: readonly SessionState[] = ['queued', 'resuming'];
+
+export function StateBadge({ state }: { state: SessionState }) {
+  const { label, color } = STATE_LABELS[state];
+  return (
+    <Badge variant="light" color={color} style={{ overflow: 'visible' }}>
+      {label}
+    </Badge>
+  );
+}
+
+/** The state with the reason it is in it, e.g. "Queued — No free 1/4 slot." */
+export function StateWithReason({ session }: { session: Pick<SessionOut, 'state' | 'state_reason'> }) {
+  return (
+    <Group gap="xs" wrap="nowrap" align="center">
+      <StateBadge state={session.state} />
+      {session.state_reason && (
+        <Text size="sm" c="dimmed">
+          {session.state_reason}
+        </Text>
+      )}
+    </Group>
+  );
+}
+
+/** "A100-80GB 1/4 · 20 GiB", or "CPU only" for a session without a GPU slice. */
+export function gpuSlice(session: Pick<SessionOut, 'model' | 'tier_name' | 'vram_mib'>): string {
+  if (!session.model) return 'CPU only';
+  const name = [session.model, session.tier_name].filter(Boolean).join(' ');
+  return session.vram_mib ? `${name} · ${formatMemoryGiB(session.vram_mib)}` : name;
+}
+
+/** "peak 3.1 GiB of 20 GiB", or null when nothing was measured yet. */
+export function peakVram(session: Pick<SessionOut, 'peak_vram_mib' | 'vram_mib'>): string | null {
+  if (session.peak_vram_mib === null) return null;
+  const peak = `peak ${formatMemoryGiB(session.peak_vram_mib)}`;
+  return session.vram_mib ? `${peak} of ${formatMemoryGiB(session.vram_mib)}` : peak;
+}
+
+/** "GPU 45% · 3.1 GiB VRAM in use", or null when the cluster reported nothing. */
+export function utilization(session: Pick<SessionOut, 'gpu_util_percent' | 'vram_used_mib'>): string | null {
+  const parts: string[] = [];
+  if (session.gpu_util_percent !== null) {
+    parts.push(`GPU ${session.gpu_util_percent.toLocaleString(undefined, { maximumFractionDigits: 0 })}%`);
+  }
+  if (session.vram_used_mib !== null) parts.push(`${formatMemoryGiB(session.vram_used_mib)} VRAM in use`);
+  return parts.length ? parts.join(' · ') : null;
+}
+
+/** "2 cores · 8 GiB". */
+export function cpuAndMemory(session: Pick<SessionOut, 'cpu_millicores' | 'memory_mib'>): string {
+  const cores = session.cpu_millicores / 1000;
+  const coreText = `${cores.toLocaleString(undefined, { maximumFractionDigits: 2 })} ${cores === 1 ? 'core' : 'cores'}`;
+  return `${coreText} · ${formatMemoryGiB(session.memory_mib)}`;
+}

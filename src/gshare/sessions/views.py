@@ -1,0 +1,144 @@
+"""Response bodies for sessions and volumes, built for many rows in a few queries."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity import admission
+from gshare.capacity import repository as capacity_repository
+from gshare.credits.amounts import format_amount
+from gshare.identity import service as identity
+from gshare.kit.settings import Settings
+from gshare.sessions import lifecycle, repository
+from gshare.sessions.models import InteractiveSession, Volume
+from gshare.sessions.schemas import (
+    MountOut,
+    SessionOut,
+    TransitionOut,
+    VolumeOut,
+    VolumeUser,
+)
+from gshare.sessions.service import SessionPolicy, policies_of
+
+
+def idle_pause_at(row: InteractiveSession, policy: SessionPolicy) -> datetime | None:
+    """When an idle, warned session will be paused."""
+    if row.idle_since is None or row.idle_warned_at is None or not policy.idle_timeout_minutes:
+        return None
+    due = row.idle_since + timedelta(minutes=policy.idle_timeout_minutes)
+    if row.keep_running_until is not None:
+        due = max(due, row.keep_running_until)
+    return due
+
+
+async def sessions_out(
+    db: AsyncSession,
+    rows: Sequence[InteractiveSession],
+    now: datetime,
+    settings: Settings,
+    *,
+    with_history: bool = False,
+) -> list[SessionOut]:
+    tiers = await capacity_repository.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
+    models = {m.id: m.name for m in await capacity_repository.all_models(db)}
+    mounts: dict[uuid.UUID, list[MountOut]] = {}
+    for m in await repository.mounts_of(db, [r.id for r in rows]):
+        mounts.setdefault(m.session_id, []).append(
+            MountOut(
+                volume_id=m.Volume.id,
+                name=m.Volume.name,
+                kind=m.Volume.kind,
+                mount_path=m.mount_path,
+                read_only=m.read_only,
+            )
+        )
+    waiting = [r for r in rows if r.state in lifecycle.WAITING]
+    standings = await admission.standings(db, now, settings) if waiting else {}
+    policies = await policies_of(db, rows)
+    emails = await identity.emails(db, list({r.owner_id for r in rows}))
+    out = []
+    for row in rows:
+        tier = tiers.get(row.tier_id) if row.tier_id else None
+        standing = standings.get(row.request_id) if row.request_id else None
+        policy = policies[row.id]
+        history = None
+        if with_history:
+            history = [
+                TransitionOut(
+                    from_state=t.from_state, to_state=t.to_state, reason=t.reason, at=t.at
+                )
+                for t in await repository.transitions_of(db, row.id)
+            ]
+        out.append(
+            SessionOut(
+                id=row.id,
+                name=row.name,
+                owner_id=row.owner_id,
+                owner_email=emails.get(row.owner_id, ""),
+                session_type=row.session_type,
+                image=row.image,
+                state=row.state,
+                state_reason=row.state_reason,
+                state_changed_at=row.state_changed_at,
+                created_at=row.created_at,
+                group_id=row.group_id,
+                cluster_id=row.cluster_id,
+                tier_id=row.tier_id,
+                model=models.get(tier.model_id) if tier else None,
+                tier_name=tier.name if tier else None,
+                vram_mib=tier.vram_mib if tier else None,
+                cpu_millicores=row.cpu_millicores,
+                memory_mib=row.memory_mib,
+                price_per_hour=format_amount(
+                    row.price_per_hour if row.hold_id else (tier.price if tier else 0)
+                ),
+                cost=format_amount(row.cost),
+                billing=row.hold_id is not None,
+                queue_position=standing.position if standing else None,
+                estimated_wait_seconds=int(standing.estimated_wait.total_seconds())
+                if standing
+                else None,
+                gpu_util_percent=row.gpu_util_percent,
+                vram_used_mib=row.vram_used_mib,
+                peak_vram_mib=row.peak_vram_mib,
+                utilization_at=row.utilization_at,
+                idle_since=row.idle_since,
+                idle_pause_at=idle_pause_at(row, policy),
+                keep_running_until=row.keep_running_until,
+                can_keep_running=row.state == "running"
+                and row.idle_warned_at is not None
+                and bool(policy.keep_running_minutes)
+                and (row.keep_running_until is None or row.keep_running_until <= now),
+                actions=lifecycle.allowed(row.state),
+                can_open=row.state == "running" and row.phase == "Running",
+                volumes=mounts.get(row.id, []),
+                transitions=history,
+            )
+        )
+    return out
+
+
+async def volumes_out(db: AsyncSession, volumes: Sequence[Volume]) -> list[VolumeOut]:
+    users: dict[uuid.UUID, list[VolumeUser]] = {}
+    for u in await repository.users_of_volumes(db, [v.id for v in volumes]):
+        users.setdefault(u.volume_id, []).append(
+            VolumeUser(session_id=u.id, name=u.name, state=u.state)
+        )
+    return [
+        VolumeOut(
+            id=v.id,
+            kind=v.kind,
+            name=v.name,
+            size_gib=v.size_gib,
+            access_mode=v.access_mode,
+            group_id=v.group_id,
+            cluster_id=v.cluster_id,
+            created_at=v.created_at,
+            used_by=users.get(v.id, []),
+        )
+        for v in volumes
+    ]

@@ -1,0 +1,189 @@
+"""Sessions end to end on a real control plane: the API, a worker and the operator as processes
+against a real API server with simulated GPU nodes. A session is admitted on a card, its pod
+runs, it is metered, paused (pod gone, volume kept, card back, billing stopped), resumed on a
+card again and stopped (resource gone, everything settled, the ledger clean)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+from sqlalchemy import select, update
+
+from gshare.capacity.models import GpuCard
+from gshare.credits import repository as credits
+from gshare.credits.models import CreditHold
+from gshare.devcluster import Cluster
+from gshare.identity.models import User
+from gshare.sessions.models import InteractiveSession
+from tests.builders import PASSWORD, hashed
+from tests.capacity.builders import priced_model
+from tests.credits.builders import assert_ledger_clean, funded_wallets
+from tests.kube.test_operator import NAMESPACE, _reporting
+
+T = TypeVar("T")
+JUPYTER_IMAGE = "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001"
+PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+CLAIMS = f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims"
+SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
+
+
+async def _until(check: Callable[[], Awaitable[T | None]], what: str, deadline_s: float = 60) -> T:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@dataclass(frozen=True)
+class Member:
+    email: str
+    group_id: uuid.UUID
+    tiers: dict[str, uuid.UUID]
+
+
+async def _member(sessions) -> Member:
+    """A member of a group with 100 credits, and the A100 model priced with tiers."""
+    now = datetime.now(UTC)
+    wallets = await funded_wallets(sessions, now, users=1)
+    async with sessions() as db, db.begin():
+        _, tiers = await priced_model(db, now)
+
+        user_wallet = await credits.wallet(db, wallets.users[0])
+        group_wallet = await credits.wallet(db, wallets.group)
+        assert user_wallet is not None
+        assert group_wallet is not None
+        user_id, group_id = user_wallet.owner_id, group_wallet.owner_id
+        assert user_id is not None
+        assert group_id is not None
+        await db.execute(
+            update(User).where(User.id == user_id).values(password_hash=hashed(PASSWORD))
+        )
+        email = (await db.scalars(select(User.email).where(User.id == user_id))).one()
+    return Member(email, group_id, {name: t.id for name, t in tiers.items()})
+
+
+async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
+    kube: Cluster, database_url: str, sessions, tmp_path: Path
+) -> None:
+    kube.install_crd()
+    kube.create_namespace(NAMESPACE)
+    member = await _member(sessions)
+    async with _reporting(kube, database_url, sessions, tmp_path, worker=True) as (_, base):
+
+        async def cards() -> int:
+            async with sessions() as db:
+                return len((await db.scalars(select(GpuCard))).all())
+
+        await _until(lambda: _at_least(cards, 8), "the inventory")
+        async with httpx.AsyncClient(base_url=base, timeout=10) as api:
+            login = await api.post(
+                "/api/v1/auth/login", json={"email": member.email, "password": PASSWORD}
+            )
+            assert login.status_code == 200, login.text
+            api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+
+            async def session() -> dict[str, Any]:
+                response = await api.get(f"/api/v1/sessions/{sid}")
+                assert response.status_code == 200, response.text
+                return dict(response.json())
+
+            async def in_state(state: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
+                async def check() -> dict[str, Any] | None:
+                    found = await session()
+                    return found if found["state"] == state else None
+
+                return check
+
+            created = await api.post(
+                "/api/v1/sessions",
+                json={
+                    "name": "notebook",
+                    "session_type": "jupyterlab",
+                    "image_id": JUPYTER_IMAGE,
+                    "group_id": str(member.group_id),
+                    "tier_id": str(member.tiers["1/4"]),
+                    "home_size_gib": 5,
+                },
+            )
+            assert created.status_code == 201, created.text
+            sid = created.json()["id"]
+            name = f"session-{sid}"
+            running = await _until(await in_state("running"), "the session to run")
+            assert running["can_open"] is True
+            assert running["billing"] is True
+            pod = kube_get(kube, f"{PODS}/{name}")
+            assert pod is not None
+            first_card = pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"]
+            home_claim = running["volumes"][0]["volume_id"]
+            assert kube_get(kube, f"{CLAIMS}/vol-{home_claim}") is not None
+
+            # The worker meters it while it runs.
+            await _until(lambda: _cost_above_zero(session), "metering")
+
+            paused = await api.post(f"/api/v1/sessions/{sid}/pause")
+            assert paused.status_code == 200, paused.text
+            assert paused.json()["billing"] is False
+            await _until(await in_state("paused"), "the pause")
+            assert kube_get(kube, f"{PODS}/{name}") is None
+            assert kube_get(kube, f"{CLAIMS}/vol-{home_claim}") is not None  # volume kept
+            cost = (await session())["cost"]
+            await asyncio.sleep(2.5)  # past two metering ticks: a paused session costs nothing
+            assert (await session())["cost"] == cost
+
+            resumed = await api.post(f"/api/v1/sessions/{sid}/resume")
+            assert resumed.status_code == 200, resumed.text
+            await _until(await in_state("running"), "the resume")
+            pod = kube_get(kube, f"{PODS}/{name}")
+            assert pod is not None
+            assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"].startswith("GPU-")
+            assert first_card.startswith("GPU-")
+
+            stopped = await api.post(f"/api/v1/sessions/{sid}/stop")
+            assert stopped.status_code == 200, stopped.text
+            await _until(await in_state("stopped"), "the stop")
+            assert kube_get(kube, f"{SESSIONS}/{name}") is None or _deleting(
+                kube_get(kube, f"{SESSIONS}/{name}")
+            )
+    async with sessions() as db:
+        holds = (
+            await db.scalars(select(CreditHold).where(CreditHold.session_id == uuid.UUID(sid)))
+        ).all()
+        row = await db.get(InteractiveSession, uuid.UUID(sid))
+    assert row is not None
+    assert row.hold_id is None
+    assert len(holds) == 2
+    assert all(h.status == "settled" for h in holds)
+    assert sum(h.captured for h in holds) == row.cost > 0
+    await assert_ledger_clean(sessions)
+
+
+async def _at_least(count: Callable[[], Awaitable[int]], wanted: int) -> bool:
+    return await count() >= wanted
+
+
+async def _cost_above_zero(read: Callable[[], Awaitable[dict[str, Any]]]) -> bool:
+    return (await read())["cost"] != "0"
+
+
+def _deleting(found: dict[str, Any] | None) -> bool:
+    return bool(found and found["metadata"].get("deletionTimestamp"))
+
+
+def kube_get(kube: Cluster, path: str) -> dict[str, Any] | None:
+    with kube.client() as client:
+        response = client.get(path)
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    return dict(response.json())
