@@ -213,6 +213,7 @@ def cmd_worker(settings: Settings) -> None:
 
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, plain_url
+    from gshare.worker.health import Recorder
     from gshare.worker.loops import Worker, worker_loops
 
     url = _external_url(settings, "worker")
@@ -224,9 +225,11 @@ def cmd_worker(settings: Settings) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        sessions, clock = make_sessionmaker(engine), SystemClock()
         worker = Worker(
-            worker_loops(settings, make_sessionmaker(engine), SystemClock()),
+            worker_loops(settings, sessions, clock),
             listen_dsn=plain_url(url),
+            health=Recorder(sessions, clock),
         )
         log.info("worker running: %s", ", ".join(loop.name for loop in worker.loops))
         try:

@@ -224,6 +224,7 @@ CASES = [
         lambda r: {"session_type": "terminal", "name": f"T {r}", "reference": "img/t:1"},
     ),
     Case("PATCH", "/api/v1/catalog/{no_request}", SUPER, lambda r: {"enabled": False}),
+    Case("GET", "/api/v1/worker/health", SUPER),
     Case("GET", "/api/v1/volumes", EVERYONE),
     Case("DELETE", "/api/v1/volumes/{no_request}", EVERYONE),
     Case("GET", "/api/v1/groups/{A1}/volumes", SEES_ORG_A),

@@ -32,6 +32,7 @@ export const scopes = {
   sessions: ['sessions'],
   volumes: ['volumes'],
   catalog: ['catalog'],
+  worker: ['worker'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
@@ -40,7 +41,7 @@ export const PAGE_SIZE = 50;
 /** `mine`: the caller's sessions; `admin`: every session in the groups the caller administers. */
 export interface SessionFilters {
   scope?: 'mine' | 'admin';
-  state?: string[];
+  state?: components['schemas']['SessionOut']['state'][];
   group_id?: string;
 }
 
@@ -260,6 +261,14 @@ export const queries = {
     queryOptions({
       queryKey: [...scopes.queue, 'preview', body],
       queryFn: () => unwrap(api.POST('/api/v1/admission/preview', { body })),
+    }),
+
+  /** How the worker's loops fare, and which clusters' GPU metrics cannot be read. */
+  workerHealth: () =>
+    queryOptions({
+      queryKey: [...scopes.worker, 'health'],
+      queryFn: () => unwrap(api.GET('/api/v1/worker/health')),
+      refetchInterval: 30_000,
     }),
 
   /** Session images; `includeDisabled` (catalog admins) lists the disabled ones too. */

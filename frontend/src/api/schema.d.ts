@@ -1423,6 +1423,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/worker/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Worker Health */
+        get: operations["worker_health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2132,6 +2149,32 @@ export interface components {
             must_change_password: boolean;
             user: components["schemas"]["UserOut"];
         };
+        /** LoopOut */
+        LoopOut: {
+            /**
+             * Failures
+             * @description Ticks in a row that failed.
+             */
+            failures: number;
+            /** Interval Seconds */
+            interval_seconds: number;
+            /**
+             * Lag Seconds
+             * @description How far past its interval the last success is; 0 when on time.
+             */
+            lag_seconds: number | null;
+            /** Last Error */
+            last_error: string;
+            /** Last Ok At */
+            last_ok_at: string | null;
+            /**
+             * Last Run At
+             * Format: date-time
+             */
+            last_run_at: string;
+            /** Name */
+            name: string;
+        };
         /** MeOut */
         MeOut: {
             capabilities: components["schemas"]["CapabilitiesOut"];
@@ -2201,6 +2244,20 @@ export interface components {
              * @enum {string}
              */
             role: "member" | "guest";
+        };
+        /** MetricsProblem */
+        MetricsProblem: {
+            /** At */
+            at: string | null;
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Cluster Name */
+            cluster_name: string;
+            /** Error */
+            error: string;
         };
         /** MigChoicesOut */
         MigChoicesOut: {
@@ -3156,6 +3213,13 @@ export interface components {
             /** Groups */
             groups: components["schemas"]["GroupWalletsOut"][];
             org: components["schemas"]["WalletOut"] | null;
+        };
+        /** WorkerHealth */
+        WorkerHealth: {
+            /** Loops */
+            loops: components["schemas"]["LoopOut"][];
+            /** Metrics Problems */
+            metrics_problems: components["schemas"]["MetricsProblem"][];
         };
     };
     responses: never;
@@ -7831,7 +7895,7 @@ export interface operations {
         parameters: {
             query?: {
                 scope?: "mine" | "admin";
-                state?: string[] | null;
+                state?: ("queued" | "starting" | "running" | "pausing" | "paused" | "resuming" | "stopping" | "stopped" | "failed" | "lost")[] | null;
                 group_id?: string | null;
             };
             header?: never;
@@ -9667,6 +9731,53 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    worker_health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerHealth"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -44,7 +44,8 @@ export type Action =
   | 'queue.read_scope'
   | 'session.read_scope'
   | 'catalog.manage'
-  | 'volume.manage_group';
+  | 'volume.manage_group'
+  | 'worker.health';
 
 /** Where an action would happen: an organization, or a group with its organization. */
 export interface Where {

@@ -48,6 +48,7 @@ export const SUPER_ADMIN_ACTIONS = [
   'queue.read_scope',
   'session.read_scope',
   'catalog.manage',
+  'worker.health',
   'user.super_admin.manage',
   ...ORG_ADMIN_ACTIONS,
 ];

@@ -47,6 +47,8 @@ from gshare.kit.settings import Settings
 from gshare.kit.web import declare
 from gshare.sessions import service as sessions_service
 from gshare.sessions.endpoints import router as sessions_router
+from gshare.worker.endpoints import router as worker_router
+from gshare.worker.health import Recorder
 from gshare.worker.loops import Worker, event_relay, worker_loops
 
 log = logging.getLogger(__name__)
@@ -110,7 +112,11 @@ def create_app(
             if run_worker
             else [event_relay(settings, app.state.sessions)]
         )
-        worker = Worker(loops, listen_dsn=plain_url(database_url))
+        worker = Worker(
+            loops,
+            listen_dsn=plain_url(database_url),
+            health=Recorder(app.state.sessions, app.state.clock),
+        )
         try:
             await check_schema(app.state.engine)
             await hub.start()
@@ -152,6 +158,7 @@ def create_app(
     app.include_router(clusters_router)
     app.include_router(capacity_router)
     app.include_router(sessions_router)
+    app.include_router(worker_router)
     app.include_router(events_router)
     if unchecked := unchecked_internal_routes(app.routes):
         # Their caller would be checked only after the request is parsed.

@@ -139,3 +139,12 @@ async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
         select(Cluster.id).where(Cluster.metrics_at >= since, Cluster.metrics_error == "")
     )
     return set(rows)
+
+
+async def metrics_problems(db: AsyncSession) -> list[tuple[uuid.UUID, str, datetime | None, str]]:
+    rows = await db.execute(
+        select(Cluster.id, Cluster.name, Cluster.metrics_at, Cluster.metrics_error)
+        .where(Cluster.metrics_error != "")
+        .order_by(Cluster.name)
+    )
+    return [(r.id, r.name, r.metrics_at, r.metrics_error) for r in rows]

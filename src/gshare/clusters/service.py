@@ -202,6 +202,11 @@ async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
     return await repository.metrics_fresh(db, since)
 
 
+async def metrics_problems(db: AsyncSession) -> list[tuple[uuid.UUID, str, datetime | None, str]]:
+    """Clusters whose GPU metrics could not be read last time: id, name, when, why."""
+    return await repository.metrics_problems(db)
+
+
 async def sessions_domain_of(db: AsyncSession, cluster_id: uuid.UUID) -> str | None:
     """Where the cluster serves session pages; None when there is no such cluster."""
     found = await repository.cluster(db, cluster_id)

@@ -40,6 +40,7 @@ GLOBAL_ACTIONS = (
     Action.QUEUE_READ_SCOPE,
     Action.SESSION_READ_SCOPE,
     Action.CATALOG_MANAGE,
+    Action.WORKER_HEALTH,
 )
 ORG_ACTIONS = (
     Action.ORG_UPDATE,

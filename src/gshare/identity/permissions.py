@@ -93,7 +93,7 @@ class Action(StrEnum):
     VOLUME_DELETE_OWN = "volume.delete_own"
     VOLUME_READ_GROUP = "volume.read_group"  # a group's shared volumes: its members
     VOLUME_MANAGE_GROUP = "volume.manage_group"  # create and delete them: its admins
-    SESSIONS_HEALTH = "sessions.health"  # the worker loops' health
+    WORKER_HEALTH = "worker.health"  # how the worker's loops and the clusters' metrics fare
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,7 @@ RULES: dict[Action, Rule] = {
     Action.VOLUME_DELETE_OWN: _signed_in,
     Action.VOLUME_READ_GROUP: _sees_group,
     Action.VOLUME_MANAGE_GROUP: _group_admin,
-    Action.SESSIONS_HEALTH: _never,
+    Action.WORKER_HEALTH: _never,
 }
 
 

@@ -12,4 +12,5 @@ def load_all_models() -> None:
     import gshare.events.models
     import gshare.identity.models
     import gshare.kit.idempotency
-    import gshare.sessions.models  # noqa: F401
+    import gshare.sessions.models
+    import gshare.worker.models  # noqa: F401

@@ -31,6 +31,7 @@ from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
 from gshare.sessions import tasks as session_tasks
 from gshare.sessions.service import follow_queue, forget_used_tickets
+from gshare.worker.health import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -136,14 +137,23 @@ def worker_loops(
     ]
 
 
-async def _run(loop: Loop, stop: asyncio.Event, wake: asyncio.Event) -> None:
+async def _run(
+    loop: Loop, stop: asyncio.Event, wake: asyncio.Event, health: Recorder | None
+) -> None:
     while not stop.is_set():
         wake.clear()
+        error = None
         try:
             await loop.tick()
-        except Exception:
+        except Exception as exc:
             # A failed tick is retried on the next one; the work is idempotent.
             log.exception("%s failed", loop.name)
+            error = f"{type(exc).__name__}: {exc}"
+        if health is not None:
+            try:
+                await health.ran(loop.name, loop.interval_seconds, error)
+            except Exception:
+                log.warning("cannot record how %s ran", loop.name, exc_info=True)
         if loop.gather_seconds:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), loop.gather_seconds)
@@ -160,9 +170,16 @@ class Worker:
     `listen_dsn`, a loop that names a channel is also woken by each NOTIFY on it (while the
     LISTEN connection is down, it still runs at its interval)."""
 
-    def __init__(self, loops: list[Loop], *, listen_dsn: str | None = None) -> None:
+    def __init__(
+        self,
+        loops: list[Loop],
+        *,
+        listen_dsn: str | None = None,
+        health: Recorder | None = None,
+    ) -> None:
         self.loops = loops
         self.listen_dsn = listen_dsn
+        self.health = health
         self._stop = asyncio.Event()
         self._wake = {loop.name: asyncio.Event() for loop in loops}
         self._tasks: list[asyncio.Task[None]] = []
@@ -170,7 +187,9 @@ class Worker:
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(_run(loop, self._stop, self._wake[loop.name]), name=loop.name)
+            asyncio.create_task(
+                _run(loop, self._stop, self._wake[loop.name], self.health), name=loop.name
+            )
             for loop in self.loops
         ]
         self._undo = [

@@ -170,3 +170,46 @@ describe('session catalog', () => {
     expect(screen.queryByRole('heading', { name: 'Session catalog' })).not.toBeInTheDocument();
   });
 });
+
+describe('worker health', () => {
+  it("shows each loop's lag and errors, and clusters whose metrics cannot be read", async () => {
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN])),
+      'GET /api/v1/orgs': json(200, emptyPage),
+      'GET /api/v1/worker/health': json(200, {
+        loops: [
+          {
+            name: 'metering',
+            interval_seconds: 60,
+            last_run_at: '2026-11-30T10:00:00Z',
+            last_ok_at: '2026-11-30T09:50:00Z',
+            lag_seconds: 540,
+            failures: 3,
+            last_error: 'OperationalError: connection refused',
+          },
+        ],
+        metrics_problems: [
+          { cluster_id: 'c1', cluster_name: 'lab', at: '2026-11-30T10:00:00Z', error: 'HTTP 503' },
+        ],
+      }),
+    });
+    renderApp('/admin/sessions?tab=worker');
+    const table = await screen.findByRole('table', { name: 'Worker loops' });
+    const row = within(table).getByText('metering').closest('tr')!;
+    expect(row).toHaveTextContent('540 s');
+    expect(row).toHaveTextContent('3 in a row');
+    expect(row).toHaveTextContent('connection refused');
+    expect(screen.getByText('GPU metrics of lab cannot be read')).toBeInTheDocument();
+  });
+
+  it('is not offered to group admins', async () => {
+    stubFetch({
+      'GET /api/v1/me': groupAdmin,
+      'GET /api/v1/orgs': json(200, emptyPage),
+      'GET /api/v1/sessions': json(200, { items: [] }),
+    });
+    renderApp('/admin/sessions?tab=worker');
+    expect(await screen.findByRole('tab', { name: 'Sessions' })).toBeInTheDocument();
+    expect(screen.queryByRole('tab', { name: 'Worker' })).not.toBeInTheDocument();
+  });
+});

@@ -43,7 +43,7 @@ function SessionRow({ session, groupName }: { session: SessionOut; groupName: st
 
 /** Every session in the groups the admin administers (all of them for the super admin). */
 export function AdminSessionsTable() {
-  const [states, setStates] = useState<string[]>([]);
+  const [states, setStates] = useState<SessionOut['state'][]>([]);
   const [groupId, setGroupId] = useState<string | null>(null);
   const groups = useAdministeredGroups(ADMINISTERS_GROUP);
   const sessions = useSessions({ scope: 'admin', state: states, group_id: groupId ?? undefined });
@@ -57,7 +57,7 @@ export function AdminSessionsTable() {
           placeholder={states.length ? undefined : 'Any state'}
           data={STATE_OPTIONS}
           value={states}
-          onChange={setStates}
+          onChange={(values) => setStates(values as SessionOut['state'][])}
           clearable
           w={320}
         />

@@ -146,3 +146,7 @@ export function useDeleteGroupVolume() {
     ),
   );
 }
+
+export function useWorkerHealth() {
+  return useQuery(queries.workerHealth());
+}

@@ -247,8 +247,20 @@ def upgrade() -> None:
     )
     op.create_index("ix_session_volumes_volume", "session_volumes", ["volume_id"])
 
+    op.create_table(
+        "worker_loops",
+        sa.Column("name", sa.String(40), nullable=False),
+        sa.Column("interval_seconds", sa.Float(), nullable=False),
+        sa.Column("last_run_at", TS, nullable=False),
+        sa.Column("last_ok_at", TS),
+        sa.Column("failures", sa.BigInteger(), server_default="0", nullable=False),
+        sa.Column("last_error", sa.Text(), server_default="", nullable=False),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_worker_loops")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("worker_loops")
     op.drop_table("session_volumes")
     op.drop_table("session_images")
     op.drop_table("session_transitions")
