@@ -153,6 +153,9 @@ class Builder:
             created_at=self.clock.now(),
             ended_at=self.clock.now() if ended else None,
             phase=phase,
+            state={"Running": "running", "Paused": "paused", "Failed": "failed"}.get(
+                phase, "starting"
+            ),
             phase_message="",
             observed_generation=0,
             status_sequence=0,

@@ -187,3 +187,56 @@ def kube_get(kube: Cluster, path: str) -> dict[str, Any] | None:
         return None
     response.raise_for_status()
     return dict(response.json())
+
+
+async def test_resources_without_a_session_are_listed_for_the_admins(
+    kube: Cluster, sessions, tmp_path: Path
+) -> None:
+    from gshare.clusters.kubeconfigs import FileKubeconfigStore
+    from gshare.clusters.models import Cluster as ClusterRow
+    from gshare.sessions import tasks
+
+    kube.install_crd()
+    kube.create_namespace(NAMESPACE)
+    now = datetime.now(UTC)
+    cluster = ClusterRow(
+        id=uuid.uuid4(),
+        name=f"lab-{uuid.uuid4().hex[:6]}",
+        api_server=kube.server,
+        status="connected",
+        status_message="",
+        inventory_sequence=0,
+        created_at=now,
+    )
+    async with sessions() as db, db.begin():
+        db.add(cluster)
+    store = FileKubeconfigStore(tmp_path / "clusters")
+    await store.put(cluster.id, kube.embedded_kubeconfig())
+    stray = str(uuid.uuid4())
+    body = {
+        "apiVersion": "gshare.io/v1alpha1",
+        "kind": "GShareSession",
+        "metadata": {"name": f"session-{stray}"},
+        "spec": {
+            "sessionId": stray,
+            "ownerId": str(uuid.uuid4()),
+            "sessionType": "terminal",
+            "image": "registry.example/gshare/terminal:1",
+            "cpuMillicores": 500,
+            "memoryMiB": 512,
+            "desiredState": "Paused",
+        },
+    }
+    with kube.client() as client:
+        client.post(SESSIONS, json=body).raise_for_status()
+    try:
+        found = await tasks.scan_orphans(sessions, store, now, namespace=NAMESPACE)
+        assert found >= 1
+        async with sessions() as db:
+            row = await db.get(ClusterRow, cluster.id)
+        assert row is not None
+        assert f"session-{stray}" in row.orphans
+        assert row.orphans_at == now
+    finally:
+        with kube.client() as client:
+            client.delete(f"{SESSIONS}/session-{stray}")

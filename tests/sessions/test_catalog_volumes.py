@@ -158,3 +158,54 @@ async def test_the_same_create_twice_at_once_makes_two_sessions_and_bills_each(
     assert [m.status_code for m in made] == [201, 201]
     assert {m.json()["state"] for m in made} == {"starting"}
     assert len({m.json()["volumes"][0]["volume_id"] for m in made}) == 2
+
+
+async def test_creates_at_once_cannot_pass_the_storage_limit(build: Builder) -> None:
+    w = await session_world(build)
+    await set_policy(build.sessions, build.clock.now(), "group", w.group_id, {"storage_gb": 20})
+    burst = (
+        w.members[0].post(f"{API}/sessions", json=w.body(None, home_size_gib=10)) for _ in range(5)
+    )
+    made = await asyncio.gather(*burst)
+    assert sorted(r.status_code for r in made) == [201, 201, 403, 403, 403]
+    assert (await w.members[0].get(f"{API}/volumes")).json()["home_total_gib"] == 20
+
+
+async def test_a_shared_volume_is_never_both_deleted_and_mounted(build: Builder) -> None:
+    w = await session_world(build, users=1)
+    admin = await build.signed_in(await build.user("Root", super_admin=True))
+    for n in range(5):
+        volume = await admin.post(
+            f"{API}/groups/{w.group_id}/volumes", json={"name": f"data-{n}", "size_gib": 1}
+        )
+        volume_id = volume.json()["id"]
+        mount = w.members[0].post(
+            f"{API}/sessions", json=w.body(None, shared_volume_ids=[volume_id])
+        )
+        delete = admin.delete(f"{API}/groups/{w.group_id}/volumes/{volume_id}")
+        mounted, deleted = await asyncio.gather(mount, delete)
+        assert (mounted.status_code, deleted.status_code) in ((201, 409), (404, 204))
+
+
+async def test_members_see_only_their_own_sessions_on_a_shared_volume(build: Builder) -> None:
+    w = await session_world(build)
+    admin = await build.signed_in(await build.user("Root", super_admin=True))
+    shared = (
+        await admin.post(f"{API}/groups/{w.group_id}/volumes", json={"name": "team", "size_gib": 5})
+    ).json()["id"]
+    secret = await w.create(0, None, name="secret-project", shared_volume_ids=[shared])
+    mine = await w.create(1, None, name="mine", shared_volume_ids=[shared])
+    for path in (f"{API}/volumes", f"{API}/groups/{w.group_id}/volumes"):
+        items = (await w.members[1].get(path)).json()["items"]
+        (seen,) = [v for v in items if v["name"] == "team"]
+        assert [u["session_id"] for u in seen["used_by"]] == [mine["id"]], path
+        assert seen["used_by_others"] == 1
+    (everything,) = (await admin.get(f"{API}/groups/{w.group_id}/volumes")).json()["items"]
+    assert {u["session_id"] for u in everything["used_by"]} == {secret["id"], mine["id"]}
+
+
+async def test_names_with_control_characters_are_refused(build: Builder) -> None:
+    w = await session_world(build)
+    for name in ("a\nb", "red\x1b[31m", "\u202egnp.exe", "\ufeff", "bell\x07"):
+        response = await w.members[0].post(f"{API}/sessions", json=w.body(None, name=name))
+        assert response.status_code == 422, name

@@ -16,6 +16,7 @@ from gshare.events.models import Notification
 from gshare.sessions import service, tasks
 from gshare.sessions.models import SessionTransition
 from tests.builders import Builder
+from tests.capacity.builders import Card, add_cluster, apply
 from tests.credits.builders import assert_ledger_clean
 from tests.sessions.world import API, session_world, settings_of
 
@@ -243,3 +244,32 @@ async def test_a_cpu_session_costs_nothing(build: Builder) -> None:
     assert await _meter(build) == 0
     stopped = (await w.act(0, created["id"], "stop")).json()
     assert stopped["cost"] == "0"
+
+
+async def test_a_resume_waits_for_the_cluster_that_holds_its_volumes(build: Builder) -> None:
+    """Two clusters of one card each: a paused session whose home lives on the first resumes
+    only there, even while the second has a free card."""
+    w = await session_world(build, n_cards=1)
+    async with build.sessions() as db, db.begin():
+        second = await add_cluster(db, build.clock.now(), "second")
+    await apply(build.sessions, second, 1, [Card("GPU-second-0")], build.clock.now())
+    first = await w.running(0, "exclusive")
+    home_cluster = first["cluster_id"]
+    assert (await w.act(0, first["id"], "pause")).status_code == 200
+    # The other member takes the card of the home's cluster.
+    taker = await w.create(1, "exclusive")
+    if taker["cluster_id"] != home_cluster:
+        # It landed on the other cluster: take the home cluster's card too.
+        taker = await w.create(1, "exclusive")
+    assert taker["cluster_id"] == home_cluster
+    answer = await w.act(0, first["id"], "resume")
+    assert answer.status_code == 200, answer.text
+    resumed = answer.json()
+    assert resumed["state"] == "resuming"
+    assert resumed["queue_position"] == 1
+    assert (await w.act(1, taker["id"], "stop")).status_code == 200
+    await _dequeue(build)
+    back = await w.read(0, first["id"])
+    assert back["state"] == "starting"
+    assert back["cluster_id"] == home_cluster
+    await assert_ledger_clean(build.sessions)

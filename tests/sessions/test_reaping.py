@@ -209,3 +209,67 @@ async def test_a_session_whose_card_went_missing_is_lost(build: Builder) -> None
     assert lost["state"] == "lost"
     assert "missing" in lost["state_reason"]
     await assert_ledger_clean(build.sessions)
+
+
+async def test_keep_running_needs_a_warning_first(build: Builder) -> None:
+    w = await _idle_world(build)
+    sid = (await w.running())["id"]
+    refused = await w.act(0, sid, "keep-running")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "not_idle"
+
+
+async def test_a_session_that_never_starts_fails_and_is_settled(build: Builder) -> None:
+    w = await session_world(build)
+    sid = (await w.create())["id"]
+    await w.report(sid, "Pending", "Unschedulable: no node has the memory")
+    settings = settings_of(build)
+    build.clock.advance(timedelta(minutes=14))
+    assert await tasks.reconcile_once(build.sessions, settings, build.clock.now()) == 0
+    build.clock.advance(timedelta(minutes=2))
+    assert await tasks.reconcile_once(build.sessions, settings, build.clock.now()) == 1
+    failed = await w.read(0, sid)
+    assert failed["state"] == "failed"
+    assert "Unschedulable" in failed["state_reason"]
+    assert failed["billing"] is False
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_a_replayed_or_older_utilization_report_changes_nothing(build: Builder) -> None:
+    w = await _idle_world(build)
+    sid = (await w.running())["id"]
+    keys = build.app.state.internal_keys.get(None)
+    token = keys.mint(str(w.cluster_id), build.clock.now())
+
+    async def report(sequence: int, util: float) -> bool:
+        response = await build.anonymous().post(
+            f"/internal/v1/clusters/{w.cluster_id}/utilization",
+            json={
+                "sequence": sequence,
+                "source": "dcgm",
+                "samples": [_idle(sid, gpu_util_percent=util)],
+            },
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert response.status_code == 200, response.text
+        return bool(response.json()["applied"])
+
+    assert await report(10, 90.0) is True
+    assert await report(10, 0.0) is False
+    assert await report(9, 0.0) is False
+    row = await w.row(sid)
+    assert row.gpu_util_percent == 90.0
+    assert row.idle_since is None
+
+
+async def test_a_group_with_sessions_not_stopped_cannot_be_deleted(build: Builder) -> None:
+    w = await session_world(build)
+    sid = (await w.create(0, None))["id"]
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    for user_id in w.capacity.user_ids:  # a group must be empty before it is deleted
+        left = await root.delete(f"/api/v1/groups/{w.group_id}/members/{user_id}")
+        assert left.status_code == 204, left.text
+    refused = await root.delete(f"/api/v1/groups/{w.group_id}")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "has_live_sessions"
+    assert (await w.read(0, sid))["state"] == "starting"

@@ -61,11 +61,11 @@ class SessionWorld:
         return dict(response.json())
 
     async def report(self, session_id: str, phase: str, message: str = "") -> httpx.Response:
-        """The operator of the world's cluster reports the session's phase."""
+        """The operator of the cluster the session runs on reports its phase."""
         build = self.build
-        keys = build.app.state.internal_keys.get(None)
-        token = keys.mint(str(self.cluster_id), build.clock.now())
         row = await self.row(session_id)
+        keys = build.app.state.internal_keys.get(None)
+        token = keys.mint(str(row.cluster_id or self.cluster_id), build.clock.now())
         body = {
             "generation": row.observed_generation + 1,
             "sequence": next(_sequence),

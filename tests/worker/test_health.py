@@ -21,7 +21,7 @@ async def test_loops_report_their_lag_and_failures(build: Builder) -> None:
     cluster = await build.cluster("lab")
     async with build.sessions() as db, db.begin():
         await clusters.metrics_reported(
-            db, cluster.id, build.clock.now(), "HTTP 503 from the monitor"
+            db, cluster.id, build.clock.now(), "HTTP 503 from the monitor", 1
         )
     root = await build.signed_in(await build.user("Root", super_admin=True))
     answer = (await root.get("/api/v1/worker/health")).json()

@@ -75,6 +75,6 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
     assert proc.returncode == 0, output
     assert (
         "worker running: event relay, session apply, metering, idle reaping, session "
-        "reconcile, admission queue, fair-share usage, monthly refill, housekeeping, "
-        "operator tokens"
+        "reconcile, orphan resources, admission queue, fair-share usage, monthly refill, "
+        "housekeeping, operator tokens"
     ) in output

@@ -2456,6 +2456,21 @@ export interface components {
             /** Name */
             name?: string | null;
         };
+        /** Orphans */
+        Orphans: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Cluster Name */
+            cluster_name: string;
+            /**
+             * Resources
+             * @description GShareSession resources that no live session of the cluster stands for.
+             */
+            resources: string[];
+        };
         /** PasswordChangeRequest */
         PasswordChangeRequest: {
             /** Current Password */
@@ -3160,6 +3175,12 @@ export interface components {
             size_gib: number;
             /** Used By */
             used_by: components["schemas"]["VolumeUser"][];
+            /**
+             * Used By Others
+             * @description Sessions of other people using it (not named to members).
+             * @default 0
+             */
+            used_by_others: number;
         };
         /** VolumeUser */
         VolumeUser: {
@@ -3220,6 +3241,8 @@ export interface components {
             loops: components["schemas"]["LoopOut"][];
             /** Metrics Problems */
             metrics_problems: components["schemas"]["MetricsProblem"][];
+            /** Orphans */
+            orphans: components["schemas"]["Orphans"][];
         };
     };
     responses: never;

@@ -30,7 +30,8 @@ function StorageUse({ list }: { list: VolumeList }) {
 }
 
 function UsedBy({ volume }: { volume: VolumeOut }) {
-  if (volume.used_by.length === 0) {
+  const others = volume.used_by_others ?? 0;
+  if (volume.used_by.length === 0 && others === 0) {
     return (
       <Text size="sm" c="dimmed">
         Not in use
@@ -47,6 +48,12 @@ function UsedBy({ volume }: { volume: VolumeOut }) {
           <StateBadge state={user.state} />
         </Group>
       ))}
+      {others > 0 && (
+        <Text size="sm" c="dimmed">
+          {volume.used_by.length > 0 ? 'and ' : ''}
+          {others} session{others === 1 ? '' : 's'} of other members
+        </Text>
+      )}
     </Stack>
   );
 }

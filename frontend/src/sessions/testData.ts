@@ -106,6 +106,7 @@ export function makeVolume(overrides: Partial<VolumeOut> = {}): VolumeOut {
     cluster_id: null,
     created_at: '2026-11-01T00:00:00Z',
     used_by: [],
+    used_by_others: 0,
     ...overrides,
   };
 }

@@ -319,6 +319,15 @@ async def delete_session(kubeconfig: dict[str, Any], namespace: str, name: str) 
         await api.close()
 
 
+async def session_names(kubeconfig: dict[str, Any], namespace: str) -> list[str]:
+    """The names of the GShareSession resources in the cluster."""
+    api = await api_client(kubeconfig)
+    try:
+        return await kubeapi.names(api, "GShareSession", namespace)
+    finally:
+        await api.close()
+
+
 async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_at: str) -> None:
     """Put the operator's current token where the operator reads it: a Secret in gshare-system,
     mounted as a file the operator reloads when it changes."""

@@ -13,8 +13,9 @@ from sqlalchemy import (
     Index,
     String,
     Text,
+    text,
 )
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
 from gshare.kit.db import Base
@@ -40,6 +41,12 @@ class Cluster(Base):
     # The GPU metrics source its operator reads: when it last reported, and what was wrong.
     metrics_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     metrics_error: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
+    metrics_sequence: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    # Session resources found in the cluster that no live session of this cluster stands for.
+    orphans: Mapped[list[str]] = mapped_column(
+        JSONB, nullable=False, server_default=text("'[]'::jsonb")
+    )
+    orphans_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (

@@ -126,12 +126,16 @@ async def refusals(
     return list(await db.scalars(query.limit(limit)))
 
 
-async def set_metrics(db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str) -> None:
-    await db.execute(
+async def set_metrics(
+    db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str, sequence: int
+) -> bool:
+    taken = await db.execute(
         update(Cluster)
-        .where(Cluster.id == cluster_id)
-        .values(metrics_at=now, metrics_error=error[:1000])
+        .where(Cluster.id == cluster_id, Cluster.metrics_sequence < sequence)
+        .values(metrics_at=now, metrics_error=error[:1000], metrics_sequence=sequence)
+        .returning(Cluster.id)
     )
+    return taken.first() is not None
 
 
 async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
@@ -148,3 +152,20 @@ async def metrics_problems(db: AsyncSession) -> list[tuple[uuid.UUID, str, datet
         .order_by(Cluster.name)
     )
     return [(r.id, r.name, r.metrics_at, r.metrics_error) for r in rows]
+
+
+async def set_orphans(
+    db: AsyncSession, cluster_id: uuid.UUID, names: list[str], now: datetime
+) -> None:
+    await db.execute(
+        update(Cluster).where(Cluster.id == cluster_id).values(orphans=names, orphans_at=now)
+    )
+
+
+async def orphans(db: AsyncSession) -> list[tuple[uuid.UUID, str, list[str]]]:
+    rows = await db.execute(
+        select(Cluster.id, Cluster.name, Cluster.orphans)
+        .where(func.jsonb_array_length(Cluster.orphans) > 0)
+        .order_by(Cluster.name)
+    )
+    return [(r.id, r.name, list(r.orphans)) for r in rows]

@@ -190,16 +190,29 @@ async def heard_from(db: AsyncSession, cluster_id: uuid.UUID, now: datetime) -> 
 
 
 async def metrics_reported(
-    db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str
-) -> None:
-    """The cluster's operator read its GPU metrics source (error empty) or could not."""
-    await repository.set_metrics(db, cluster_id, now, error)
+    db: AsyncSession, cluster_id: uuid.UUID, now: datetime, error: str, sequence: int
+) -> bool:
+    """The cluster's operator read its GPU metrics source (error empty) or could not; False
+    (and nothing changes) when a report as new was taken already."""
+    return await repository.set_metrics(db, cluster_id, now, error, sequence)
 
 
 async def metrics_fresh(db: AsyncSession, since: datetime) -> set[uuid.UUID]:
     """Clusters whose metrics were read without error since `since`: only their sessions may
     be judged idle."""
     return await repository.metrics_fresh(db, since)
+
+
+async def set_orphans(
+    db: AsyncSession, cluster_id: uuid.UUID, names: list[str], now: datetime
+) -> None:
+    """Session resources found in the cluster with no session of it behind them."""
+    await repository.set_orphans(db, cluster_id, names, now)
+
+
+async def orphans(db: AsyncSession) -> list[tuple[uuid.UUID, str, list[str]]]:
+    """Clusters with resources no session stands for: id, name, the resources' names."""
+    return await repository.orphans(db)
 
 
 async def metrics_problems(db: AsyncSession) -> list[tuple[uuid.UUID, str, datetime | None, str]]:

@@ -303,19 +303,35 @@ async def lock_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold | N
     return None if row is None else CreditHold(**row._mapping)
 
 
+@dataclass(slots=True)
+class HoldFigures:
+    """What metering reads and changes of a hold: a plain copy, cheap to make by the thousand."""
+
+    id: uuid.UUID
+    account_id: uuid.UUID
+    rate_per_hour: int
+    window_seconds: int
+    for_group_wallet_id: uuid.UUID | None
+    reserved: int
+    captured: int
+    status: str
+
+
 _LOCK_HOLDS = text(
-    f"SELECT {_HOLD_COLUMNS} FROM credit_holds WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"  # noqa: S608 - constant columns
+    "SELECT id, account_id, rate_per_hour, window_seconds, for_group_wallet_id, reserved, "
+    "captured, status FROM credit_holds WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"
 )
 
 
-async def lock_holds(db: AsyncSession, ids: Sequence[uuid.UUID]) -> list[CreditHold]:
-    """Holds, their rows locked in id order, as detached copies."""
+async def lock_holds(db: AsyncSession, ids: Sequence[uuid.UUID]) -> list[HoldFigures]:
+    """Holds, their rows locked in id order."""
     rows = (await db.execute(_LOCK_HOLDS, {"ids": list(ids)})).all()
-    return [CreditHold(**row._mapping) for row in rows]
+    return [HoldFigures(*row) for row in rows]
 
 
 # Everything one metering batch writes, in one statement: wallets, lots, holds, one capture
-# transfer per hold with its two entries, and the wallet events.
+# transfer per hold with its two entries, and the wallet events. Entries are written in the
+# order the captures were computed (a wallet's running balance follows it), hence ORDINALITY.
 _POST_METERING = text(
     f"WITH {_SET_MANY}, {_LOT_DELTAS}, ins AS ({_NEW_LOTS} RETURNING 1), {outbox.RECORD_CTE}, "  # noqa: S608
     "h AS (UPDATE credit_holds AS c SET reserved = v.reserved, captured = v.captured "
@@ -323,7 +339,7 @@ _POST_METERING = text(
     "CAST(:captureds AS bigint[])) AS v(id, reserved, captured) WHERE c.id = v.id RETURNING 1), "
     "cap AS (SELECT * FROM unnest(CAST(:transfer_ids AS uuid[]), CAST(:cap_holds AS uuid[]), "
     "CAST(:cap_wallets AS uuid[]), CAST(:cap_amounts AS bigint[]), CAST(:cap_afters AS bigint[])) "
-    "AS cap(id, hold_id, wallet_id, amount, after)), "
+    "WITH ORDINALITY AS cap(id, hold_id, wallet_id, amount, after, n)), "
     "t AS (INSERT INTO credit_transfers "
     "(id, kind, debit_account_id, credit_account_id, amount, memo, actor_id, hold_id, created_at) "
     "SELECT id, 'capture', wallet_id, :consumption, amount, NULL, NULL, hold_id, :at FROM cap "
@@ -331,8 +347,8 @@ _POST_METERING = text(
     "INSERT INTO credit_entries (transfer_id, account_id, amount, balance_after, created_at) "
     "SELECT e.transfer_id, e.account_id, e.amount, e.balance_after, :at FROM t, (SELECT cap.id "
     "AS transfer_id, cap.wallet_id AS account_id, -cap.amount AS amount, cap.after AS "
-    "balance_after, cap.id AS k, 1 AS side FROM cap UNION ALL SELECT cap.id, "
-    "CAST(:consumption AS uuid), cap.amount, NULL, cap.id, 2 FROM cap) AS e "
+    "balance_after, cap.n AS k, 1 AS side FROM cap UNION ALL SELECT cap.id, "
+    "CAST(:consumption AS uuid), cap.amount, NULL, cap.n, 2 FROM cap) AS e "
     "WHERE e.transfer_id = t.id ORDER BY e.k, e.side"
 )
 
@@ -341,7 +357,7 @@ async def post_metering(
     db: AsyncSession,
     *,
     wallets: Sequence[LockedWallet],
-    holds: Sequence[CreditHold],
+    holds: Sequence[HoldFigures],
     lot_deltas: dict[tuple[uuid.UUID, uuid.UUID], int],
     captures: Sequence[tuple[uuid.UUID, uuid.UUID, int, int]],
     consumption_id: uuid.UUID,

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from gshare.kit.schemas import RequestModel, ResponseModel, UtcDatetime
+from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 
 
 def _email(value: str) -> str:
@@ -22,8 +22,12 @@ def _email(value: str) -> str:
 
 
 Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
-PersonName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Name = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), Printable
+]
+PersonName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), Printable
+]
 Password = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 MemberRole = Literal["member", "guest"]
 

@@ -79,6 +79,21 @@ async def get(api: client.ApiClient, kind: str, name: str, namespace: str) -> di
     return await _read_or_delete(api, "GET", path_of(kind, name, namespace))
 
 
+async def names(api: client.ApiClient, kind: str, namespace: str) -> list[str]:
+    """The names of every object of `kind` in `namespace` (none when the namespace is not
+    there)."""
+    prefix, plural = RESOURCES[kind]
+    found = await _read_or_delete(api, "GET", f"{prefix}/namespaces/{namespace}/{plural}")
+    items = (found or {}).get("items")
+    if not isinstance(items, list):
+        return []
+    return [
+        str(item["metadata"].get("name", ""))
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("metadata"), dict)
+    ]
+
+
 async def patch_status(
     api: client.ApiClient, kind: str, name: str, namespace: str, status: dict[str, Any]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -69,3 +70,14 @@ class ErrorDetail(BaseModel):
 
 class ErrorBody(BaseModel):
     error: ErrorDetail
+
+
+def _printable(value: str) -> str:
+    """A name shown to people: no control or invisible formatting characters (line breaks,
+    terminal escapes, right-to-left overrides, zero-width marks)."""
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in value):
+        raise ValueError("cannot hold control or invisible formatting characters")
+    return value
+
+
+Printable = AfterValidator(_printable)

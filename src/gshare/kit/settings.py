@@ -142,6 +142,13 @@ class Settings(BaseSettings):
         le=24 * 60,
         description="Utilization older than this is not acted on: nothing is reaped.",
     )
+    session_start_timeout_minutes: float = Field(
+        default=15,
+        gt=0,
+        le=24 * 60,
+        description="A session not running this long after it got its card fails (and is "
+        "settled): its pod cannot be scheduled or its image pulled.",
+    )
     session_report_timeout_minutes: float = Field(
         default=30,
         gt=0,

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.capacity import service as capacity
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
-from gshare.identity.permissions import Action, Scope
+from gshare.identity.permissions import Action, Scope, is_allowed
 from gshare.kit.errors import Conflict, NotFound
 from gshare.kit.ids import new_id
 from gshare.sessions import repository
@@ -120,10 +120,13 @@ async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
     return Scope.of_group(group_id, org_id)
 
 
-async def group_volumes(ctx: Context, group_id: uuid.UUID) -> list[Volume]:
+async def group_volumes(ctx: Context, group_id: uuid.UUID) -> tuple[list[Volume], bool]:
+    """The group's shared volumes, and whether the caller administers the group (and so may
+    see whose sessions use them)."""
     scope = await _group_scope(ctx, group_id)
     require(ctx, Action.VOLUME_READ_GROUP, scope, target_type="group", target_id=group_id)
-    return await repository.volumes_of(ctx.session, group_ids=[group_id])
+    found = await repository.volumes_of(ctx.session, group_ids=[group_id])
+    return found, is_allowed(ctx.actor, Action.VOLUME_MANAGE_GROUP, scope)
 
 
 async def create_shared_volume(

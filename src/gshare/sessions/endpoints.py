@@ -296,7 +296,7 @@ async def list_volumes(ctx: Ctx) -> VolumeList:
     """Your home volumes and your groups' shared volumes, with the sessions using each."""
     rows, total = await catalog.my_volumes(ctx)
     return VolumeList(
-        items=await views.volumes_out(ctx.session, rows),
+        items=await views.volumes_out(ctx.session, rows, viewer=ctx.actor.user_id),
         home_total_gib=total,
         storage_limit_gib=await catalog.storage_limit(ctx),
     )
@@ -319,8 +319,11 @@ async def delete_volume(volume_id: uuid.UUID, ctx: Ctx) -> Response:
     **declare(Action.VOLUME_READ_GROUP, 404),
 )
 async def list_group_volumes(group_id: uuid.UUID, ctx: Ctx) -> VolumeList:
-    rows = await catalog.group_volumes(ctx, group_id)
-    return VolumeList(items=await views.volumes_out(ctx.session, rows), home_total_gib=0)
+    rows, administers = await catalog.group_volumes(ctx, group_id)
+    viewer = None if administers else ctx.actor.user_id
+    return VolumeList(
+        items=await views.volumes_out(ctx.session, rows, viewer=viewer), home_total_gib=0
+    )
 
 
 @router.post(
@@ -332,7 +335,7 @@ async def list_group_volumes(group_id: uuid.UUID, ctx: Ctx) -> VolumeList:
 async def create_group_volume(group_id: uuid.UUID, body: SharedVolumeCreate, ctx: Ctx) -> VolumeOut:
     """A shared volume the group's members may mount (ReadWriteMany or ReadOnlyMany)."""
     row = await catalog.create_shared_volume(ctx, group_id, body)
-    return (await views.volumes_out(ctx.session, [row]))[0]
+    return (await views.volumes_out(ctx.session, [row], viewer=None))[0]
 
 
 @router.delete(

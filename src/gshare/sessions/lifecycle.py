@@ -83,6 +83,8 @@ TABLE: dict[tuple[State, Action], Transition] = {
     ("queued", "pause"): _T("paused", cancel=True),
     ("resuming", "pause"): _T("paused", cancel=True),
     ("paused", "resume"): _T("resuming", admit=True),
+    # Resumed before the pod was gone: the same resource is simply wanted running again.
+    ("pausing", "resume"): _T("resuming", admit=True),
     ("failed", "resume"): _T("resuming", admit=True),
     ("lost", "resume"): _T("resuming", admit=True),
     ("queued", "stop"): _T("stopped", cancel=True),

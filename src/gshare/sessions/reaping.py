@@ -28,7 +28,8 @@ async def record_utilization(
     clusters.refuse_future_sequence(report.sequence, now)
     await clusters.heard_from(db, cluster_id, now)
     error = "" if report.readable else (report.error or "The metrics source could not be read.")
-    await clusters.metrics_reported(db, cluster_id, now, error)
+    if not await clusters.metrics_reported(db, cluster_id, now, error, report.sequence):
+        return False  # a replay, or overtaken by a newer report
     if not report.readable:
         return True
     samples = {s.session_id: s for s in report.samples}

@@ -114,6 +114,15 @@ async def sessions_of(
     return list(await db.scalars(query.limit(limit)))
 
 
+async def not_stopped_in(db: AsyncSession, group_ids: Sequence[uuid.UUID]) -> int:
+    if not group_ids:
+        return 0
+    query = select(func.count()).where(
+        InteractiveSession.group_id.in_(list(group_ids)), InteractiveSession.state != "stopped"
+    )
+    return int(await db.scalar(query) or 0)
+
+
 async def live_on_cluster(db: AsyncSession, cluster_id: uuid.UUID) -> int:
     return int(
         await db.scalar(
@@ -189,6 +198,20 @@ async def silent_since(
     return list(await db.scalars(query))
 
 
+async def starting_since(
+    db: AsyncSession, cutoff: datetime, limit: int = 500
+) -> list[InteractiveSession]:
+    """Sessions that have been starting since before `cutoff`, locked."""
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.state == "starting", InteractiveSession.state_changed_at < cutoff)
+        .order_by(InteractiveSession.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return list(await db.scalars(query))
+
+
 async def running_gpu_sessions(db: AsyncSession, limit: int = 5000) -> list[InteractiveSession]:
     """Running sessions that hold a card (for idle reaping and maximum length), locked."""
     query = (
@@ -199,6 +222,20 @@ async def running_gpu_sessions(db: AsyncSession, limit: int = 5000) -> list[Inte
         .with_for_update(skip_locked=True)
     )
     return list(await db.scalars(query))
+
+
+async def in_cluster(
+    db: AsyncSession, cluster_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Which of these sessions are placed on `cluster_id` and not stopped."""
+    if not ids:
+        return set()
+    query = select(InteractiveSession.id).where(
+        InteractiveSession.id.in_(list(ids)),
+        InteractiveSession.cluster_id == cluster_id,
+        InteractiveSession.state != "stopped",
+    )
+    return set(await db.scalars(query))
 
 
 async def on_cluster(
@@ -324,8 +361,8 @@ async def mounts_of(db: AsyncSession, session_ids: Sequence[uuid.UUID]) -> list[
 
 
 async def users_of_volumes(db: AsyncSession, volume_ids: Sequence[uuid.UUID]) -> list[Any]:
-    """(volume id, session id, session name, state) of the sessions not stopped that mount
-    these volumes."""
+    """(volume id, session id, session name, state, owner) of the sessions not stopped that
+    mount these volumes."""
     if not volume_ids:
         return []
     query = (
@@ -334,6 +371,7 @@ async def users_of_volumes(db: AsyncSession, volume_ids: Sequence[uuid.UUID]) ->
             InteractiveSession.id,
             InteractiveSession.name,
             InteractiveSession.state,
+            InteractiveSession.owner_id,
         )
         .join(InteractiveSession, InteractiveSession.id == SessionVolume.session_id)
         .where(

@@ -8,13 +8,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gshare.kit.schemas import RequestModel, ResponseModel
+from gshare.kit.schemas import Printable, RequestModel, ResponseModel
 from gshare.sessions.lifecycle import State
 from gshare.sessions.status import Phase
 
 BIGINT_MAX = 2**63 - 1
 SessionType = Literal["vscode", "jupyterlab", "terminal"]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, max_length=80)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, max_length=80), Printable]
+ImageName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80), Printable
+]
 VolumeName = Annotated[
     str,
     StringConstraints(
@@ -175,16 +178,14 @@ ImageReference = Annotated[
 
 class ImageCreate(RequestModel):
     session_type: SessionType
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+    name: ImageName
     reference: ImageReference
     description: str = Field(default="", max_length=2000)
     enabled: bool = True
 
 
 class ImageUpdate(RequestModel):
-    name: (
-        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)] | None
-    ) = None
+    name: ImageName | None = None
     reference: ImageReference | None = None
     description: str | None = Field(default=None, max_length=2000)
     enabled: bool | None = None
@@ -206,6 +207,9 @@ class VolumeOut(ResponseModel):
     cluster_id: uuid.UUID | None
     created_at: datetime
     used_by: list[VolumeUser]
+    used_by_others: int = Field(
+        default=0, description="Sessions of other people using it (not named to members)."
+    )
 
 
 class VolumeList(ResponseModel):

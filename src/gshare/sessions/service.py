@@ -24,6 +24,7 @@ from gshare.capacity import service as capacity
 from gshare.capacity.admission import Ask, DequeueSummary
 from gshare.clusters import service as clusters
 from gshare.clusters.tokens import InvalidToken, KeySet
+from gshare.credits import repository as credits_repository
 from gshare.events import outbox
 from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
@@ -90,7 +91,10 @@ async def _settle(db: AsyncSession, row: InteractiveSession, now: datetime, reas
     if row.hold_id is not None and row.billed_from is not None and row.metered_until is not None:
         rest = metering.capture(row.price_per_hour, row.billed_from, row.metered_until, now)
         used = rest.amount
-        row.cost += rest.amount
+        # What the hold can still pay is what will be captured (it is locked until commit).
+        holds = await credits_repository.lock_holds(db, [row.hold_id])
+        payable = holds[0].reserved if holds and holds[0].status == "open" else 0
+        row.cost += min(rest.amount, payable)
         row.metered_until = rest.until
     await admission.release(db, row.request_id, now, reason=reason[:20], used=used)
     row.hold_id = None
@@ -148,7 +152,8 @@ async def _allocated(
     row.billed_from = row.metered_until = allocation.admitted_at if allocation.hold_id else None
     mounted = [m.Volume.id for m in await repository.mounts_of(db, [row.id])]
     await repository.pin_volumes(db, mounted, cluster_id)
-    await _move(db, row, "admitted", now, reason="A card was allocated.")
+    reason = "A card was allocated." if allocation.card_id else "CPU and memory were allocated."
+    await _move(db, row, "admitted", now, reason=reason)
 
 
 async def _any_cluster(db: AsyncSession) -> uuid.UUID:
@@ -306,6 +311,8 @@ async def _volumes_for(
     """The home volume (an existing one of the owner's, or a new one within `storage_gb`) and
     the shared volumes of the owner's groups the request names."""
     db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
+    # One create at a time per user: the storage total below cannot be raced past.
+    await capacity_repository.lock_user(db, user_id)
     if body.home_volume_id is not None:
         home = await repository.volume(db, body.home_volume_id, lock=True)
         if home is None or home.kind != "home" or home.owner_id != user_id or home.deleted_at:
@@ -343,8 +350,10 @@ async def _volumes_for(
         SessionVolume(session_id=row.id, volume_id=home.id, mount_path=HOME_MOUNT, read_only=False)
     ]
     groups = set(ctx.actor.member_of) | set(ctx.actor.guest_of)
+    shared_volumes: list[Volume] = []
     for volume_id in dict.fromkeys(body.shared_volume_ids):
-        shared = await repository.volume(db, volume_id)
+        # Locked: a deletion waits for this mount to commit, then finds it in use.
+        shared = await repository.volume(db, volume_id, lock=True)
         if (
             shared is None
             or shared.kind != "shared"
@@ -352,6 +361,7 @@ async def _volumes_for(
             or shared.group_id not in groups
         ):
             raise NotFound("No such volume.", code="volume_not_found")
+        shared_volumes.append(shared)
         mounts.append(
             SessionVolume(
                 session_id=row.id,
@@ -360,7 +370,7 @@ async def _volumes_for(
                 read_only=shared.access_mode == "ReadOnlyMany",
             )
         )
-    pinned = {v.cluster_id for v in [home] if v.cluster_id is not None}
+    pinned = {v.cluster_id for v in [home, *shared_volumes] if v.cluster_id is not None}
     if len(pinned) > 1:
         raise Conflict("These volumes live in different clusters.", code="volumes_apart")
     return mounts
@@ -435,6 +445,11 @@ async def keep_running(ctx: Context, session_id: uuid.UUID) -> InteractiveSessio
     row = await _own(ctx, session_id, lock=True)
     if row.state != "running":
         raise InvalidTransitionError(row.state, "keep_running")
+    if row.idle_warned_at is None:
+        raise Conflict(
+            "The session has not been warned of an idle pause; there is nothing to defer.",
+            code="not_idle",
+        )
     policy = await _policy_of(db, row)
     limit = policy.keep_running_minutes
     if not limit:
@@ -636,6 +651,20 @@ async def lose(db: AsyncSession, row: InteractiveSession, now: datetime, why: st
     )
 
 
+async def fail(db: AsyncSession, row: InteractiveSession, now: datetime, why: str) -> None:
+    """The session cannot run as it is (it never started): it fails, and is settled."""
+    await _move(db, row, "pod_failed", now, reason=why, release_reason="failed")
+    await notify_user(
+        db,
+        row.owner_id,
+        "session.failed",
+        title=f"Your session {row.name} could not start",
+        body=why + " Its volumes are kept; resume it to try again.",
+        now=now,
+        data={"session_id": str(row.id)},
+    )
+
+
 async def removed(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
     """The session's resource is gone from its cluster after a stop."""
     await _move(db, row, "removed", now, reason="Stopped; its resource is removed.")
@@ -644,6 +673,25 @@ async def removed(db: AsyncSession, row: InteractiveSession, now: datetime) -> N
 async def session_names(db: AsyncSession, ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
     """Names of these sessions (for the wallet's entries)."""
     return await repository.names_of(db, ids)
+
+
+async def refuse_while_sessions_in(
+    db: AsyncSession, kind: str, owner_id: uuid.UUID
+) -> Conflict | None:
+    """An organization or group whose sessions are not all stopped cannot be deleted: they are
+    billed, and run, under its policy."""
+    groups = (
+        [owner_id]
+        if kind == "group"
+        else [g.id for g in await identity.groups_of_org(db, owner_id)]
+    )
+    live = await repository.not_stopped_in(db, groups)
+    if not live:
+        return None
+    return Conflict(
+        f"{live} session(s) of its members are not stopped; stop them first.",
+        code="has_live_sessions",
+    )
 
 
 async def refuse_while_sessions_live(db: AsyncSession, cluster_id: uuid.UUID) -> Conflict | None:
@@ -673,10 +721,9 @@ async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id
     domain = (
         await clusters.sessions_domain_of(ctx.session, row.cluster_id) if row.cluster_id else None
     )
-    if domain is None or row.desired_state != "Running" or row.phase != "Running":
-        raise Conflict(
-            f"The session is not running (it is {row.phase.lower()}).", code="session_not_running"
-        )
+    if domain is None or row.state != "running" or row.phase != "Running":
+        what = row.state if row.state != "running" else "not ready yet"
+        raise Conflict(f"The session is not running (it is {what}).", code="session_not_running")
     grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
     ticket = access.mint_ticket(keys, grant, ctx.now)
     await audit(ctx, "session.enter", target_type="session", target_id=session_id)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.capacity import admission
 from gshare.clusters import kube
+from gshare.clusters import service as clusters
 from gshare.clusters.kubeconfigs import KubeconfigStore
 from gshare.credits import operations
 from gshare.credits.operations import Charge
@@ -118,6 +119,55 @@ async def apply_pending(
     return done
 
 
+async def scan_orphans(
+    sessions: async_sessionmaker[AsyncSession],
+    store: KubeconfigStore,
+    now: datetime,
+    *,
+    namespace: str,
+) -> int:
+    """List, for each connected cluster, the session resources no live session of that
+    cluster stands for (left behind by a deletion that never reached it, or made by hand).
+    They are recorded for the admins, never deleted: whoever made them decides."""
+
+    async def connected(db: AsyncSession) -> list[uuid.UUID]:
+        return await clusters.connected_ids(db)
+
+    found = 0
+    for cluster_id in await run_in_transaction(sessions, connected):
+        text = await store.get(cluster_id)
+        if text is None:
+            continue
+        try:
+            names = await kube.session_names(kube.parse_kubeconfig(text), namespace)
+        except Exception as exc:  # an unreachable cluster: its last list stands
+            log.warning("cannot list the sessions of cluster %s: %s", cluster_id, kube.said(exc))
+            continue
+        ids = {n: _session_id(n) for n in names}
+
+        async def record(
+            db: AsyncSession,
+            cluster_id: uuid.UUID = cluster_id,
+            ids: dict[str, uuid.UUID | None] = ids,
+        ) -> list[str]:
+            live = await repository.in_cluster(
+                db, cluster_id, [i for i in ids.values() if i is not None]
+            )
+            orphans = sorted(n for n, i in ids.items() if i is None or i not in live)
+            await clusters.set_orphans(db, cluster_id, orphans, now)
+            return orphans
+
+        found += len(await run_in_transaction(sessions, record))
+    return found
+
+
+def _session_id(name: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(name.removeprefix("session-"))
+    except ValueError:
+        return None
+
+
 # ---- metering ------------------------------------------------------------------------------
 
 
@@ -199,7 +249,7 @@ async def reconcile_once(
     sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
 ) -> int:
     """Sessions their cluster has not reported for too long, and those whose card went missing,
-    are lost (and settled)."""
+    are lost; those that never started fail. Either is settled."""
     cutoff = now - timedelta(minutes=settings.session_report_timeout_minutes)
 
     async def work(db: AsyncSession) -> int:
@@ -212,11 +262,23 @@ async def reconcile_once(
                 "Its cluster has not reported it for "
                 f"{settings.session_report_timeout_minutes:g} minutes.",
             )
+        stuck = await repository.starting_since(
+            db, now - timedelta(minutes=settings.session_start_timeout_minutes)
+        )
+        for row in stuck:
+            said = f" The cluster says: {row.phase_message}." if row.phase_message else ""
+            await service.fail(
+                db,
+                row,
+                now,
+                f"It did not start within {settings.session_start_timeout_minutes:g} minutes."
+                + said,
+            )
         holding = await repository.running_gpu_sessions(db)
         lost = await admission.lost_among(db, [r.request_id for r in holding if r.request_id])
         for row in holding:
             if row.request_id in lost:
                 await service.lose(db, row, now, "Its card went missing from its cluster.")
-        return len(silent) + len(lost)
+        return len(silent) + len(stuck) + len(lost)
 
     return await run_in_transaction(sessions, work)

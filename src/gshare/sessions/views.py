@@ -122,9 +122,17 @@ async def sessions_out(
     return out
 
 
-async def volumes_out(db: AsyncSession, volumes: Sequence[Volume]) -> list[VolumeOut]:
+async def volumes_out(
+    db: AsyncSession, volumes: Sequence[Volume], *, viewer: uuid.UUID | None
+) -> list[VolumeOut]:
+    """Volumes with the sessions using them: all of them for an admin (`viewer` None), the
+    viewer's own otherwise, and how many of other people's."""
     users: dict[uuid.UUID, list[VolumeUser]] = {}
+    others: dict[uuid.UUID, int] = {}
     for u in await repository.users_of_volumes(db, [v.id for v in volumes]):
+        if viewer is not None and u.owner_id != viewer:
+            others[u.volume_id] = others.get(u.volume_id, 0) + 1
+            continue
         users.setdefault(u.volume_id, []).append(
             VolumeUser(session_id=u.id, name=u.name, state=u.state)
         )
@@ -139,6 +147,7 @@ async def volumes_out(db: AsyncSession, volumes: Sequence[Volume]) -> list[Volum
             cluster_id=v.cluster_id,
             created_at=v.created_at,
             used_by=users.get(v.id, []),
+            used_by_others=others.get(v.id, 0),
         )
         for v in volumes
     ]

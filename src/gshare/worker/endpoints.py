@@ -39,9 +39,18 @@ class MetricsProblem(ResponseModel):
     error: str
 
 
+class Orphans(ResponseModel):
+    cluster_id: uuid.UUID
+    cluster_name: str
+    resources: list[str] = Field(
+        description="GShareSession resources that no live session of the cluster stands for."
+    )
+
+
 class WorkerHealth(ResponseModel):
     loops: list[LoopOut]
     metrics_problems: list[MetricsProblem]
+    orphans: list[Orphans]
 
 
 @router.get("/api/v1/worker/health", response_model=WorkerHealth, **declare(Action.WORKER_HEALTH))
@@ -68,4 +77,8 @@ async def worker_health(ctx: Ctx) -> WorkerHealth:
         MetricsProblem(cluster_id=i, cluster_name=n, at=a, error=e)
         for i, n, a, e in await clusters.metrics_problems(ctx.session)
     ]
-    return WorkerHealth(loops=out, metrics_problems=problems)
+    left = [
+        Orphans(cluster_id=i, cluster_name=n, resources=r)
+        for i, n, r in await clusters.orphans(ctx.session)
+    ]
+    return WorkerHealth(loops=out, metrics_problems=problems, orphans=left)

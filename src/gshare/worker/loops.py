@@ -107,6 +107,11 @@ def worker_loops(
             sessions, store, clock.now(), namespace=settings.sessions_namespace
         )
 
+    async def orphans() -> object:
+        return await session_tasks.scan_orphans(
+            sessions, store, clock.now(), namespace=settings.sessions_namespace
+        )
+
     async def metering() -> object:
         return await session_tasks.meter(sessions, settings, clock.now())
 
@@ -129,6 +134,7 @@ def worker_loops(
         Loop("metering", settings.metering_interval_seconds, metering),
         Loop("idle reaping", settings.idle_check_interval_seconds, reaping),
         Loop("session reconcile", 60, reconcile),
+        Loop("orphan resources", 600, orphans),
         Loop("admission queue", settings.dequeue_interval_seconds, dequeue, CAPACITY_CHANNEL),
         Loop("fair-share usage", settings.fair_share_interval_seconds, fair_share),
         Loop("monthly refill", settings.refill_interval_seconds, refill),

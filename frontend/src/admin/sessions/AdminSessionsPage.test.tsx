@@ -191,6 +191,7 @@ describe('worker health', () => {
         metrics_problems: [
           { cluster_id: 'c1', cluster_name: 'lab', at: '2026-11-30T10:00:00Z', error: 'HTTP 503' },
         ],
+        orphans: [{ cluster_id: 'c1', cluster_name: 'lab', resources: ['session-stray'] }],
       }),
     });
     renderApp('/admin/sessions?tab=worker');
@@ -200,6 +201,7 @@ describe('worker health', () => {
     expect(row).toHaveTextContent('3 in a row');
     expect(row).toHaveTextContent('connection refused');
     expect(screen.getByText('GPU metrics of lab cannot be read')).toBeInTheDocument();
+    expect(screen.getByText(/No session of this cluster stands for session-stray/)).toBeInTheDocument();
   });
 
   it('is not offered to group admins', async () => {

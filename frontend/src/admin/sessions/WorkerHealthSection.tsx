@@ -9,12 +9,19 @@ export function WorkerHealthSection() {
   const health = useWorkerHealth();
   const loops = health.data?.loops ?? [];
   const problems = health.data?.metrics_problems ?? [];
+  const orphans = health.data?.orphans ?? [];
   return (
     <QueryState query={health} isEmpty={loops.length === 0} empty="No worker has run yet.">
       <Stack gap="md">
         {problems.map((problem) => (
           <Alert key={problem.cluster_id} color="orange" title={`GPU metrics of ${problem.cluster_name} cannot be read`}>
             {problem.error} Sessions on this cluster are not paused for idleness until it reads again.
+          </Alert>
+        ))}
+        {orphans.map((cluster) => (
+          <Alert key={cluster.cluster_id} color="yellow" title={`Resources without a session in ${cluster.cluster_name}`}>
+            No session of this cluster stands for {cluster.resources.join(', ')}. GShare leaves them alone; delete
+            them in the cluster if nobody needs them.
           </Alert>
         ))}
         <Table striped aria-label="Worker loops">

@@ -35,6 +35,20 @@ def upgrade() -> None:
     op.add_column(
         "clusters", sa.Column("metrics_error", sa.Text(), server_default="", nullable=False)
     )
+    op.add_column(
+        "clusters",
+        sa.Column(
+            "orphans",
+            postgresql.JSONB(),
+            server_default=sa.text("'[]'::jsonb"),
+            nullable=False,
+        ),
+    )
+    op.add_column("clusters", sa.Column("orphans_at", TS))
+    op.add_column(
+        "clusters",
+        sa.Column("metrics_sequence", sa.BigInteger(), server_default="0", nullable=False),
+    )
     op.create_table(
         "volumes",
         sa.Column("id", UUID, nullable=False),
@@ -286,4 +300,7 @@ def downgrade() -> None:
     op.drop_column("admission_requests", "cluster_id")
     op.drop_column("admission_requests", "session_id")
     op.drop_column("clusters", "metrics_error")
+    op.drop_column("clusters", "orphans")
+    op.drop_column("clusters", "orphans_at")
+    op.drop_column("clusters", "metrics_sequence")
     op.drop_column("clusters", "metrics_at")
