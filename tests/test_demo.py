@@ -25,6 +25,7 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
         "PYTHONUNBUFFERED": "1",
         "GSHARE_BOOTSTRAP_ADMIN_EMAIL": "demo@example.org",
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": "harbor-quilt-saffron-64",
+        "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "gshare.demo"],
@@ -104,5 +105,10 @@ def _a_session_runs_and_stops(client: httpx.Client, csrf: str) -> None:
         raise AssertionError(f"the session never became {state}: {client.get(path).json()}")
 
     assert reaches("running")["can_open"] is True
+    # The simulated DCGM exporter's readings reach the session through the operator.
+    deadline = time.monotonic() + 60
+    while client.get(path).json()["peak_vram_mib"] != 512:
+        assert time.monotonic() < deadline, client.get(path).json()
+        time.sleep(0.5)
     assert client.post(f"{path}/stop").status_code == 200
     assert reaches("stopped")["billing"] is False

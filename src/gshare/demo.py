@@ -17,6 +17,7 @@ import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gshare.cli import (
     _configure_logging,
@@ -27,6 +28,9 @@ from gshare.cli import (
     serve,
 )
 from gshare.kit.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from gshare import devcluster
 
 log = logging.getLogger("gshare.demo")
 DEMO_NAME = "demo"
@@ -152,6 +156,52 @@ def seed_demo(url: str, admin_email: str | None) -> None:
     asyncio.run(seed())
 
 
+def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
+    """A stand-in for the DCGM exporter, which needs a real GPU: a loopback endpoint serving its
+    text format, with every session pod's GPU idle and a little memory in use. The operator
+    reads it like the real one, so utilization, peak VRAM and idle pauses (when a policy sets
+    an idle timeout) work as on a real cluster. Returns its URL."""
+    import http.server
+
+    def text() -> str:
+        with cluster.client() as client:
+            pods = client.get(f"/api/v1/namespaces/{namespace}/pods").json().get("items", [])
+        lines = [
+            "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).",
+            "# TYPE DCGM_FI_DEV_GPU_UTIL gauge",
+            "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).",
+            "# TYPE DCGM_FI_DEV_FB_USED gauge",
+        ]
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            card = (meta.get("annotations") or {}).get("nvidia.com/use-gpuuuid")
+            if not card:
+                continue
+            labels = f'gpu="0",UUID="{card}",pod="{meta["name"]}",namespace="{namespace}"'
+            lines.append(f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 0")
+            lines.append(f"DCGM_FI_DEV_FB_USED{{{labels}}} 512")
+        return "\n".join(lines) + "\n"
+
+    class Exporter(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            try:
+                body, status = text().encode(), 200
+            except Exception:
+                body, status = b"the simulated cluster cannot be read\n", 503
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/metrics"
+
+
 def _keep_token_fresh(
     settings: Settings, cluster_id: uuid.UUID, path: Path, stop: threading.Event
 ) -> None:
@@ -218,6 +268,10 @@ def main() -> None:
                 "GSHARE_OPERATOR_CLUSTER_ID": str(cluster_id),
                 "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
                 "GSHARE_OPERATOR_NAMESPACE": settings.sessions_namespace,
+                "GSHARE_OPERATOR_METRICS_URL": _simulated_dcgm(
+                    cluster, settings.sessions_namespace
+                ),
+                "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
             }
             operator = subprocess.Popen(
                 [sys.executable, "-m", "gshare", "operator"],

@@ -195,6 +195,7 @@ async def _reporting(
     *,
     worker: bool = False,
     operator_env: dict[str, str] | None = None,
+    worker_env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[uuid.UUID, str]]:
     """A registered cluster, a real API process and an operator that reports to it with a
     token of the API's own key set; with `worker`, a worker process too, which applies
@@ -231,6 +232,7 @@ async def _reporting(
                 GSHARE_SESSIONS_NAMESPACE=NAMESPACE,
                 GSHARE_METERING_INTERVAL_SECONDS="1",
                 GSHARE_SESSION_APPLY_INTERVAL_SECONDS="1",
+                **(worker_env or {}),
             )
         )
     env = clean_env()

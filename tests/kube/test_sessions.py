@@ -6,6 +6,8 @@ card again and stopped (resource gone, everything settled, the ledger clean)."""
 from __future__ import annotations
 
 import asyncio
+import http.server
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -240,3 +242,129 @@ async def test_resources_without_a_session_are_listed_for_the_admins(
     finally:
         with kube.client() as client:
             client.delete(f"{SESSIONS}/session-{stray}")
+
+
+class _Exporter:
+    """A local HTTP endpoint serving DCGM exporter text, as the exporter prints it with its
+    Kubernetes pod mapping; `text` is what it serves now."""
+
+    def __init__(self) -> None:
+        self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+        exporter = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = exporter.text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/metrics"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def idle(self, session_id: str, card: str) -> None:
+        labels = f'gpu="0",UUID="{card}",pod="session-{session_id}",namespace="{NAMESPACE}"'
+        self.text = (
+            "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+            "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+            f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 0\n"
+            "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
+            "# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+            f"DCGM_FI_DEV_FB_USED{{{labels}}} 1536\n"
+        )
+
+
+async def test_an_idle_session_is_paused_from_its_clusters_metrics(
+    kube: Cluster, database_url: str, sessions, tmp_path: Path
+) -> None:
+    """The whole idle path: the operator reads a DCGM endpoint, reports to the API, and the
+    worker pauses the session once its policy's idle timeout (a minute here) has passed."""
+    from gshare.events.models import Notification
+    from tests.capacity.builders import set_policy
+
+    kube.install_crd()
+    kube.create_namespace(NAMESPACE)
+    member = await _member(sessions)
+    await set_policy(
+        sessions, datetime.now(UTC), "group", member.group_id, {"idle_timeout_minutes": 1}
+    )
+    exporter = _Exporter()
+    try:
+        async with (
+            _reporting(
+                kube,
+                database_url,
+                sessions,
+                tmp_path,
+                worker=True,
+                operator_env={
+                    "GSHARE_OPERATOR_METRICS_URL": exporter.url,
+                    "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
+                    "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
+                },
+                worker_env={
+                    "GSHARE_IDLE_WARNING_MINUTES": "0",
+                    "GSHARE_IDLE_CHECK_INTERVAL_SECONDS": "1",
+                },
+            ) as (_, base),
+            httpx.AsyncClient(base_url=base, timeout=10) as api,
+        ):
+            login = await api.post(
+                "/api/v1/auth/login", json={"email": member.email, "password": PASSWORD}
+            )
+            assert login.status_code == 200, login.text
+            api.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+
+            async def cards() -> bool:
+                async with sessions() as db:
+                    return len((await db.scalars(select(GpuCard))).all()) >= 8
+
+            await _until(cards, "the inventory")
+            created = await api.post(
+                "/api/v1/sessions",
+                json={
+                    "session_type": "jupyterlab",
+                    "image_id": JUPYTER_IMAGE,
+                    "group_id": str(member.group_id),
+                    "tier_id": str(member.tiers["1/4"]),
+                },
+            )
+            assert created.status_code == 201, created.text
+            sid = created.json()["id"]
+
+            async def state_is(*states: str) -> dict[str, Any] | None:
+                found = dict((await api.get(f"/api/v1/sessions/{sid}")).json())
+                return found if found["state"] in states else None
+
+            await _until(lambda: state_is("running"), "the session to run")
+            pod = kube_get(kube, f"{PODS}/session-{sid}")
+            assert pod is not None
+            exporter.idle(sid, pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"])
+            reported = await _until(_peak_reported(api, sid), "the utilization report")
+            assert reported["peak_vram_mib"] == 1536
+            paused = await _until(
+                lambda: state_is("pausing", "paused"), "the idle pause", deadline_s=150
+            )
+            assert "idle" in paused["state_reason"]
+            assert paused["billing"] is False
+        async with sessions() as db:
+            kinds = set(await db.scalars(select(Notification.kind)))
+        assert {"session.idle", "session.paused.idle"} <= kinds
+    finally:
+        exporter.server.shutdown()
+
+
+def _peak_reported(
+    api: httpx.AsyncClient, sid: str
+) -> Callable[[], Awaitable[dict[str, Any] | None]]:
+    async def check() -> dict[str, Any] | None:
+        found = dict((await api.get(f"/api/v1/sessions/{sid}")).json())
+        return found if found["peak_vram_mib"] else None
+
+    return check
