@@ -85,7 +85,8 @@ async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: str, page:
     await form.get_by_label("Name", exact=True).fill("notebook")
     await form.get_by_label("GPU", exact=True).click()
     await page.get_by_role("option").filter(has_text=" 1/4 ").click()
-    preview = page.get_by_text("Starts now").first
+    # The preview for the chosen tier (not the CPU-only one before it) says a card is free.
+    preview = page.get_by_text("A card is free").first
     await expect(preview).to_be_visible()
     await shot(page, "sessions-1-new")
     await form.get_by_role("button", name="Start session").click()

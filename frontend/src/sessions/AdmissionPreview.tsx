@@ -19,9 +19,9 @@ const SCOPE_WORDS: Record<NonNullable<AdmissionPreviewOut['policy_scope']>, stri
   user: 'your own policy',
 };
 
-/** "about 12.5 hours", "unlimited" for a free choice. */
+/** "about 12.5 hours"; "as long as you like" for a free choice. */
 export function formatHours(hours: number | null): string {
-  if (hours === null) return 'without limit (it is free)';
+  if (hours === null) return 'as long as you like (it is free)';
   if (hours < 1) return `about ${Math.round(hours * 60)} minutes`;
   return `about ${hours.toLocaleString(undefined, { maximumFractionDigits: 1 })} hours`;
 }
