@@ -8,8 +8,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FRONTEND := frontend
 NODE_STAMP := $(FRONTEND)/node_modules/.installed
+DEMO_VENV := .cache/demo/sessions
+DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: help up demo install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
+.PHONY: help up demo demo-deps install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
@@ -39,9 +41,20 @@ console: $(NODE_STAMP)
 up: install console
 	$(BIN)/gshare up
 
-# What `make up` runs, plus a simulated GPU cluster and its operator, registered (needs Go).
-demo: install console
+# What `make up` runs, plus a simulated GPU cluster and its operator, registered (needs Go),
+# and nginx serving each session's page from a real program on this host.
+demo: install console demo-deps
 	$(BIN)/python -m gshare.demo
+
+# Debian's nginx (installed when missing, like Chromium) and the session programs' own
+# virtual environment.
+demo-deps: $(DEMO_STAMP)
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null)
+
+$(DEMO_STAMP): hack/demo-sessions.txt
+	test -x $(DEMO_VENV)/bin/python || $(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q -r hack/demo-sessions.txt
+	touch $@
 
 openapi: install $(NODE_STAMP)
 	$(BIN)/python -m gshare.api.openapi > $(FRONTEND)/openapi.json
@@ -64,7 +77,7 @@ frontend-test: $(NODE_STAMP)
 testenv:
 	bash hack/testenv.sh
 
-pytest: install console e2e-deps testenv
+pytest: install console e2e-deps testenv demo-deps
 	$(BIN)/pytest
 
 test: lint frontend-test pytest bench-smoke

@@ -139,7 +139,19 @@ async def test_bad_callbacks_get_401_and_are_audited(
 
 async def test_a_sessions_domain_must_be_a_domain_name(build: Builder) -> None:
     admin = await build.signed_in(await build.user(super_admin=True))
-    for bad in ("https://sessions.example/", "localhost", "a..b", "-x.example", "x" * 201 + ".io"):
+    bad_ones = (
+        "https://sessions.example/",
+        "localhost",
+        "a..b",
+        "-x.example",
+        "x" * 201 + ".io",
+        "sessions.example:0",
+        "sessions.example:65536",
+        "sessions.example:",
+        "sessions.example:80:80",
+        "sessions.example:123456",
+    )
+    for bad in bad_ones:
         response = await admin.post(
             "/api/v1/clusters", json={"name": "lab", "kubeconfig": "x", "sessions_domain": bad}
         )

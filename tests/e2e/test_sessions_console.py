@@ -1,52 +1,82 @@
-"""End to end in headless Chromium on `make demo`'s stack (the platform with its worker, a
-simulated GPU cluster and its operator): the demo's admin starts a JupyterLab on a quarter of
-an A100 from the console, watches it start, pauses it, resumes it, stops it, and finds what it
-cost in the wallet. Everything the page shows arrives over the event stream.
+"""End to end in headless Chromium on `make demo`'s stack: the platform with its worker, a
+simulated GPU cluster and its operator, and nginx serving each session's page from a real
+program on this host behind the access check, configured from the operator's Ingress objects.
 
-Screenshots of each step are saved under test-output/e2e/.
+- The demo's admin starts a JupyterLab on a quarter of an A100 from the console, watches it
+  start, pauses it, resumes it, stops it, and finds what it cost in the wallet. Everything the
+  page shows arrives over the event stream.
+- The owner opens a JupyterLab from the console and works in it through nginx; a file written
+  in it outlives pause and resume; another user with the link is refused by nginx, and so is
+  the owner once signed out of the console. The access cookie is stored as it should be.
+- A terminal session opens and runs a command.
+
+One demo serves the whole module. Screenshots of each step are saved under test-output/e2e/.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from gshare.devcluster import free_port
-from tests.e2e.steps import CONSOLE, shot, sign_in
+from gshare.sessions.access import ACCESS_COOKIE
+from tests.e2e.steps import CONSOLE, member_of_a_new_lab, shot, sign_in
 from tests.processes import clean_env
 
-EMAIL = "demo@example.org"
-PASSWORD = "harbor-quilt-saffron-64"
+EMAIL = "admin@example.org"
+PASSWORD = "quartz-meadow-lantern-52"
+LIN_PASSWORD = "copper-valley-teacup-31"
 # Starting involves the worker applying the resource and the operator creating the pod.
 STATE_DEADLINE_MS = 60_000
+# And then JupyterLab starting on this host.
+PAGE_DEADLINE_MS = 90_000
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def demo(tmp_path: Path, console_built: None) -> Iterator[str]:
+@dataclass(frozen=True)
+class Demo:
+    base: str
+    state: Path  # the demo's data dir
+    pid: int
+
+    def homes(self) -> Path:
+        return self.state / "demo-volumes"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`python -m gshare.demo` serving the built console, once its cluster's cards are known."""
+    if not (CONSOLE / "index.html").is_file():
+        pytest.fail("the console is not built: run `make console` (make test does it)")
+    folder = tmp_path_factory.mktemp("demo")
     port = free_port()
     env = clean_env()
     env |= {
-        "GSHARE_DATA_DIR": str(tmp_path / "state"),
+        "GSHARE_DATA_DIR": str(folder / "state"),
         "GSHARE_PORT": str(port),
+        "GSHARE_DEMO_SESSIONS_PORT": str(free_port()),
         "GSHARE_CONSOLE_DIR": str(CONSOLE),
         "GSHARE_BOOTSTRAP_ADMIN_EMAIL": EMAIL,
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": PASSWORD,
         "GSHARE_METERING_INTERVAL_SECONDS": "2",
     }
-    log = (tmp_path / "demo.log").open("wb")
+    log_path = folder / "demo.log"
+    log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gshare.demo"], env=env, cwd=tmp_path, stdout=log, stderr=log
+        [sys.executable, "-m", "gshare.demo"], env=env, cwd=folder, stdout=log, stderr=log
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -54,7 +84,7 @@ def demo(tmp_path: Path, console_built: None) -> Iterator[str]:
         ready = False
         with httpx.Client(base_url=base, timeout=5) as client:
             while time.monotonic() < deadline and not ready:
-                assert proc.poll() is None, (tmp_path / "demo.log").read_text()[-3000:]
+                assert proc.poll() is None, log_path.read_text()[-3000:]
                 try:
                     login = client.post(
                         "/api/v1/auth/login", json={"email": EMAIL, "password": PASSWORD}
@@ -68,17 +98,21 @@ def demo(tmp_path: Path, console_built: None) -> Iterator[str]:
                 if not ready:
                     time.sleep(0.5)
         assert ready, "the demo cluster never showed its cards"
-        yield base
+        yield Demo(base, folder / "state", proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
+    leftovers = subprocess.run(
+        ["pgrep", "-f", str(folder)], capture_output=True, text=True, check=False
+    )
+    assert leftovers.stdout.strip() == "", "the demo left session programs or nginx running"
 
 
-async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: str, page: Page) -> None:
-    await sign_in(page, demo, EMAIL, PASSWORD)
+async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: Demo, page: Page) -> None:
+    await sign_in(page, demo.base, EMAIL, PASSWORD)
     await page.get_by_role("link", name="Sessions").first.click()
     await page.get_by_role("link", name="New session").first.click()
     form = page.get_by_role("form", name="New session")
@@ -111,3 +145,194 @@ async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: str, page:
     charge = page.get_by_role("link", name="notebook").first
     await expect(charge).to_be_visible()
     await shot(page, "sessions-5-wallet")
+
+
+# In the session's page: JupyterLab's own contents API, with its XSRF cookie, as its UI uses it.
+WRITE_FILE = """async ([name, text]) => {
+  const xsrf = decodeURIComponent((document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || '');
+  const answer = await fetch('/api/contents/' + name, {
+    method: 'PUT',
+    headers: {'Content-Type': 'application/json', 'X-XSRFToken': xsrf},
+    body: JSON.stringify({type: 'file', format: 'text', content: text}),
+  });
+  return answer.status;
+}"""
+READ_FILE = "async (name) => (await (await fetch('/api/contents/' + name)).json()).content"
+
+
+async def _start(page: Page, base: str, name: str, kind: str, *, quarter_gpu: bool) -> Locator:
+    """Start a session from the console's form; returns its card once it runs."""
+    await page.goto(f"{base}/sessions/new")
+    form = page.get_by_role("form", name="New session")
+    await form.get_by_label("Name", exact=True).fill(name)
+    await form.get_by_text(kind, exact=True).click()
+    if quarter_gpu:
+        await form.get_by_label("GPU", exact=True).click()
+        await page.get_by_role("option").filter(has_text=" 1/4 ").click()
+        await expect(page.get_by_text("A card is free").first).to_be_visible()
+    await form.get_by_role("button", name="Start session").click()
+    card = page.get_by_role("article", name=name)
+    await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
+    return card
+
+
+async def _open(page: Page, card: Locator) -> Page:
+    """Click Open on a session's card: its page opens in a new tab, through nginx."""
+    async with page.expect_popup() as opened:
+        await card.get_by_role("button", name="Open").click()
+    tab = await opened.value
+    tab.set_default_timeout(15_000)
+    return tab
+
+
+def _home_file(demo: Demo, name: str) -> Path | None:
+    found = sorted(demo.homes().glob(f"*/{name}"))
+    return found[0] if found else None
+
+
+async def test_the_owner_works_in_jupyterlab_through_nginx_and_no_one_else_gets_in(
+    demo: Demo, page: Page
+) -> None:
+    await sign_in(page, demo.base, EMAIL, PASSWORD)
+    await expect(page.get_by_role("link", name="Sessions").first).to_be_visible()
+    card = await _start(page, demo.base, "analysis", "JupyterLab", quarter_gpu=True)
+    lab = await _open(page, card)
+    await expect(lab.locator("#jp-main-dock-panel")).to_be_visible(timeout=PAGE_DEADLINE_MS)
+    session_url = urlsplit(lab.url)
+    assert session_url.hostname is not None
+    assert session_url.hostname.endswith(".sessions.localhost")
+    await shot(lab, "demo-sessions-1-jupyterlab")
+    assert await lab.evaluate(WRITE_FILE, ["kept.txt", "written before the pause"]) == 201
+
+    # The access cookie as Chromium stores it: this session's host only, never script-readable.
+    stored = [c for c in await page.context.cookies() if c["name"] == ACCESS_COOKIE]
+    assert len(stored) == 1
+    cookie = stored[0]
+    assert cookie["domain"] == session_url.hostname  # host-only: no Domain attribute
+    assert (cookie["path"], cookie["httpOnly"], cookie["secure"]) == ("/", True, True)
+    assert cookie["sameSite"] == "Lax"
+    assert 3000 < cookie["expires"] - time.time() <= 3600
+    assert ACCESS_COOKIE not in await lab.evaluate("document.cookie")
+
+    # Someone else given the link (signed in to the console as themselves) is refused by nginx.
+    ticket = parse_qs(session_url.query)["gshare_ticket"][0]
+    link = f"{session_url.scheme}://{session_url.netloc}/?gshare_ticket={ticket}"
+    await member_of_a_new_lab(demo.base, "lin@example.org", "plum-harbor-84-start", LIN_PASSWORD)
+    browser = page.context.browser
+    assert browser is not None
+    other = await browser.new_context()
+    stranger = await other.new_page()
+    await sign_in(stranger, demo.base, "lin@example.org", LIN_PASSWORD)
+    await expect(stranger.get_by_role("link", name="Sessions").first).to_be_visible()
+    for url in (link, f"{session_url.scheme}://{session_url.netloc}/lab"):
+        refused = await stranger.goto(url)
+        assert refused is not None
+        assert refused.status == 401, url
+    await shot(stranger, "demo-sessions-2-refused")
+    await other.close()
+
+    # Pause ends the program; the home folder stays; resume starts it again on the same folder.
+    await lab.close()
+    await card.get_by_role("button", name="Pause").click()
+    await expect(card.get_by_text("Paused", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
+    kept = _home_file(demo, "kept.txt")
+    assert kept is not None
+    assert kept.read_text() == "written before the pause"
+    await card.get_by_role("button", name="Resume").click()
+    await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
+    lab = await _open(page, card)
+    await expect(lab.locator("#jp-main-dock-panel")).to_be_visible(timeout=PAGE_DEADLINE_MS)
+    assert await lab.evaluate(READ_FILE, "kept.txt") == "written before the pause"
+    await expect(lab.locator(".jp-DirListing").get_by_text("kept.txt")).to_be_visible()
+    await shot(lab, "demo-sessions-3-after-resume")
+
+    # Signing out of the console closes the session's page too.
+    await page.get_by_role("button", name="Administrator").click()
+    await page.get_by_role("menuitem", name="Sign out").click()
+    await expect(page.get_by_label("Email")).to_be_visible()
+    after = await lab.reload()
+    assert after is not None
+    assert after.status == 403
+    await shot(lab, "demo-sessions-4-signed-out")
+
+
+async def test_a_terminal_session_opens_and_runs_a_command(demo: Demo, page: Page) -> None:
+    await sign_in(page, demo.base, EMAIL, PASSWORD)
+    await expect(page.get_by_role("link", name="Sessions").first).to_be_visible()
+    card = await _start(page, demo.base, "shell", "Terminal", quarter_gpu=False)
+    terminal = await _open(page, card)
+    typed = terminal.get_by_role("textbox", name="Terminal input")
+    await expect(typed).to_be_attached(timeout=PAGE_DEADLINE_MS)
+    await terminal.locator(".jp-Terminal").click()
+    # The terminal draws on a canvas; the command's effect is read from the home folder. Keys
+    # typed before the shell is connected are lost, so the (idempotent) command is typed again
+    # until it has run.
+    deadline = time.monotonic() + 60
+    answer = None
+    while answer is None:
+        assert time.monotonic() < deadline, "the terminal never ran the command"
+        await terminal.keyboard.type("echo $((6 * 7)) > answer.txt")
+        await terminal.keyboard.press("Enter")
+        typed_at = time.monotonic()
+        while answer is None and time.monotonic() - typed_at < 3:
+            await terminal.wait_for_timeout(100)
+            answer = _home_file(demo, "answer.txt")
+    assert answer.read_text() == "42\n"
+    await shot(terminal, "demo-sessions-5-terminal")
+    await card.get_by_role("button", name="Stop").click()
+    await page.get_by_role("button", name="Stop session").click()
+    await expect(card.get_by_text("Stopped", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
+
+
+def _process_tree(root: int) -> set[int]:
+    """The process and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    tree = {root}
+    while grown := {pid for pid, parent in parents.items() if parent in tree} - tree:
+        tree |= grown
+    return tree
+
+
+def _listening_sockets(pids: set[int]) -> list[tuple[str, int]]:
+    """(address, pid) of every TCP socket these processes listen on, from /proc/net."""
+    inodes: dict[str, int] = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes[target[8:-1]] = pid
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                found.append((fields[1], inodes[fields[9]]))
+    return found
+
+
+LOOPBACK = (
+    "0100007F:",
+    "00000000000000000000000001000000:",
+)  # 127.0.0.1 and ::1, as /proc has them
+
+
+async def test_everything_the_demo_runs_listens_on_loopback_only(demo: Demo) -> None:
+    """The API, the simulated cluster, nginx and the session programs (the JupyterLab of the
+    test before still runs). PostgreSQL listens on a socket file only."""
+    tree = _process_tree(demo.pid)
+    sockets = _listening_sockets(tree)
+    assert len(sockets) >= 8, sockets
+    assert [s for s in sockets if not s[0].startswith(LOOPBACK)] == []
+    names = {Path(f"/proc/{pid}/exe").resolve().name for _, pid in sockets}
+    assert {"nginx", "kube-apiserver", "etcd", "kwok"} <= names, names
+    programs = [pid for _, pid in sockets if "jupyter" in Path(f"/proc/{pid}/cmdline").read_text()]
+    assert programs, "no session program listens"

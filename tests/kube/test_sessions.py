@@ -6,8 +6,6 @@ card again and stopped (resource gone, everything settled, the ledger clean)."""
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -22,6 +20,7 @@ from sqlalchemy import select, update
 from gshare.capacity.models import GpuCard
 from gshare.credits import repository as credits
 from gshare.credits.models import CreditHold
+from gshare.demo import loopback
 from gshare.devcluster import Cluster
 from gshare.identity.models import User
 from gshare.sessions.models import InteractiveSession
@@ -250,23 +249,8 @@ class _Exporter:
 
     def __init__(self) -> None:
         self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
-        exporter = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = exporter.text.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/metrics"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = loopback.serve(lambda: (200, self.text.encode()), "text/plain; version=0.0.4")
+        self.url = loopback.url_of(self.server, "/metrics")
 
     def idle(self, session_id: str, card: str) -> None:
         labels = f'gpu="0",UUID="{card}",pod="session-{session_id}",namespace="{NAMESPACE}"'

@@ -8,6 +8,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import pytest
 from sqlalchemy import select, update
 
 from gshare.audit.models import AuditEntry
@@ -260,3 +261,19 @@ async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
             )
         ).all()
     assert len(reused) == 3  # each spent ticket presented alone, and the loser of the race
+
+
+@pytest.mark.parametrize(
+    ("domain", "url"),
+    [
+        ("sessions.gshare.local", "https://{id}.sessions.gshare.local/"),
+        ("sessions.example.org:8443", "https://{id}.sessions.example.org:8443/"),
+        ("sessions.localhost:8001", "http://{id}.sessions.localhost:8001/"),
+        ("localhost", "http://{id}.localhost/"),
+        ("sessions.notlocalhost", "https://{id}.sessions.notlocalhost/"),
+        ("localhost.example.org", "https://{id}.localhost.example.org/"),
+    ],
+)
+def test_a_session_page_is_https_except_on_loopback_names(domain: str, url: str) -> None:
+    session_id = uuid.UUID(int=7)
+    assert access.session_url(session_id, domain) == url.format(id=session_id)

@@ -1810,7 +1810,7 @@ export interface components {
             name: string;
             /**
              * Sessions Domain
-             * @description The domain under which this cluster's ingress serves session pages, as its operator's GSHARE_SESSIONS_DOMAIN says: https://<session id>.<domain>/.
+             * @description The domain under which this cluster's ingress serves session pages, as its operator's GSHARE_SESSIONS_DOMAIN says, with the ingress's port if it is not 443: https://<session id>.<domain>/ (plain http under localhost).
              * @default sessions.gshare.local
              */
             sessions_domain: string;

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from gshare.kit.schemas import RequestModel, ResponseModel
 
@@ -18,15 +18,26 @@ ClusterName = Annotated[
 ]
 
 
-# A DNS name of lowercase labels, at least two of them: https://<session id>.<this>/ must work.
+def _port_in_range(domain: str) -> str:
+    if ":" in domain and not 1 <= int(domain.rsplit(":", 1)[1]) <= 65535:
+        raise ValueError("the port must be between 1 and 65535")
+    return domain
+
+
+# A DNS name of lowercase labels, at least two of them, and the ingress's port when it is not
+# the standard one: https://<session id>.<this>/ must work.
 SessionsDomain = Annotated[
     str,
     StringConstraints(
         strip_whitespace=True,
         to_lower=True,
         max_length=200,
-        pattern=r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+        pattern=(
+            r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+            r"(:[0-9]{1,5})?$"
+        ),
     ),
+    AfterValidator(_port_in_range),
 ]
 DEFAULT_SESSIONS_DOMAIN = "sessions.gshare.local"
 
@@ -37,7 +48,8 @@ class ClusterRegister(RequestModel):
     sessions_domain: SessionsDomain = Field(
         default=DEFAULT_SESSIONS_DOMAIN,
         description="The domain under which this cluster's ingress serves session pages, "
-        "as its operator's GSHARE_SESSIONS_DOMAIN says: https://<session id>.<domain>/.",
+        "as its operator's GSHARE_SESSIONS_DOMAIN says, with the ingress's port if it is not "
+        "443: https://<session id>.<domain>/ (plain http under localhost).",
     )
 
 

@@ -281,6 +281,12 @@ def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
         # user's email reaches the session as X-GShare-User.
         "nginx.ingress.kubernetes.io/auth-url": f"{config.auth_url}/{spec.session_id}",
         "nginx.ingress.kubernetes.io/auth-response-headers": "X-GShare-User",
+        # The cookie also reaches the browser when the session answers an error (a 502 while
+        # its program starts), so reloading the page works without a new link.
+        "nginx.ingress.kubernetes.io/auth-always-set-cookie": "true",
+        # The check is a GET whatever the request's method (the subrequest would otherwise
+        # repeat a POST's method, which the check does not answer).
+        "nginx.ingress.kubernetes.io/auth-method": "GET",
         "nginx.ingress.kubernetes.io/proxy-body-size": "64m",
         "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
     }

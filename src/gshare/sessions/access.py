@@ -98,8 +98,13 @@ def ticket_in(original_url: str | None) -> str | None:
 
 
 def session_url(session_id: uuid.UUID, sessions_domain: str) -> str:
-    """Where a session's page is served: its own host under its cluster's sessions domain."""
-    return f"https://{session_id}.{sessions_domain}/"
+    """Where a session's page is served: its own host under its cluster's sessions domain (which
+    may name the ingress's port). Over HTTPS, except under `localhost`: browsers resolve those
+    names to loopback themselves and treat them as secure origins, so the Secure access cookie
+    works there over plain HTTP (how `make demo` serves its sessions)."""
+    host = sessions_domain.rsplit(":", 1)[0] if ":" in sessions_domain else sessions_domain
+    scheme = "http" if host == "localhost" or host.endswith(".localhost") else "https"
+    return f"{scheme}://{session_id}.{sessions_domain}/"
 
 
 def entry_link(session_id: uuid.UUID, sessions_domain: str, ticket: str) -> str:

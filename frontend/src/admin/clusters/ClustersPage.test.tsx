@@ -139,6 +139,15 @@ describe('clusters list', () => {
 
     expect(await within(dialog).findByText(/Use lowercase letters, digits and dashes/)).toBeInTheDocument();
     expect(within(dialog).getByText('Enter a domain name such as sessions.example.org.')).toBeInTheDocument();
+    await user.clear(domain);
+    await user.type(domain, 'sessions.example.org:70000');
+    await user.click(within(dialog).getByRole('button', { name: 'Register' }));
+    expect(await within(dialog).findByText('The port must be between 1 and 65535.')).toBeInTheDocument();
+    await user.clear(domain);
+    await user.type(domain, 'sessions.example.org:8443');
+    await user.click(within(dialog).getByRole('button', { name: 'Register' }));
+    await waitFor(() => expect(within(dialog).queryByText(/The port must be/)).not.toBeInTheDocument());
+    expect(within(dialog).queryByText('Enter a domain name such as sessions.example.org.')).not.toBeInTheDocument();
     expect(api.callsTo('POST', '/api/v1/clusters')).toHaveLength(0);
   });
 

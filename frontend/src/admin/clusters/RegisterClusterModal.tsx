@@ -8,8 +8,9 @@ import type { ClusterOut } from '../../api/types';
 const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NAME_MAX = 63;
 const KUBECONFIG_MAX = 262_144;
-// The server's rule for a sessions domain: two or more lowercase DNS labels.
-const DOMAIN_PATTERN = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+// The server's rule for a sessions domain: two or more lowercase DNS labels, and the ingress's
+// port when it is not the standard one.
+const DOMAIN_PATTERN = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(:[0-9]{1,5})?$/;
 const DOMAIN_MAX = 200;
 export const DEFAULT_SESSIONS_DOMAIN = 'sessions.gshare.local';
 
@@ -37,6 +38,8 @@ function checkDomain(domain: string): string | null {
   if (!domain) return 'Enter the domain session pages are served under.';
   if (domain.length > DOMAIN_MAX) return `Use at most ${DOMAIN_MAX} characters.`;
   if (!DOMAIN_PATTERN.test(domain)) return 'Enter a domain name such as sessions.example.org.';
+  const port = domain.includes(':') ? Number(domain.split(':')[1]) : null;
+  if (port !== null && (port < 1 || port > 65535)) return 'The port must be between 1 and 65535.';
   return null;
 }
 
@@ -139,7 +142,7 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
           />
           <TextInput
             label="Sessions domain"
-            description="Session pages are served at https://<session id>.<this domain>/ by the cluster's ingress; use the domain its operator is configured with (GSHARE_SESSIONS_DOMAIN)."
+            description="Session pages are served at https://<session id>.<this domain>/ by the cluster's ingress; use the domain its operator is configured with (GSHARE_SESSIONS_DOMAIN), with :port if the ingress does not listen on 443."
             autoComplete="off"
             spellCheck={false}
             value={domain}

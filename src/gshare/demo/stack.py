@@ -1,12 +1,13 @@
 """`make demo`: everything `make up` runs, plus a local simulated GPU cluster (by default 2 nodes
-of 4 A100-80GB cards) and its operator, registered automatically.
+of 4 A100-80GB cards) and its operator, registered automatically, and an nginx on loopback that
+serves each session's page (a real program on this host) behind the platform's access check.
 
-    python -m gshare.demo        (GSHARE_DEMO_NODES, GSHARE_DEMO_CARDS change the cluster)
+    python -m gshare.demo        (GSHARE_DEMO_NODES, GSHARE_DEMO_CARDS change the cluster;
+                                  GSHARE_DEMO_SESSIONS_PORT is nginx's port, the API's plus one)
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gshare.cli import (
+    DEFAULT_ADMIN_EMAIL,
     _configure_logging,
     bootstrap_admin,
     check_bootstrap_password,
@@ -27,17 +29,25 @@ from gshare.cli import (
     migrate,
     serve,
 )
+from gshare.demo import loopback
 from gshare.kit.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from gshare import devcluster
+    from gshare.demo.sessionhost import SessionHost
 
 log = logging.getLogger("gshare.demo")
 DEMO_NAME = "demo"
+# Session pages are served over plain HTTP on *.localhost: browsers resolve those names to
+# loopback themselves and treat them as secure origins, so the __Host- access cookie (which
+# must be Secure) works without a certificate (docs/clusters.md).
+SESSIONS_DOMAIN = "sessions.localhost"
 TOKEN_REFRESH_SECONDS = 20 * 60
 
 
-def register_demo_cluster(url: str, settings: Settings, server: str, kubeconfig: str) -> uuid.UUID:
+def register_demo_cluster(
+    url: str, settings: Settings, server: str, kubeconfig: str, sessions_domain: str
+) -> uuid.UUID:
     """Register (or re-point, since its ports change at every start) the demo cluster."""
     import asyncio
 
@@ -60,6 +70,7 @@ def register_demo_cluster(url: str, settings: Settings, server: str, kubeconfig:
                     )
                     session.add(cluster)
                 cluster.api_server, cluster.status, cluster.status_message = server, "connected", ""
+                cluster.sessions_domain = sessions_domain
                 cluster.last_contact_at = now
                 return cluster.id
         finally:
@@ -161,7 +172,6 @@ def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
     text format, with every session pod's GPU idle and a little memory in use. The operator
     reads it like the real one, so utilization, peak VRAM and idle pauses (when a policy sets
     an idle timeout) work as on a real cluster. Returns its URL."""
-    import http.server
 
     def text() -> str:
         with cluster.client() as client:
@@ -182,24 +192,13 @@ def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
             lines.append(f"DCGM_FI_DEV_FB_USED{{{labels}}} 512")
         return "\n".join(lines) + "\n"
 
-    class Exporter(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            try:
-                body, status = text().encode(), 200
-            except Exception:
-                body, status = b"the simulated cluster cannot be read\n", 503
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer() -> tuple[int, bytes]:
+        try:
+            return 200, text().encode()
+        except Exception:
+            return 503, b"the simulated cluster cannot be read\n"
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    return loopback.url_of(loopback.serve(answer, "text/plain; version=0.0.4"), "/metrics")
 
 
 def _keep_token_fresh(
@@ -228,7 +227,17 @@ def main() -> None:
         )
         raise SystemExit(2)
     check_bootstrap_password(settings)
+    from gshare.demo.nginx import Nginx, binary, layout_for
+    from gshare.demo.sessionhost import SessionHost
     from gshare.devcluster import Cluster, a100_nodes, testenv_bin
+
+    if binary() is None:
+        print(
+            "gshare demo: session pages are served by Debian's nginx, which is not installed "
+            "(`make demo` installs it)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
 
     print(
         "  building or reusing the simulated cluster (the first build takes minutes)...", flush=True
@@ -238,6 +247,8 @@ def main() -> None:
     cluster = Cluster(DEMO_NAME, folder, testenv_bin()).start()
     stop = threading.Event()
     operator: subprocess.Popen[bytes] | None = None
+    sessions_port = int(os.environ.get("GSHARE_DEMO_SESSIONS_PORT") or settings.port + 1)
+    host: SessionHost | None = None
     try:
         cluster.add_gpu_nodes(
             a100_nodes(
@@ -253,7 +264,11 @@ def main() -> None:
             bootstrap_admin(settings, url)
             seed_demo(url, settings.bootstrap_admin_email)
             cluster_id = register_demo_cluster(
-                url, settings, cluster.server, cluster.embedded_kubeconfig()
+                url,
+                settings,
+                cluster.server,
+                cluster.embedded_kubeconfig(),
+                f"{SESSIONS_DOMAIN}:{sessions_port}",
             )
             token_file = settings.data_dir.resolve() / "demo-operator-token"
             threading.Thread(
@@ -272,6 +287,10 @@ def main() -> None:
                     cluster, settings.sessions_namespace
                 ),
                 "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
+                "GSHARE_SESSIONS_DOMAIN": SESSIONS_DOMAIN,
+                "GSHARE_SESSION_AUTH_URL": (
+                    f"http://{settings.host}:{settings.port}/internal/v1/session-access"
+                ),
             }
             operator = subprocess.Popen(
                 [sys.executable, "-m", "gshare", "operator"],
@@ -279,13 +298,28 @@ def main() -> None:
                 stdout=(folder / "operator.log").open("wb"),
                 stderr=subprocess.STDOUT,
             )
+            host = SessionHost(
+                cluster,
+                settings.sessions_namespace,
+                folder / "sessions",
+                settings.data_dir.resolve() / "demo-volumes",
+                Nginx(layout_for(folder / "ingress", sessions_port)),
+            )
+            host.start()
             print(
-                f"  simulated cluster '{DEMO_NAME}' is up at {cluster.server} (logs in {folder})",
+                f"  simulated cluster '{DEMO_NAME}' is up at {cluster.server} (logs in {folder})\n"
+                f"  session pages: http://<session>.{SESSIONS_DOMAIN}:{sessions_port}/ "
+                "through nginx and the access check\n"
+                f"  sign in as {settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL} with the "
+                "password printed the first time (or GSHARE_BOOTSTRAP_ADMIN_PASSWORD), start a "
+                "session under Sessions and click Open",
                 flush=True,
             )
             serve(settings, url, run_worker=True)
     finally:
         stop.set()
+        if host is not None:
+            host.stop()
         if operator is not None:
             operator.send_signal(signal.SIGTERM)
             try:
@@ -293,8 +327,3 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 operator.kill()
         cluster.stop()
-
-
-if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
-        main()
