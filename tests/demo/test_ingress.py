@@ -172,6 +172,17 @@ def test_a_request_body_never_reaches_the_check(stack: tuple[Nginx, Recorder, Re
     assert program.seen[-1][1]["content-length"] == "100000"
 
 
+def test_the_access_log_keeps_no_ticket(stack: tuple[Nginx, Recorder, Recorder]) -> None:
+    nginx, _, _ = stack
+    assert _get(nginx, "/lab?gshare_ticket=ok").status_code == 200
+    log = nginx.layout.folder / "access.log"
+    deadline = time.monotonic() + 10
+    while "/lab" not in log.read_text():  # nginx writes its log as requests end
+        assert time.monotonic() < deadline, "nothing was logged"
+        time.sleep(0.05)
+    assert "gshare_ticket" not in log.read_text()
+
+
 def test_an_unknown_host_is_not_served(stack: tuple[Nginx, Recorder, Recorder]) -> None:
     nginx, _, _ = stack
     answer = _get(nginx, host=f"{SESSION[:-1]}0.{DOMAIN}", Cookie="__Host-access=good")

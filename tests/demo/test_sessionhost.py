@@ -3,6 +3,9 @@ what it runs for each session type."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,34 @@ def test_vscode_with_code_server_binds_loopback(
         "none",
         str(tmp_path),
     )
+
+
+def test_a_program_ends_when_the_demo_is_killed_outright(tmp_path: Path) -> None:
+    """The demo starts its programs so that they end with it, even on SIGKILL."""
+    marker = tmp_path / "child.pid"
+    parent = subprocess.Popen(  # a stand-in for the demo: starts a program, then waits
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; from gshare.demo.nginx import with_parent; "
+            "p = subprocess.Popen(with_parent(['sleep', '300'])); "
+            f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(300)",
+        ]
+    )
+    deadline = time.monotonic() + 30
+    while not marker.exists() or not marker.read_text():
+        assert time.monotonic() < deadline, "the stand-in never started its program"
+        time.sleep(0.05)
+    child = int(marker.read_text())
+    parent.kill()
+    parent.wait()
+    while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
+        assert time.monotonic() < deadline, "the program outlived the demo"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"

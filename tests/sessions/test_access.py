@@ -277,3 +277,64 @@ async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
 def test_a_session_page_is_https_except_on_loopback_names(domain: str, url: str) -> None:
     session_id = uuid.UUID(int=7)
     assert access.session_url(session_id, domain) == url.format(id=session_id)
+
+
+async def test_a_stopping_or_deleted_session_closes_its_page_at_once(build: Builder) -> None:
+    """Stopping (before the resource is gone) and deleting close the page as pausing does:
+    neither the cookie nor a ticket minted before gets in."""
+    owner = await build.user()
+    console = await build.signed_in(owner)
+    ingress = build.anonymous("10.0.0.5")
+    for end in ("stop", "delete"):
+        mine = await _running(build, owner)
+        first = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+        cookie = _set_cookie(await _check(ingress, mine.id, link=first))
+        unused = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+        if end == "stop":
+            ended = await console.post(f"/api/v1/sessions/{mine.id}/stop")
+        else:
+            ended = await console.delete(f"/api/v1/sessions/{mine.id}")
+        assert ended.is_success, ended.text
+        assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 403, end
+        assert (await _check(ingress, mine.id, link=unused)).status_code == 403, end
+
+
+async def test_a_ticket_ends_after_one_minute_to_the_second(build: Builder) -> None:
+    owner = await build.user()
+    mine = await _running(build, owner)
+    console = await build.signed_in(owner)
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    build.clock.advance(access.TICKET_LIFETIME)
+    late = await _check(build.anonymous(), mine.id, link=link)
+    assert late.status_code == 401
+    assert late.json()["error"]["code"] == "session_access_expired"
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        "http://[/?gshare_ticket=x",
+        "http://[::1/?gshare_ticket=x",
+        "http://a]/?gshare_ticket=x",
+        "http://x[y/",
+        "http://h:99999999999/?gshare_ticket=x",
+        "\x00",
+    ],
+)
+async def test_an_unreadable_original_url_is_refused_not_an_error(
+    build: Builder, original: str
+) -> None:
+    """Its host part is the client's Host header: anything may be there."""
+    owner = await build.user()
+    mine = await _running(build, owner)
+    answer = await build.anonymous().get(
+        f"/internal/v1/session-access/{mine.id}", headers={"X-Original-URL": original}
+    )
+    assert answer.status_code == 401
+
+
+def test_a_ticket_is_read_only_when_there_is_exactly_one() -> None:
+    assert access.ticket_in("https://h/?gshare_ticket=a") == "a"
+    assert access.ticket_in("https://h/?gshare_ticket=a&gshare_ticket=") is None
+    assert access.ticket_in("https://h/?gshare_ticket=a&gshare_ticket=b") is None
+    assert access.ticket_in("https://h/#gshare_ticket=a") is None

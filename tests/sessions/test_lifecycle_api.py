@@ -273,3 +273,34 @@ async def test_a_resume_waits_for_the_cluster_that_holds_its_volumes(build: Buil
     assert back["state"] == "starting"
     assert back["cluster_id"] == home_cluster
     await assert_ledger_clean(build.sessions)
+
+
+async def test_deactivating_a_user_pauses_their_sessions_and_frees_their_cards(
+    build: Builder,
+) -> None:
+    """Their console sign-ins end, and so do their sessions' billing and cards: a running one
+    pauses, a queued one leaves the queue; volumes stay, and another member's session runs on."""
+    w = await session_world(build, n_cards=2)
+    mine = await w.create(0, "exclusive")
+    assert (await w.report(mine["id"], "Running")).json()["applied"] is True
+    neighbour = await w.create(1, "exclusive")
+    waiting = await w.create(0, "exclusive")
+    assert waiting["state"] == "queued"
+    owner = w.capacity.user_ids[0]
+    admin = await build.signed_in(await build.user(super_admin=True))
+    build.clock.advance(timedelta(minutes=3))
+    answer = await admin.patch(f"{API}/users/{owner}", json={"active": False})
+    assert answer.status_code == 200, answer.text
+
+    paused = await w.row(mine["id"])
+    assert (paused.state, paused.desired_state) == ("pausing", "Paused")
+    assert "deactivated" in paused.state_reason
+    assert [h.status for h in await _holds(build, mine["id"])] == ["settled"]
+    assert (await w.row(waiting["id"])).state == "paused"
+    assert (await w.row(neighbour["id"])).state == "starting"
+    async with build.sessions() as db:
+        kinds = list(
+            await db.scalars(select(Notification.kind).where(Notification.user_id == owner))
+        )
+    assert kinds.count("session.paused.deactivated") == 2
+    await assert_ledger_clean(build.sessions)

@@ -1,12 +1,11 @@
-import { Anchor, Badge, Group, Progress, Stack, Table, Text } from '@mantine/core';
-import { Link } from 'react-router';
+import { Badge, Progress, Stack, Table, Text } from '@mantine/core';
 import { useDeleteVolume, useVolumes, type VolumeList, type VolumeOut } from '../api/hooks/sessions';
 import { useSession } from '../auth/session';
 import { PageHeader } from '../admin/PageHeader';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDate } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
-import { StateBadge } from './sessionParts';
+import { VolumeUsers } from './sessionParts';
 
 /** The caller's home volumes against the storage limit their groups' policies set. */
 function StorageUse({ list }: { list: VolumeList }) {
@@ -25,35 +24,6 @@ function StorageUse({ list }: { list: VolumeList }) {
         Home volumes: <b>{list.home_total_gib} GiB</b> of {limit} GiB allowed
       </Text>
       <Progress value={share} color={share >= 90 ? 'red' : 'blue'} aria-label="Storage used" />
-    </Stack>
-  );
-}
-
-function UsedBy({ volume }: { volume: VolumeOut }) {
-  const others = volume.used_by_others ?? 0;
-  if (volume.used_by.length === 0 && others === 0) {
-    return (
-      <Text size="sm" c="dimmed">
-        Not in use
-      </Text>
-    );
-  }
-  return (
-    <Stack gap={4}>
-      {volume.used_by.map((user) => (
-        <Group key={user.session_id} gap="xs" wrap="nowrap">
-          <Anchor component={Link} to={`/sessions/${user.session_id}`} size="sm">
-            {user.name}
-          </Anchor>
-          <StateBadge state={user.state} />
-        </Group>
-      ))}
-      {others > 0 && (
-        <Text size="sm" c="dimmed">
-          {volume.used_by.length > 0 ? 'and ' : ''}
-          {others} session{others === 1 ? '' : 's'} of other members
-        </Text>
-      )}
     </Stack>
   );
 }
@@ -79,7 +49,7 @@ function VolumeRow({ volume, groupName }: { volume: VolumeOut; groupName: string
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{volume.size_gib} GiB</Table.Td>
       <Table.Td>{volume.access_mode === 'ReadOnlyMany' ? 'Read-only' : 'Read-write'}</Table.Td>
       <Table.Td>
-        <UsedBy volume={volume} />
+        <VolumeUsers volume={volume} linked />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDate(volume.created_at)}</Table.Td>
       <Table.Td>

@@ -1,5 +1,6 @@
-import { Badge, Group, Text } from '@mantine/core';
-import type { SessionOut, SessionState, SessionType } from '../api/hooks/sessions';
+import { Anchor, Badge, Group, Stack, Text } from '@mantine/core';
+import { Link } from 'react-router';
+import type { SessionOut, SessionState, SessionType, VolumeOut } from '../api/hooks/sessions';
 import { formatMemoryGiB } from '../ui/format';
 
 export const SESSION_TYPE_LABELS: Record<SessionType, string> = {
@@ -86,4 +87,38 @@ export function cpuAndMemory(session: Pick<SessionOut, 'cpu_millicores' | 'memor
   const cores = session.cpu_millicores / 1000;
   const coreText = `${cores.toLocaleString(undefined, { maximumFractionDigits: 2 })} ${cores === 1 ? 'core' : 'cores'}`;
   return `${coreText} · ${formatMemoryGiB(session.memory_mib)}`;
+}
+
+/** The sessions a volume is mounted in, with their states; `linked` when the viewer may open them. */
+export function VolumeUsers({ volume, linked = false }: { volume: VolumeOut; linked?: boolean }) {
+  const others = volume.used_by_others ?? 0;
+  if (volume.used_by.length === 0 && others === 0) {
+    return (
+      <Text size="sm" c="dimmed">
+        Not in use
+      </Text>
+    );
+  }
+  return (
+    <Stack gap={4}>
+      {volume.used_by.map((user) => (
+        <Group key={user.session_id} gap="xs" wrap="nowrap">
+          {linked ? (
+            <Anchor component={Link} to={`/sessions/${user.session_id}`} size="sm">
+              {user.name}
+            </Anchor>
+          ) : (
+            <Text size="sm">{user.name}</Text>
+          )}
+          <StateBadge state={user.state} />
+        </Group>
+      ))}
+      {others > 0 && (
+        <Text size="sm" c="dimmed">
+          {volume.used_by.length > 0 ? 'and ' : ''}
+          {others} session{others === 1 ? '' : 's'} of other members
+        </Text>
+      )}
+    </Stack>
+  );
 }

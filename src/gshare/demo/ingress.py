@@ -178,7 +178,10 @@ def config(layout: Layout, served: Iterable[Route]) -> str:
         "http {",
         "    server_tokens off;",
         "    server_names_hash_bucket_size 128;",
-        f"    access_log {folder / 'access.log'};",
+        # No query strings: an entry link's ticket is in one.
+        "    log_format gshare '$remote_addr [$time_local] \"$request_method $host $uri\" '",
+        "                      '$status $body_bytes_sent $request_time';",
+        f"    access_log {folder / 'access.log'} gshare;",
         f"    client_body_temp_path {temp / 'body'};",
         f"    proxy_temp_path {temp / 'proxy'};",
         f"    fastcgi_temp_path {temp / 'fastcgi'};",

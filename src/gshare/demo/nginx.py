@@ -87,7 +87,9 @@ class Nginx:
         self.text = text
         log_file = (folder / "nginx.out").open("ab")
         self.process = subprocess.Popen(  # noqa: S603 - nginx with our own configuration
-            self._command("-g", "daemon off;"), stdout=log_file, stderr=subprocess.STDOUT
+            with_parent(self._command("-g", "daemon off;")),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + wait_s
         while not listening(self.layout.port):
@@ -125,6 +127,13 @@ class Nginx:
                 self.process.wait()
         if self.layout.temp_folder is not None:
             shutil.rmtree(self.layout.temp_folder, ignore_errors=True)
+
+
+def with_parent(argv: list[str]) -> list[str]:
+    """`argv`, made to end (SIGTERM) if the demo dies without stopping it, where util-linux's
+    setpriv can arrange that: a demo killed outright leaves no nginx or session program."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
 
 
 def listening(port: int) -> bool:

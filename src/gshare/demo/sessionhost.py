@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from gshare.demo import ingress, loopback
-from gshare.demo.nginx import Nginx, listening
+from gshare.demo.nginx import Nginx, listening, with_parent
 from gshare.demo.programs import Program, program_for
 from gshare.devcluster import Cluster, free_port
 from gshare.operator import manifests
@@ -210,7 +210,7 @@ class SessionHost:
             return running
         out = (self.folder / f"{session_id}.log").open("ab")
         running.process = subprocess.Popen(  # noqa: S603 - the session type's own program
-            program.argv,
+            with_parent(list(program.argv)),
             cwd=home,
             env=program.env,
             stdin=subprocess.DEVNULL,

@@ -21,7 +21,7 @@ from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.signin import check_new_password
 from gshare.identity.throttle import LONGEST_WINDOW
 from gshare.kit.errors import BadRequest, Conflict, NotFound
-from gshare.kit.hooks import Guard
+from gshare.kit.hooks import Guard, Hook
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest, page_of
 
@@ -31,6 +31,8 @@ from gshare.kit.pagination import PageRequest, page_of
 # (credits in its wallet, say): a guard gets the kind ("org" or "group") and the id, and returns
 # why not, or None. Domains above identity connect theirs when the app is built.
 deletion_guard: Guard[[str, uuid.UUID]] = Guard("organization or group deletion")
+# A user was deactivated (their console sign-ins are revoked in the same transaction).
+deactivated: Hook[[uuid.UUID, datetime], None] = Hook("user deactivated")
 
 
 async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
@@ -325,6 +327,7 @@ async def update_user(
         user.active = active
         if not active:
             await repository.revoke_login_sessions(ctx.session, user.id, ctx.now)
+            await deactivated.results(ctx.session, user.id, ctx.now)
     if changes:
         await announce_user_changed(ctx.session, user.id)
         org_id, group_id = (None, None)

@@ -12,6 +12,7 @@ from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.sessions import lifecycle
 from gshare.sessions.models import (
     CatalogImage,
     InteractiveSession,
@@ -41,6 +42,22 @@ async def by_requests(
     query = (
         select(InteractiveSession)
         .where(InteractiveSession.request_id.in_(list(request_ids)))
+        .order_by(InteractiveSession.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return list(await db.scalars(query))
+
+
+async def live_of_owner(db: AsyncSession, owner_id: uuid.UUID) -> list[InteractiveSession]:
+    """The owner's sessions that are not stopped, locked in id order."""
+    query = (
+        select(InteractiveSession)
+        .where(
+            InteractiveSession.owner_id == owner_id,
+            InteractiveSession.ended_at.is_(None),
+            InteractiveSession.deleted_at.is_(None),
+        )
         .order_by(InteractiveSession.id)
         .with_for_update()
         .execution_options(populate_existing=True)
@@ -144,12 +161,15 @@ async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
 
 
 async def is_open_to(db: AsyncSession, session_id: uuid.UUID, owner_id: uuid.UUID) -> bool:
-    """The session is live, meant to run, and belongs to `owner_id`."""
+    """The session holds its card and is meant to run (not pausing, stopping, stopped or
+    deleted, which close its page at once), and belongs to `owner_id`."""
     found = await db.scalar(
         select(InteractiveSession.id).where(
             InteractiveSession.id == session_id,
             InteractiveSession.owner_id == owner_id,
+            InteractiveSession.state.in_(lifecycle.HOLDING),
             InteractiveSession.ended_at.is_(None),
+            InteractiveSession.deleted_at.is_(None),
             InteractiveSession.desired_state == "Running",
         )
     )

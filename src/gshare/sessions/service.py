@@ -514,14 +514,13 @@ async def record_status(
         }[action]
         await _move(db, row, action, now, reason=reason, release_reason=action.removeprefix("pod_"))
         if action in ("pod_failed", "lose"):
-            await notify_user(
+            await _tell_owner(
                 db,
-                row.owner_id,
+                row,
                 "session.failed",
+                now,
                 title=f"Your session {row.name} stopped unexpectedly",
                 body=reason + " Its volumes are kept; resume it to start it again.",
-                now=now,
-                data={"session_id": str(row.id)},
             )
     return True
 
@@ -555,27 +554,34 @@ async def follow_queue(db: AsyncSession, summary: DequeueSummary, now: datetime)
         request = await capacity_repository.request(db, row.request_id) if row.request_id else None
         why = request.reason if request is not None and request.reason else "The queue refused it."
         await _move(db, row, "refused", now, reason=why)
-        await notify_user(
+        await _tell_owner(
             db,
-            row.owner_id,
+            row,
             "session.refused",
+            now,
             title=f"Your session {row.name} could not start",
             body=why,
-            now=now,
-            data={"session_id": str(row.id)},
         )
 
 
 async def announce_started(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
     """A session that waited in the queue started: tell its owner."""
-    await notify_user(
+    await _tell_owner(
         db,
-        row.owner_id,
+        row,
         "session.started",
+        now,
         title=f"Your session {row.name} is starting",
         body="A card was free; it left the queue.",
-        now=now,
-        data={"session_id": str(row.id)},
+    )
+
+
+async def _tell_owner(
+    db: AsyncSession, row: InteractiveSession, kind: str, now: datetime, *, title: str, body: str
+) -> None:
+    """A notification to the session's owner about it (the console links it to the session)."""
+    await notify_user(
+        db, row.owner_id, kind, title=title, body=body, now=now, data={"session_id": str(row.id)}
     )
 
 
@@ -627,41 +633,42 @@ async def pause_for(
     """Pause a session for the system's reason (idle, out of credits, too long) and tell its
     owner why."""
     await _move(db, row, "pause", now, reason=why, release_reason=code)
-    await notify_user(
-        db,
-        row.owner_id,
-        f"session.paused.{code}",
-        title=title,
-        body=why,
-        now=now,
-        data={"session_id": str(row.id)},
-    )
+    await _tell_owner(db, row, f"session.paused.{code}", now, title=title, body=why)
+
+
+async def pause_deactivated(db: AsyncSession, user_id: uuid.UUID, now: datetime) -> None:
+    """A deactivated user's sessions are paused (their card freed, their billing settled) or,
+    while they wait for a card, taken out of the queue; their volumes stay. (identity's
+    `deactivated` hook, in the deactivation's own transaction.)"""
+    for row in await repository.live_of_owner(db, user_id):
+        if "pause" in lifecycle.allowed(row.state):
+            await pause_for(
+                db,
+                row,
+                now,
+                why="Its owner's account was deactivated.",
+                code="deactivated",
+                title=f"Your session {row.name} was paused",
+            )
 
 
 async def lose(db: AsyncSession, row: InteractiveSession, now: datetime, why: str) -> None:
     await _move(db, row, "lose", now, reason=why, release_reason="lost")
-    await notify_user(
-        db,
-        row.owner_id,
-        "session.lost",
-        title=f"Your session {row.name} was lost",
-        body=why,
-        now=now,
-        data={"session_id": str(row.id)},
+    await _tell_owner(
+        db, row, "session.lost", now, title=f"Your session {row.name} was lost", body=why
     )
 
 
 async def fail(db: AsyncSession, row: InteractiveSession, now: datetime, why: str) -> None:
     """The session cannot run as it is (it never started): it fails, and is settled."""
     await _move(db, row, "pod_failed", now, reason=why, release_reason="failed")
-    await notify_user(
+    await _tell_owner(
         db,
-        row.owner_id,
+        row,
         "session.failed",
+        now,
         title=f"Your session {row.name} could not start",
         body=why + " Its volumes are kept; resume it to try again.",
-        now=now,
-        data={"session_id": str(row.id)},
     )
 
 

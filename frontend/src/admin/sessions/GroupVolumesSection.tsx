@@ -10,7 +10,7 @@ import {
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
-import { StateBadge } from '../../sessions/sessionParts';
+import { VolumeUsers } from '../../sessions/sessionParts';
 import { FormModal } from '../capacity/FormModal';
 import { ADMINISTERS_GROUP } from './access';
 import { useAdministeredGroups } from './administeredGroups';
@@ -92,20 +92,7 @@ function VolumeRow({ volume, groupId }: { volume: VolumeOut; groupId: string }) 
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{volume.size_gib} GiB</Table.Td>
       <Table.Td>{ACCESS_LABELS[volume.access_mode as NonNullable<AccessMode>] ?? volume.access_mode}</Table.Td>
       <Table.Td>
-        {inUse ? (
-          <Stack gap={4}>
-            {volume.used_by.map((user) => (
-              <Group key={user.session_id} gap="xs" wrap="nowrap">
-                <Text size="sm">{user.name}</Text>
-                <StateBadge state={user.state} />
-              </Group>
-            ))}
-          </Stack>
-        ) : (
-          <Text size="sm" c="dimmed">
-            Not in use
-          </Text>
-        )}
+        <VolumeUsers volume={volume} />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDate(volume.created_at)}</Table.Td>
       <Table.Td>

@@ -118,7 +118,7 @@ export function UsersPage() {
                     title={user.active ? 'Deactivate user' : 'Activate user'}
                     message={
                       user.active
-                        ? `${user.name} will be signed out and can no longer sign in.`
+                        ? `${user.name} will be signed out and can no longer sign in; their sessions are paused (their files are kept).`
                         : `${user.name} will be able to sign in again.`
                     }
                     confirmLabel={user.active ? 'Deactivate' : 'Activate'}
