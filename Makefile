@@ -11,7 +11,7 @@ NODE_STAMP := $(FRONTEND)/node_modules/.installed
 DEMO_VENV := .cache/demo/sessions
 DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: help up demo demo-deps install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
+.PHONY: help up demo demo-deps helm-lint chart-crd deploy-incluster prod-deploy install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
@@ -61,8 +61,8 @@ openapi: install $(NODE_STAMP)
 	cd $(FRONTEND) && npm run gen:api
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks hack
+	$(BIN)/ruff format --check src tests benchmarks hack
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -80,7 +80,24 @@ testenv:
 pytest: install console e2e-deps testenv demo-deps
 	$(BIN)/pytest
 
-test: lint frontend-test pytest bench-smoke
+test: lint frontend-test pytest bench-smoke helm-lint
+
+# The Helm chart: lint, render every overlay, a server-side dry run of every object against the
+# test API server, then a real install and upgrade of the all-in-one (hack/helm_lint.py).
+helm-lint: install testenv
+	$(BIN)/python hack/helm_lint.py
+
+# Install or upgrade GShare on the cluster KUBECONFIG points at, with helm built by testenv.
+HELM = $$(bash hack/testenv.sh)/helm
+deploy-incluster: testenv
+	$(HELM) upgrade --install gshare charts/gshare --namespace default -f deploy/values/incluster.yaml
+
+prod-deploy: testenv
+	$(HELM) upgrade --install gshare charts/gshare --namespace default -f deploy/values/prod.yaml
+
+# The chart's copy of the GShareSession CRD, from the operator's definition.
+chart-crd: install
+	$(BIN)/python hack/render_crd.py
 
 # Full size; each benchmark exits non-zero when it misses its goal.
 BENCHMARKS := $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py))

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test environment from Go modules, with the Go on this machine:
 #   etcd, kube-apiserver, kube-scheduler, kube-controller-manager (service accounts, garbage
-#   collection), kubectl and kwok, into .cache/testenv/bin.
+#   collection), kubectl, kwok and helm, into .cache/testenv/bin; and copies the CRDs the Helm
+#   chart's objects need (CloudNativePG, external-secrets, the Prometheus operator, Kyverno)
+#   from the Go modules that ship them into .cache/testenv/crds.
 # Idempotent: a second run with the same versions does nothing. Prints the binary folder.
 set -euo pipefail
 
@@ -9,6 +11,16 @@ K8S_VERSION=v1.37.2     # k8s.io/kubernetes; its staging modules are published a
 STAGING_VERSION=v0.37.2
 ETCD_VERSION=v3.7.3     # an etcd release this Kubernetes release supports
 KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.22.0    # helm.sh/helm/v3; built against client-go v0.37, so Kubernetes 1.37
+# module@version path-inside-the-module, one CRD per line
+CRDS="
+github.com/cloudnative-pg/cloudnative-pg@v1.27.0 config/crd/bases/postgresql.cnpg.io_clusters.yaml
+github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_externalsecrets.yaml
+github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_secretstores.yaml
+github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_clustersecretstores.yaml
+github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
+github.com/kyverno/kyverno@v1.19.1 config/crds/kyverno/kyverno.io_clusterpolicies.yaml
+"
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${GSHARE_TESTENV_CACHE:-$ROOT/.cache/testenv}"
@@ -17,13 +29,37 @@ STAMP="$BIN/.versions"
 WANT="kubernetes=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION with-controller-manager"
 
 command -v go >/dev/null || { echo "testenv: Go is needed to build the test cluster (https://go.dev/dl)" >&2; exit 2; }
+mkdir -p "$BIN" "$CACHE/build"
+export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false -trimpath"
+started=$(date +%s)
+
+# helm, with the version and Kubernetes version its own Makefile stamps in (without them it
+# reports no version and checks charts against Kubernetes 1.20).
+if [[ ! -f "$BIN/.helm" || "$(cat "$BIN/.helm")" != "$HELM_VERSION" ]]; then
+  echo "testenv: building helm $HELM_VERSION" >&2
+  p=helm.sh/helm/v3
+  GOBIN="$BIN" go install -ldflags "-s -w -X $p/internal/version.version=$HELM_VERSION \
+    -X $p/internal/version.metadata= -X $p/pkg/lint/rules.k8sVersionMajor=1 \
+    -X $p/pkg/lint/rules.k8sVersionMinor=37 -X $p/pkg/chartutil.k8sVersionMajor=1 \
+    -X $p/pkg/chartutil.k8sVersionMinor=37" "$p/cmd/helm@$HELM_VERSION"
+  echo "$HELM_VERSION" > "$BIN/.helm"
+fi
+
+# The CRDs, copied out of the module cache (read-only there).
+if [[ ! -f "$CACHE/crds/.list" || "$(cat "$CACHE/crds/.list")" != "$(echo "$CRDS")" ]]; then
+  mkdir -p "$CACHE/crds"
+  while read -r module path; do
+    [[ -n "$module" ]] || continue
+    dir=$(go mod download -json "$module" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    install -m 0644 "$dir/$path" "$CACHE/crds/$(basename "$path")"
+  done <<< "$CRDS"
+  echo "$CRDS" > "$CACHE/crds/.list"
+fi
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
   echo "$BIN"
   exit 0
 fi
-mkdir -p "$BIN" "$CACHE/build"
-export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false -trimpath"
-started=$(date +%s)
 
 # Kubernetes: a small module of ours requires k8s.io/kubernetes and replaces each staging module
 # (k8s.io/api, k8s.io/apiserver, ...) by its published version of the same release.

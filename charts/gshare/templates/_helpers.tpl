@@ -1,0 +1,54 @@
+{{/* Labels every object carries. */}}
+{{- define "gshare.labels" -}}
+app.kubernetes.io/part-of: gshare
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end }}
+
+{{- define "gshare.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* The restricted Pod Security shape, for a pod and for each container. */}}
+{{- define "gshare.podSecurity" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "gshare.containerSecurity" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* The database URL, from the Secret the chosen database mode provides. */}}
+{{- define "gshare.databaseEnv" -}}
+- name: GSHARE_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+{{- if eq .Values.database.mode "cloudnativepg" }}
+      name: gshare-db-app
+      key: uri
+{{- else }}
+      name: {{ .Values.database.external.secretName }}
+      key: {{ .Values.database.external.secretKey }}
+{{- end }}
+{{- end }}
+
+{{/* What the API, the worker and the migration share: the database, a writable data dir. */}}
+{{- define "gshare.commonEnv" -}}
+{{ include "gshare.databaseEnv" . }}
+- name: GSHARE_DATA_DIR
+  value: /var/lib/gshare
+- name: GSHARE_SESSIONS_NAMESPACE
+  value: {{ .Values.namespaces.sessions }}
+{{- end }}
