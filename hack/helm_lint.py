@@ -1,9 +1,10 @@
 """`make helm-lint`: the chart checked the way a platform team would before installing it.
 
 1. `helm lint --strict` with the defaults and with every overlay in deploy/values/.
-2. Every overlay rendered, and every object server-side dry-run against a real kube-apiserver
-   (the test control plane, with the CRDs of CloudNativePG, external-secrets, the Prometheus
-   operator and Kyverno from their Go modules): zero errors and zero Pod Security warnings.
+2. Every overlay rendered (and the all-in-one with every optional switch on), and every object,
+   with the policies in deploy/policies/, server-side dry-run against a real kube-apiserver (the
+   test control plane, with the CRDs of CloudNativePG, external-secrets, the Prometheus operator
+   and Kyverno from their Go modules): zero errors and zero warnings, Pod Security's included.
 3. A real `helm install` of the all-in-one into that cluster and a `helm upgrade` over it: every
    object is admitted, and the first admin's generated password survives the upgrade.
 
@@ -30,6 +31,13 @@ from gshare.devcluster import Cluster, testenv_bin
 ROOT = Path(__file__).resolve().parents[1]
 CHART = ROOT / "charts" / "gshare"
 OVERLAYS = sorted((ROOT / "deploy" / "values").glob("*.yaml"))
+POLICIES = sorted((ROOT / "deploy" / "policies").glob("*.yaml"))
+# Switches no overlay turns on, checked on top of the all-in-one.
+EVERY_OPTION = [
+    "--set",
+    "infra.imagePrepuller.enabled=true,infra.nodeProblemDetector.enabled=true,"
+    "infra.spegel.enabled=true",
+]
 MANAGER = "gshare-helm-lint"
 Json = dict[str, Any]
 
@@ -47,9 +55,9 @@ def helm(*args: str, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def rendered(overlay: Path | None, env: dict[str, str]) -> list[Json]:
+def rendered(overlay: Path | None, env: dict[str, str], *extra: str) -> list[Json]:
     values = ["-f", str(overlay)] if overlay else []
-    text = helm("template", "gshare", str(CHART), "--include-crds", *values, env=env)
+    text = helm("template", "gshare", str(CHART), "--include-crds", *values, *extra, env=env)
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
 
@@ -176,25 +184,29 @@ def main() -> None:
         values = ["-f", str(overlay)] if overlay else []
         helm("lint", "--strict", str(CHART), *values, env=env)
         print(f"helm-lint: lint {overlay.name if overlay else 'defaults'}: ok", flush=True)
+    helm("lint", "--strict", str(CHART), *EVERY_OPTION, env=env)
 
     cluster = Cluster("helm-lint", scratch / "cluster", testenv_bin()).start()
     try:
         with cluster.client() as client:
             api = Api(client)
             install_crds(api, cluster)
-            for overlay in OVERLAYS:
-                objects = rendered(overlay, env)
+            incluster = ROOT / "deploy" / "values" / "incluster.yaml"
+            checks = [(o.name, rendered(o, env)) for o in OVERLAYS]
+            checks.append(("every option", rendered(incluster, env, *EVERY_OPTION)))
+            policies = [d for p in POLICIES for d in yaml.safe_load_all(p.read_text()) if d]
+            checks.append(("deploy/policies", policies))
+            for name, objects in checks:
                 warnings = dry_run_overlay(api, objects)
                 if warnings:
                     raise Failed("warnings:\n" + "\n".join(warnings))
                 print(
-                    f"helm-lint: {overlay.name}: {len(objects)} objects admitted in a server-side "
+                    f"helm-lint: {name}: {len(objects)} objects admitted in a server-side "
                     "dry run, no warnings",
                     flush=True,
                 )
 
             env["KUBECONFIG"] = str(cluster.kubeconfig)
-            incluster = ROOT / "deploy" / "values" / "incluster.yaml"
             # Hooks (the migration Job) need a database and a node to run on; they were
             # dry-run above.
             for verb in ("install", "upgrade"):

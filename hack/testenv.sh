@@ -19,7 +19,7 @@ github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-s
 github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_secretstores.yaml
 github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_clustersecretstores.yaml
 github.com/prometheus-operator/prometheus-operator@v0.85.0 example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
-github.com/kyverno/kyverno@v1.19.1 config/crds/kyverno/kyverno.io_clusterpolicies.yaml
+github.com/kyverno/kyverno@v1.19.1 config/crds/policies.kyverno.io/policies.kyverno.io_imagevalidatingpolicies.yaml
 "
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

@@ -243,7 +243,8 @@ class Cluster:
                 "Node,RBAC",
                 "--enable-admission-plugins",
                 "NamespaceLifecycle,ServiceAccount,PodSecurity",
-                "--allow-privileged=false",
+                # As kubeadm sets it: Pod Security admission decides per namespace.
+                "--allow-privileged=true",
                 "--v=1",
             ],
         )
