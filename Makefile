@@ -11,13 +11,13 @@ NODE_STAMP := $(FRONTEND)/node_modules/.installed
 DEMO_VENV := .cache/demo/sessions
 DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: help up demo demo-deps helm-lint chart-crd deploy-incluster prod-deploy install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
+.PHONY: help up demo demo-deps helm-lint chart-crd reference-docs deploy-incluster prod-deploy install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
 	@echo "make test      install what the tests need and run them all"
 	@echo "make demo      make up plus a simulated GPU cluster and its operator (needs Go)"
-	@echo "make lint      ruff, mypy and import contracts"
+	@echo "make lint      ruff, mypy, import contracts and hadolint"
 	@echo "make bench     run every benchmark in benchmarks/ at full size, checking its goal"
 	@echo "make bench-smoke  run each benchmark once at a tiny size (part of make test)"
 	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
@@ -61,10 +61,11 @@ openapi: install $(NODE_STAMP)
 	cd $(FRONTEND) && npm run gen:api
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks hack
-	$(BIN)/ruff format --check src tests benchmarks hack
+	$(BIN)/ruff check src tests benchmarks hack test
+	$(BIN)/ruff format --check src tests benchmarks hack test
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/hadolint build/images/*/Dockerfile
 
 e2e-deps:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
@@ -94,6 +95,10 @@ deploy-incluster: testenv
 
 prod-deploy: testenv
 	$(HELM) upgrade --install gshare charts/gshare --namespace default -f deploy/values/prod.yaml
+
+# The pages in docs/reference/, from Settings and the error codes in src/gshare.
+reference-docs: install
+	$(BIN)/python hack/reference_docs.py
 
 # The chart's copy of the GShareSession CRD, from the operator's definition.
 chart-crd: install

@@ -1,0 +1,175 @@
+"""The reference pages are what hack/reference_docs.py makes from the code, never kept by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from gshare.kit.errors import GShareError
+from gshare.kit.settings import READ_ELSEWHERE, Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
+ERRORS_PAGE = ROOT / "docs" / "reference" / "errors.md"
+STALE = "the page differs from what the code says: run `make reference-docs`"
+
+
+@pytest.fixture(scope="module")
+def reference_docs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "reference_docs", ROOT / "hack" / "reference_docs.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up as they are made
+    spec.loader.exec_module(module)
+    return module
+
+
+def _first_column(page: str) -> list[list[str]]:
+    """The first cell of every row, table by table, without the backticks."""
+    tables: list[list[str]] = []
+    previous = ""
+    for line in page.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            if not previous.startswith("|"):
+                tables.append([])
+            else:
+                tables[-1].append(line.split("|")[1].strip().strip("`"))
+        previous = line
+    return tables
+
+
+def _rows(page: str) -> dict[str, list[str]]:
+    return {
+        cells[0].strip("`"): cells
+        for line in page.splitlines()
+        if line.startswith("| `")
+        for cells in [[cell.strip() for cell in line.strip("|").split(" | ")]]
+    }
+
+
+def test_the_settings_page_is_what_make_reference_docs_writes(reference_docs: ModuleType) -> None:
+    assert SETTINGS_PAGE.read_text() == reference_docs.render_settings(), STALE
+
+
+def test_the_errors_page_is_what_make_reference_docs_writes(reference_docs: ModuleType) -> None:
+    assert ERRORS_PAGE.read_text() == reference_docs.render_errors(), STALE
+
+
+def test_both_pages_say_they_are_generated() -> None:
+    for page in (SETTINGS_PAGE, ERRORS_PAGE):
+        first = page.read_text().splitlines()[0]
+        assert "Generated" in first
+        assert "`make reference-docs`" in first
+
+
+def test_every_setting_and_every_variable_read_elsewhere_is_listed() -> None:
+    settings, elsewhere = _first_column(SETTINGS_PAGE.read_text())
+    assert settings == [f"GSHARE_{name.upper()}" for name in Settings.model_fields]
+    assert elsewhere == sorted(READ_ELSEWHERE)
+
+
+def test_defaults_are_written_as_a_person_would_and_secrets_show_none() -> None:
+    rows = _rows(SETTINGS_PAGE.read_text())
+    assert rows["GSHARE_BOOTSTRAP_ADMIN_PASSWORD"][2] == "(none)"
+    assert rows["GSHARE_PORT"][1:3] == ["integer, 1 to 65535", "`8000`"]
+    assert rows["GSHARE_SESSION_IDLE_TIMEOUT"][2] == "`PT8H` (8 hours)"
+    assert rows["GSHARE_CONSOLE_DIR"][2] == "`frontend/dist` in the source tree"
+    assert rows["GSHARE_TRUSTED_PROXIES"][2] == "`127.0.0.0/8,::1/128`"
+    assert rows["GSHARE_API_DOCS"][1:3] == ["boolean", "`false`"]
+    assert rows["GSHARE_OPERATOR_NAMESPACE"][1:] == ["operator", "`src/gshare/operator/main.py`"]
+    assert rows["GSHARE_TESTENV_CACHE"][1:] == ["test tooling", "`hack/testenv.sh`"]
+
+
+def test_every_code_on_the_errors_page_is_in_the_source() -> None:
+    source = "\n".join(path.read_text() for path in (ROOT / "src" / "gshare").rglob("*.py"))
+    codes = _first_column(ERRORS_PAGE.read_text())[0]
+    missing = [code for code in codes if f'"{code}"' not in source]
+    assert missing == [], STALE
+    assert len(codes) > 50
+    assert codes == sorted(codes)
+
+
+def _subclasses(cls: type[GShareError]) -> list[type[GShareError]]:
+    return [cls, *(s for sub in cls.__subclasses__() for s in _subclasses(sub))]
+
+
+def test_every_error_class_is_listed_with_its_code_and_status(
+    reference_docs: ModuleType,
+) -> None:
+    importlib.import_module("gshare.api.app")  # its routers import every domain's errors
+    rows = _rows(ERRORS_PAGE.read_text())
+    classes = [c for c in _subclasses(GShareError) if c.__module__.startswith("gshare.")]
+    assert len(classes) > 15
+    parsed = reference_docs.Source(reference_docs.PACKAGE).family
+    assert set(parsed) == {f"{c.__module__}.{c.__qualname__}" for c in classes}
+    for cls in classes:
+        assert cls.code in rows, f"{cls.__qualname__}: {STALE}"
+        assert str(cls.status) in rows[cls.code][1].split(", "), cls.__qualname__
+    assert rows["not_in_group"][1] == "403, 404"
+    assert rows["invalid_request"][1] == "422"
+    assert "api" in rows["internal_error"][3]
+
+
+THINGS = """
+from gshare.kit.errors import Conflict, Forbidden, NotFound
+
+LIMIT = 5
+
+
+class ThingBusy(Conflict):
+    code = "thing_busy"
+    message = "The thing is busy. Wait for it."
+
+
+def find(name: str) -> None:
+    raise NotFound(f"No thing named {name!r}. Check the name.", code="thing_not_found")
+
+
+def over_limit() -> Forbidden:
+    return Forbidden(f"At most {LIMIT} things " "in one box.", code="thing_not_found")
+
+
+def _unique(what: str, code: str = "thing_exists") -> None:
+    raise Conflict(f"{what} exists already.", code=code)
+
+
+def rename() -> None:
+    _unique("A thing", code="thing_name_taken")
+"""
+
+
+def test_codes_messages_and_statuses_are_read_from_the_raise_sites(
+    reference_docs: ModuleType, tmp_path: Path
+) -> None:
+    package = tmp_path / "gshare"
+    (package / "kit").mkdir(parents=True)
+    (package / "things").mkdir()
+    shutil.copy(ROOT / "src" / "gshare" / "kit" / "errors.py", package / "kit" / "errors.py")
+    (package / "things" / "service.py").write_text(THINGS)
+
+    codes = {entry.code: entry for entry in reference_docs.error_codes(package)}
+
+    assert codes["thing_busy"].statuses == (409,)
+    assert codes["thing_busy"].meanings == ("The thing is busy.",)
+    assert codes["thing_not_found"].statuses == (403, 404)
+    assert codes["thing_not_found"].meanings == (
+        "No thing named …. (404)",
+        "At most 5 things in one box. (403)",
+    )
+    assert codes["thing_exists"].meanings == ("… exists already.",)
+    assert codes["thing_name_taken"].domains == ("things",)
+    assert codes["not_found"].meanings == ("Not found.",)
+    assert codes["not_found"].domains == ("kit",)
+    assert codes["invalid_request"].statuses == (422,)
+    page = reference_docs.render_errors(package)
+    assert "| `thing_busy` | 409 | The thing is busy. | things |" in page.splitlines()
+    assert re.search(r"^\| `thing_not_found` \| 403, 404 \|", page, re.MULTILINE)
