@@ -186,6 +186,23 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
         )
 
 
+async def registered(kube: Cluster, sessions, store, now: datetime) -> ClusterRow:
+    """`kube` as a connected cluster of the registry, its kubeconfig in `store`."""
+    cluster = ClusterRow(
+        id=uuid.uuid4(),
+        name=f"lab-{uuid.uuid4().hex[:6]}",
+        api_server=kube.server,
+        status="connected",
+        status_message="",
+        inventory_sequence=0,
+        created_at=now,
+    )
+    async with sessions() as session, session.begin():
+        session.add(cluster)
+    await store.put(cluster.id, kube.embedded_kubeconfig())
+    return cluster
+
+
 @asynccontextmanager
 async def _reporting(
     kube: Cluster,
@@ -207,18 +224,7 @@ async def _reporting(
     data_dir = tmp_path / "api-data"
     data_dir.mkdir()
     now = datetime.now(UTC)
-    cluster = ClusterRow(
-        id=uuid.uuid4(),
-        name=f"lab-{uuid.uuid4().hex[:6]}",
-        api_server=kube.server,
-        status="connected",
-        status_message="",
-        inventory_sequence=0,
-        created_at=now,
-    )
-    async with sessions() as session, session.begin():
-        session.add(cluster)
-    await FileKubeconfigStore(data_dir / "clusters").put(cluster.id, kube.embedded_kubeconfig())
+    cluster = await registered(kube, sessions, FileKubeconfigStore(data_dir / "clusters"), now)
     keys = load_or_create(data_dir / "internal-keys.json", now)  # the API's own key set
     token_file = tmp_path / "token"
     token_file.write_text(keys.mint(str(cluster.id), now))

@@ -27,7 +27,7 @@ from gshare.sessions.models import InteractiveSession
 from tests.builders import PASSWORD, hashed
 from tests.capacity.builders import priced_model
 from tests.credits.builders import assert_ledger_clean, funded_wallets
-from tests.kube.test_operator import NAMESPACE, _reporting
+from tests.kube.test_operator import NAMESPACE, _reporting, registered
 
 T = TypeVar("T")
 JUPYTER_IMAGE = "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001"
@@ -200,19 +200,8 @@ async def test_resources_without_a_session_are_listed_for_the_admins(
     kube.install_crd()
     kube.create_namespace(NAMESPACE)
     now = datetime.now(UTC)
-    cluster = ClusterRow(
-        id=uuid.uuid4(),
-        name=f"lab-{uuid.uuid4().hex[:6]}",
-        api_server=kube.server,
-        status="connected",
-        status_message="",
-        inventory_sequence=0,
-        created_at=now,
-    )
-    async with sessions() as db, db.begin():
-        db.add(cluster)
     store = FileKubeconfigStore(tmp_path / "clusters")
-    await store.put(cluster.id, kube.embedded_kubeconfig())
+    cluster = await registered(kube, sessions, store, now)
     stray = str(uuid.uuid4())
     body = {
         "apiVersion": "gshare.io/v1alpha1",
