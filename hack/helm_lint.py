@@ -36,7 +36,10 @@ POLICIES = sorted((ROOT / "deploy" / "policies").glob("*.yaml"))
 EVERY_OPTION = [
     "--set",
     "infra.imagePrepuller.enabled=true,infra.nodeProblemDetector.enabled=true,"
-    "infra.spegel.enabled=true",
+    "infra.spegel.enabled=true,metrics.serviceMonitor.enabled=true,"
+    "database.cloudnativepg.backup.enabled=true,"
+    "database.cloudnativepg.backup.destinationPath=s3://backups/gshare,"
+    "operatorConfig.apiCaConfigMap=gshare-api-ca",
 ]
 MANAGER = "gshare-helm-lint"
 Json = dict[str, Any]

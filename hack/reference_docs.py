@@ -3,8 +3,9 @@
 
 Settings come from the pydantic model, with the comments and validator docstrings of
 src/gshare/kit/settings.py. Error codes come from parsing src/gshare: each class of the
-GShareError family with its default code, every call of one (its `code=` or the class's code,
-and its message), and what the API's error handlers answer on their own.
+GShareError family with its default code and its docstring (what the code means, first), every
+call of one (its `code=` or the class's code, and its message), and what the API's error
+handlers answer on their own.
 """
 
 from __future__ import annotations
@@ -573,6 +574,10 @@ class Source:
         if not isinstance(code, str) or not isinstance(status, int):
             return
         where = (_shown(cls.module.path), cls.node.lineno)
+        described = ast.get_docstring(cls.node)
+        if described:
+            # What the code means, for classes whose message is made when they are raised.
+            yield Site(code, status, described, cls.module.domain, 0, where)
         if "message" in cls.own:
             yield Site(code, status, str(cls.own["message"]), cls.module.domain, 0, where)
         elif cls.init is not None and not self._takes_message(cls.init):

@@ -15,6 +15,7 @@ HELM_VERSION=v3.22.0    # helm.sh/helm/v3; built against client-go v0.37, so Kub
 # module@version path-inside-the-module, one CRD per line
 CRDS="
 github.com/cloudnative-pg/cloudnative-pg@v1.27.0 config/crd/bases/postgresql.cnpg.io_clusters.yaml
+github.com/cloudnative-pg/cloudnative-pg@v1.27.0 config/crd/bases/postgresql.cnpg.io_scheduledbackups.yaml
 github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_externalsecrets.yaml
 github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_secretstores.yaml
 github.com/external-secrets/external-secrets@v1.3.2 config/crds/bases/external-secrets.io_clustersecretstores.yaml

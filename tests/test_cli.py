@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -329,3 +330,48 @@ def test_every_variable_read_outside_settings_is_known() -> None:
     settings = {f"GSHARE_{field.upper()}" for field in Settings.model_fields}
     not_variables = {"GSHARE_CSP_NONCE"}  # the console's nonce placeholder
     assert named - settings - not_variables <= READ_ELSEWHERE
+
+
+def test_rotate_keys_by_hand_can_forget_every_older_key(tmp_path: Path) -> None:
+    """After a compromise: nothing the old keys signed verifies any more."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from gshare.clusters.keystore import FileKeyStore, load_or_create
+    from gshare.clusters.tokens import InvalidToken
+
+    store = FileKeyStore(tmp_path / "data" / "internal-keys.json")
+    now = datetime.now(UTC)
+    old = asyncio.run(load_or_create(store, now))
+    token = old.mint("c1", now)
+
+    def rotate(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*GSHARE, "rotate-keys", *args],
+            env=clean_env(GSHARE_DATA_DIR=str(tmp_path / "data")),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    kept = rotate()
+    assert kept.returncode == 0, kept.stderr
+    overlapping = asyncio.run(load_or_create(store, now))
+    assert len(overlapping.keys) == 2
+    assert overlapping.verify(token, now) == "c1"
+
+    dropped = rotate("--drop-old")
+    assert dropped.returncode == 0, dropped.stderr
+    assert "every older key is forgotten" in dropped.stdout
+    after = asyncio.run(load_or_create(store, now))
+    assert len(after.keys) == 1
+    assert after.current.kid in dropped.stdout
+    with pytest.raises(InvalidToken) as refused:
+        after.verify(token, now)
+    assert refused.value.reason == "unknown_key"
+
+    (tmp_path / "data" / "internal-keys.json").write_text("{}")
+    broken = rotate()
+    assert broken.returncode == 1
+    assert "holds no readable key set" in broken.stderr

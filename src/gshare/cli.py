@@ -1,5 +1,6 @@
 """Process entrypoints: `gshare up` (local, everything), `gshare api`, `gshare worker`,
-`gshare migrate`, and `gshare recover-admin` for whoever runs the host.
+`gshare operator`, `gshare migrate`, and for whoever runs the host `gshare recover-admin` and
+`gshare rotate-keys`.
 
 These start services; GShare has no end-user command line.
 """
@@ -158,6 +159,7 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
     import uvicorn
 
     from gshare.api.app import create_app
+    from gshare.kit.metrics import serve_metrics
 
     _refuse_unmigrated(url)
     # The app owns its engine, so it is closed during shutdown, before Ctrl-C reaches us.
@@ -179,6 +181,7 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+    serve_metrics(settings)
     print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)
     uvicorn.Server(config).run()
 
@@ -213,11 +216,13 @@ def cmd_worker(settings: Settings) -> None:
 
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, plain_url
+    from gshare.kit.metrics import serve_metrics
     from gshare.worker.health import Recorder
     from gshare.worker.loops import Worker, worker_loops
 
     url = _external_url(settings, "worker")
     _refuse_unmigrated(url)
+    serve_metrics(settings)
 
     async def run() -> None:
         engine = make_engine(url, pool_size=2)
@@ -250,8 +255,10 @@ def cmd_migrate(settings: Settings) -> None:
 
 
 def cmd_operator(settings: Settings) -> None:
+    from gshare.kit.metrics import serve_metrics
     from gshare.operator.main import run
 
+    serve_metrics(settings)
     run()
 
 
@@ -316,10 +323,41 @@ def cmd_recover_admin(settings: Settings, args: argparse.Namespace) -> None:
     print("\n".join(lines), flush=True)
 
 
+def cmd_rotate_keys(settings: Settings, args: argparse.Namespace) -> None:
+    """A new internal signing key now, in the store the API and worker share."""
+    from gshare.clusters.keystore import KeyStoreError, key_store_for, rotate_now
+    from gshare.kit.clock import SystemClock
+
+    try:
+        fresh = asyncio.run(
+            rotate_now(key_store_for(settings), SystemClock().now(), drop_old=args.drop_old)
+        )
+    except KeyStoreError as exc:
+        print(f"gshare: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    log.warning(
+        "the internal signing key was rotated by hand (host user %s); key %s signs from now",
+        _host_user(),
+        fresh.kid,
+    )
+    if args.drop_old:
+        print(
+            f"Key {fresh.kid} signs from now; every older key is forgotten. Operators get new "
+            "tokens on the worker's next refresh; open session pages ask their users to enter "
+            "again."
+        )
+    else:
+        print(f"Key {fresh.kid} signs from now; older keys verify for one more hour.")
+
+
 COMMANDS = {
     "up": (cmd_up, "run everything for local use: database, migrations, first admin, API, console"),
     "api": (cmd_api, "serve the API and console against GSHARE_DATABASE_URL"),
-    "worker": (cmd_worker, "run the periodic loops (monthly refills) against GSHARE_DATABASE_URL"),
+    "worker": (
+        cmd_worker,
+        "run the periodic loops (sessions, metering, queue, refills, tokens) against "
+        "GSHARE_DATABASE_URL",
+    ),
     "operator": (cmd_operator, "reconcile GShareSession resources in this cluster (KUBECONFIG)"),
     "migrate": (
         cmd_migrate,
@@ -344,6 +382,17 @@ def main(argv: list[str] | None = None) -> None:
         "--password", help="the new initial password; generated and printed once when omitted"
     )
     recover.add_argument("--name", default="Administrator", help="the name of a new account")
+    rotate = sub.add_parser(
+        "rotate-keys",
+        help="sign internal tokens with a new key from now on (the worker also rotates every "
+        "30 days)",
+    )
+    rotate.add_argument(
+        "--drop-old",
+        action="store_true",
+        help="forget every older key at once, so that nothing signed before verifies (after a "
+        "compromise)",
+    )
     args = parser.parse_args(argv)
     settings = get_settings()
     _configure_logging(settings)
@@ -352,6 +401,8 @@ def main(argv: list[str] | None = None) -> None:
     with suppress(KeyboardInterrupt):
         if args.command == "recover-admin":
             cmd_recover_admin(settings, args)
+        elif args.command == "rotate-keys":
+            cmd_rotate_keys(settings, args)
         else:
             COMMANDS[args.command][0](settings)
 

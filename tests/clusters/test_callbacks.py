@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import jwt
 from sqlalchemy import select
 
 from gshare.audit.models import AuditEntry
+from gshare.clusters.callbacks import key_ring_of
 from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import KeySet, new_key
 from gshare.kit.clock import FrozenClock
 from tests.builders import Builder
 
 
-def _keys(client_app) -> KeySet:
-    return client_app.state.internal_keys.get(None)
+async def _keys(client_app) -> KeySet:
+    return await key_ring_of(client_app).get(datetime.now(UTC))
 
 
 def _report(sequence: int, cards: list[tuple[str, str, bool]]) -> dict:
@@ -59,7 +60,7 @@ async def test_inventory_is_stored_and_cards_that_vanish_become_missing(
 ) -> None:
     await client.get("/.well-known/gshare-internal-jwks.json")  # creates the key set
     cluster_id = (await build.cluster("lab")).id
-    token = _keys(build.app).mint(str(cluster_id), clock.now())
+    token = (await _keys(build.app)).mint(str(cluster_id), clock.now())
     first = _report(
         1, [("gpu-0", "GPU-a", True), ("gpu-0", "GPU-b", True), ("gpu-1", "GPU-c", False)]
     )
@@ -93,7 +94,7 @@ async def test_bad_callbacks_get_401_and_are_audited(
     await client.get("/.well-known/gshare-internal-jwks.json")
     mine = (await build.cluster("mine")).id
     other = (await build.cluster("other")).id
-    keys = _keys(build.app)
+    keys = await _keys(build.app)
     now = clock.now()
     stranger = KeySet([new_key(now)])
     key = keys.current
@@ -164,7 +165,7 @@ async def test_inventory_reports_out_of_bounds_are_refused(
 ) -> None:
     await client.get("/.well-known/gshare-internal-jwks.json")
     cluster_id = (await build.cluster("lab")).id
-    token = _keys(build.app).mint(str(cluster_id), clock.now())
+    token = (await _keys(build.app)).mint(str(cluster_id), clock.now())
     twice = _report(1, [("gpu-0", "GPU-a", True), ("gpu-1", "GPU-a", True)])
     huge = _report(1, [("gpu-0", "GPU-a", True)])
     huge["nodes"][0]["cards"][0]["memory_mib"] = 2**31

@@ -171,9 +171,11 @@ async def test_a_well_formed_crd_answer_registers(build: Builder) -> None:
 )
 async def test_a_token_secret_of_the_wrong_shape_reads_as_no_token(secret: object) -> None:
     """The worker then writes a fresh token rather than failing on the cluster's answer."""
-    from gshare.clusters.kube import SYSTEM_NAMESPACE, TOKEN_SECRET, operator_token_expiry
+    from gshare.clusters.kube import SYSTEM_NAMESPACE, TOKEN_SECRET, operator_token_state
 
     async with scripted_apiserver() as server:
         server.answers[f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/secrets/{TOKEN_SECRET}"] = secret
         config = parse_kubeconfig(server.kubeconfig())
-        assert await operator_token_expiry(config) is None
+        held = await operator_token_state(config)
+        assert held.expires_at is None
+        assert held.key_id is None

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import stat
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import jwt
 import pytest
 
-from gshare.clusters.keyfile import load_or_create
 from gshare.clusters.tokens import (
     AUDIENCE,
     TOKEN_TYPE,
@@ -117,56 +114,3 @@ def test_rotation_keeps_old_tokens_valid_until_they_expire() -> None:
     assert len(keys.jwks()["keys"]) == 1
     with pytest.raises(InvalidToken):
         keys.verify(old_token, NOW + timedelta(minutes=50))
-
-
-def test_the_key_file_is_private_and_reloads(tmp_path: Path) -> None:
-    path = tmp_path / "internal-keys.json"
-    first = load_or_create(path, NOW)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    again = load_or_create(path, NOW)
-    assert again.jwks() == first.jwks()
-    assert "d" not in again.jwks()["keys"][0]  # never the private part
-
-
-def test_processes_creating_the_key_set_together_agree(tmp_path: Path) -> None:
-    """The API and the worker start at once on a fresh data dir: one key set, not two."""
-    import subprocess
-    import sys
-
-    path = tmp_path / "keys" / "internal-keys.json"
-    script = (
-        "import sys, datetime, pathlib\n"
-        "from gshare.clusters.keyfile import load_or_create\n"
-        "keys = load_or_create(pathlib.Path(sys.argv[1]), datetime.datetime.now(datetime.UTC))\n"
-        "print(keys.current.kid)\n"
-    )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE)
-        for _ in range(6)
-    ]
-    kids = {p.communicate(timeout=60)[0].decode().strip() for p in procs}
-    assert len(kids) == 1
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
-    assert [p.name for p in path.parent.iterdir() if p.suffix == ".tmp"] == []
-
-
-def test_rotation_is_picked_up_by_every_process(tmp_path: Path) -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from gshare.clusters.keyfile import KeyFile, rotate_if_due
-
-    path = tmp_path / "internal-keys.json"
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    api = KeyFile(path)
-    first = api.get(start)
-    token = first.mint("c1", start + timedelta(days=30))
-    assert rotate_if_due(path, start + timedelta(days=10)) is False
-    assert rotate_if_due(path, start + timedelta(days=30)) is True
-    rotated = api.get(start + timedelta(days=30))  # the API sees the worker's rotation
-    assert rotated.current.kid != first.current.kid
-    assert rotated.verify(token, start + timedelta(days=30)) == "c1"  # the old key still verifies
-    new_token = rotated.mint("c1", start + timedelta(days=30))
-    assert rotated.verify(new_token, start + timedelta(days=30)) == "c1"
-    # Once every token of the old key has expired, a later pass drops it.
-    rotate_if_due(path, start + timedelta(days=31))
-    assert [k.kid for k in api.get(start + timedelta(days=31)).keys] == [rotated.current.kid]

@@ -130,6 +130,16 @@ class ThingBusy(Conflict):
     message = "The thing is busy. Wait for it."
 
 
+class ThingRefused(Forbidden):
+    '''A thing the box refuses. The message says why.'''
+
+    code = "thing_refused"
+
+
+def check(reason: str) -> None:
+    raise ThingRefused(reason)
+
+
 def find(name: str) -> None:
     raise NotFound(f"No thing named {name!r}. Check the name.", code="thing_not_found")
 
@@ -166,6 +176,8 @@ def test_codes_messages_and_statuses_are_read_from_the_raise_sites(
         "At most 5 things in one box. (403)",
     )
     assert codes["thing_exists"].meanings == ("… exists already.",)
+    # A message made at run time says nothing: the class's docstring does.
+    assert codes["thing_refused"].meanings == ("A thing the box refuses.",)
     assert codes["thing_name_taken"].domains == ("things",)
     assert codes["not_found"].meanings == ("Not found.",)
     assert codes["not_found"].domains == ("kit",)

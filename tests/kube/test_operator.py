@@ -19,6 +19,7 @@ import pytest
 
 from gshare.clusters.models import Cluster as ClusterRow
 from gshare.devcluster import ROOT, Cluster
+from tests.kube import chart
 from tests.processes import clean_env, start_api, start_worker, stop
 
 NAMESPACE = "gshare-ops"
@@ -35,10 +36,12 @@ def _eventually(check: Callable[[], Any], deadline_s: float = 60, what: str = ""
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _start_operator(kube: Cluster, log: Path) -> subprocess.Popen[bytes]:
+def _start_operator(
+    kube: Cluster, log: Path, kubeconfig: Path | None = None
+) -> subprocess.Popen[bytes]:
     env = clean_env()
     env |= {
-        "KUBECONFIG": str(kube.kubeconfig),
+        "KUBECONFIG": str(kubeconfig or kube.kubeconfig),
         "GSHARE_OPERATOR_NAMESPACE": NAMESPACE,
         "PYTHONPATH": str(ROOT / "src"),
     }
@@ -158,6 +161,36 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
         _eventually(lambda: set(_children(client, name)) == ALL, what="children on resume")
 
 
+def test_the_operator_needs_no_more_than_the_charts_rbac(kube: Cluster, tmp_path: Path) -> None:
+    """Run as the chart's gshare-operator service account: a session still becomes its
+    children and runs, and nothing the operator does is forbidden."""
+    kube.install_crd()
+    kube.create_namespace(NAMESPACE)
+    kube.create_namespace("gshare-system", enforce="baseline")
+    rendered = chart.identities(f"namespaces.sessions={NAMESPACE}")
+    chart.install(kube, [o for o in rendered if "operator" in o["metadata"]["name"]])
+    identity = chart.kubeconfig_of(kube, "gshare-operator", tmp_path / "operator.kubeconfig")
+    log = tmp_path / "operator.log"
+    proc = _start_operator(kube, log, kubeconfig=identity)
+    body = _session()
+    name = body["metadata"]["name"]
+    try:
+        with kube.client() as client:
+            assert client.post(SESSIONS, json=body).status_code == 201
+            _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
+            _eventually(lambda: _status_when(client, name, "Running"), what="the Running phase")
+            assert client.delete(f"{SESSIONS}/{name}").status_code == 200
+            _eventually(lambda: not _children(client, name), what="the children collected")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    said = log.read_text()
+    assert "forbidden" not in said.lower(), said[-3000:]
+
+
 def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_children(
     kube: Cluster, operator: dict[str, Any]
 ) -> None:
@@ -218,14 +251,14 @@ async def _reporting(
     token of the API's own key set; with `worker`, a worker process too, which applies
     sessions to the cluster with its stored kubeconfig. Yields the cluster's id and the API's
     URL."""
-    from gshare.clusters.keyfile import load_or_create
+    from gshare.clusters.keystore import FileKeyStore, load_or_create
     from gshare.clusters.kubeconfigs import FileKubeconfigStore
 
     data_dir = tmp_path / "api-data"
     data_dir.mkdir()
     now = datetime.now(UTC)
     cluster = await registered(kube, sessions, FileKubeconfigStore(data_dir / "clusters"), now)
-    keys = load_or_create(data_dir / "internal-keys.json", now)  # the API's own key set
+    keys = await load_or_create(FileKeyStore(data_dir / "internal-keys.json"), now)  # the API's
     token_file = tmp_path / "token"
     token_file.write_text(keys.mint(str(cluster.id), now))
     api, base = start_api(database_url, data_dir)

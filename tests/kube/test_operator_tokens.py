@@ -69,6 +69,14 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
     assert renewed != token
     assert keys.verify(renewed, clock.now() + timedelta(minutes=50)) == str(live.id)
 
+    # A rotation by hand after a compromise: the token signed by the forgotten key is
+    # replaced on the next pass, though it has long to live.
+    clock.advance(timedelta(minutes=1))
+    replaced = KeySet([new_key(clock.now())])
+    fourth = await refresh_operator_tokens(sessions, store, replaced, clock.now())
+    assert fourth.refreshed == 1
+    assert replaced.verify(_token(kube), clock.now()) == str(live.id)
+
     async with sessions() as session:
         stored = {
             c.name: (c.status, c.status_message)

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gshare.clusters.keyfile import load_or_create
+from gshare.clusters.keystore import FileKeyStore, load_or_create
 from gshare.devcluster import free_port
 from gshare.operator import utilization
 from gshare.operator.metrics import (
@@ -676,7 +676,7 @@ async def test_the_api_records_what_the_reader_reports(
     data_dir.mkdir()
     token_file = tmp_path / "token"
     now = datetime.now(UTC)
-    keys = load_or_create(data_dir / "internal-keys.json", now)
+    keys = await load_or_create(FileKeyStore(data_dir / "internal-keys.json"), now)
     token_file.write_text(keys.mint(str(cluster.id), now))
     source, _ = sites
     pod = f"session-{placed.id}"

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gshare.clusters.keyfile import load_or_create
+from gshare.clusters.keystore import FileKeyStore, load_or_create
 from gshare.clusters.tokens import KeySet, new_key
 from gshare.operator.report import Reporter, ReportTarget
 from gshare.sessions.models import InteractiveSession
@@ -35,7 +35,7 @@ async def test_refused_tokens_are_retried_and_bad_reports_dropped(
     data_dir = tmp_path / "api"
     data_dir.mkdir()
     now = datetime.now(UTC)
-    keys = load_or_create(data_dir / "internal-keys.json", now)
+    keys = await load_or_create(FileKeyStore(data_dir / "internal-keys.json"), now)
     token_file = tmp_path / "token"
     token_file.write_text(KeySet([new_key(now)]).mint(str(cluster.id), now))  # not the API's key
     api, base = start_api(database_url, data_dir)
@@ -92,3 +92,20 @@ def test_pauses_stay_bounded_however_long_the_trouble() -> None:
     reporter = Reporter(ReportTarget("http://api", "c", P("/nonexistent")))
     assert reporter._pause(1) == 1.0
     assert reporter._pause(10_000) == 60.0
+
+
+def test_without_a_configured_id_the_token_names_the_cluster(tmp_path: Path) -> None:
+    """The all-in-one operator starts before its cluster is registered: it learns its id from
+    the token the worker gives it (the API verifies that token; a made-up subject is refused
+    there, and one that is not a cluster id is not even sent)."""
+    now = datetime.now(UTC)
+    keys = KeySet([new_key(now)])
+    cluster = str(uuid.uuid4())
+    target = ReportTarget("http://api", "", tmp_path / "token")
+    assert target.cluster_for(keys.mint(cluster, now)) == cluster
+    configured = ReportTarget(
+        "http://api", "0" * 8 + "-0000-0000-0000-" + "0" * 12, target.token_file
+    )
+    assert configured.cluster_for(keys.mint(cluster, now)) == configured.cluster_id
+    for token in ["not a token", keys.mint("../../users", now), keys.mint("", now)]:
+        assert target.cluster_for(token) is None

@@ -4,7 +4,7 @@ every request to the session's host. Only the session's owner, signed in, gets t
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select, update
 
 from gshare.audit.models import AuditEntry
+from gshare.clusters.callbacks import key_ring_of
 from gshare.clusters.tokens import KeySet
 from gshare.identity.models import User
 from gshare.sessions import access
@@ -21,8 +22,8 @@ from tests.builders import Builder
 COOKIE = access.ACCESS_COOKIE
 
 
-def _keys(build: Builder) -> KeySet:
-    return build.app.state.internal_keys.get(None)
+async def _keys(build: Builder) -> KeySet:
+    return await key_ring_of(build.app).get(datetime.now(UTC))
 
 
 async def _running(build: Builder, owner: User) -> InteractiveSession:
@@ -160,7 +161,7 @@ async def test_access_ends_with_the_sign_in_the_account_or_the_session(build: Bu
     # No cookie at all, a forged one, or an operator's token in its place.
     assert (await _check(ingress, mine.id)).json()["error"]["code"] == "no_session_access"
     assert (await _check(ingress, mine.id, cookie="forged")).status_code == 401
-    operator_token = _keys(build).mint(str(uuid.uuid4()), build.clock.now())
+    operator_token = (await _keys(build)).mint(str(uuid.uuid4()), build.clock.now())
     assert (await _check(ingress, mine.id, cookie=operator_token)).status_code == 401
     # A ticket is not a cookie, nor the other way round.
     ticket = parse_qs(urlsplit(other_link).query)["gshare_ticket"][0]

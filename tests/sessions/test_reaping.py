@@ -4,10 +4,11 @@ metrics source reaps nothing; silent or vanished sessions are lost and settled."
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
+from gshare.clusters.callbacks import key_ring_of
 from gshare.credits.models import CreditHold
 from gshare.events.models import Notification
 from gshare.sessions import tasks
@@ -149,7 +150,7 @@ async def test_a_session_past_its_maximum_length_is_paused(build: Builder) -> No
 async def test_another_clusters_report_changes_nothing(build: Builder) -> None:
     w = await _idle_world(build)
     sid = (await w.running())["id"]
-    keys = build.app.state.internal_keys.get(None)
+    keys = await key_ring_of(build.app).get(datetime.now(UTC))
     other = keys.mint("00000000-0000-0000-0000-000000000001", build.clock.now())
     response = await build.anonymous().post(
         f"/internal/v1/clusters/{w.cluster_id}/utilization",
@@ -238,7 +239,7 @@ async def test_a_session_that_never_starts_fails_and_is_settled(build: Builder) 
 async def test_a_replayed_or_older_utilization_report_changes_nothing(build: Builder) -> None:
     w = await _idle_world(build)
     sid = (await w.running())["id"]
-    keys = build.app.state.internal_keys.get(None)
+    keys = await key_ring_of(build.app).get(datetime.now(UTC))
     token = keys.mint(str(w.cluster_id), build.clock.now())
 
     async def report(sequence: int, util: float) -> bool:

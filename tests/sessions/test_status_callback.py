@@ -4,12 +4,13 @@ newer report changes what the API stores."""
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 from sqlalchemy import select
 
 from gshare.audit.models import AuditEntry
+from gshare.clusters.callbacks import key_ring_of
 from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import AUDIENCE, TOKEN_TYPE, KeySet, new_key, timed_claims
 from gshare.kit.clock import FrozenClock
@@ -28,8 +29,8 @@ def _forged_issuer(keys: KeySet, cluster_id: uuid.UUID, now) -> str:
     return keys.sign({**claims, "iss": "someone-else"}, TOKEN_TYPE)
 
 
-def _keys(build: Builder) -> KeySet:
-    return build.app.state.internal_keys.get(None)
+async def _keys(build: Builder) -> KeySet:
+    return await key_ring_of(build.app).get(datetime.now(UTC))
 
 
 def _report(generation: int, sequence: int, phase: str = "Running") -> dict:
@@ -56,7 +57,7 @@ async def test_newer_reports_are_stored_and_stale_ones_change_nothing(
     await client.get("/.well-known/gshare-internal-jwks.json")  # creates the key set
     cluster = await build.cluster()
     running = await build.interactive_session(await build.user(), cluster)
-    token = _keys(build).mint(str(cluster.id), clock.now())
+    token = (await _keys(build)).mint(str(cluster.id), clock.now())
 
     first = await _post(client, running.id, token, _report(1, 100, "Pending"))
     assert first.status_code == 200, first.text
@@ -87,7 +88,7 @@ async def test_an_ended_sessions_record_is_final(
     await client.get("/.well-known/gshare-internal-jwks.json")
     cluster = await build.cluster()
     ended = await build.interactive_session(await build.user(), cluster, ended=True)
-    token = _keys(build).mint(str(cluster.id), clock.now())
+    token = (await _keys(build)).mint(str(cluster.id), clock.now())
     response = await _post(client, ended.id, token, _report(9, 9, "Running"))
     assert response.json()["applied"] is False
     assert (await _stored(build, ended.id)).phase == "Pending"
@@ -101,7 +102,7 @@ async def test_only_the_sessions_own_cluster_may_report_it(
     owner = await build.user()
     placed = await build.interactive_session(owner, mine)
     unplaced = await build.interactive_session(owner, None)
-    keys = _keys(build)
+    keys = await _keys(build)
     now = clock.now()
     cases = {
         "no token": (placed.id, None),
@@ -143,7 +144,7 @@ async def test_bad_reports_are_refused_and_change_nothing(
     await client.get("/.well-known/gshare-internal-jwks.json")
     cluster = await build.cluster()
     placed = await build.interactive_session(await build.user(), cluster)
-    token = _keys(build).mint(str(cluster.id), clock.now())
+    token = (await _keys(build)).mint(str(cluster.id), clock.now())
     for bad in (
         {**_report(1, 1), "phase": "Exploded"},
         {**_report(1, 1), "url": "https://elsewhere.example/"},  # links are the API's own

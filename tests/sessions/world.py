@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 from sqlalchemy import select, update
 
+from gshare.clusters.callbacks import key_ring_of
 from gshare.identity.models import User
 from gshare.kit.settings import Settings
 from gshare.sessions.models import InteractiveSession
@@ -64,7 +66,7 @@ class SessionWorld:
         """The operator of the cluster the session runs on reports its phase."""
         build = self.build
         row = await self.row(session_id)
-        keys = build.app.state.internal_keys.get(None)
+        keys = await key_ring_of(build.app).get(datetime.now(UTC))
         token = keys.mint(str(row.cluster_id or self.cluster_id), build.clock.now())
         body = {
             "generation": row.observed_generation + 1,
@@ -83,7 +85,7 @@ class SessionWorld:
         self, samples: list[dict[str, Any]], *, readable: bool = True, error: str = ""
     ) -> httpx.Response:
         """The operator reports what its metrics source says of the cluster's sessions."""
-        keys = self.build.app.state.internal_keys.get(None)
+        keys = await key_ring_of(self.build.app).get(datetime.now(UTC))
         token = keys.mint(str(self.cluster_id), self.build.clock.now())
         body = {
             "sequence": next(_sequence),

@@ -52,3 +52,20 @@ seccompProfile:
 - name: GSHARE_SESSIONS_NAMESPACE
   value: {{ .Values.namespaces.sessions }}
 {{- end }}
+
+{{/* The metrics endpoint of a container: its environment and its port. */}}
+{{- define "gshare.metricsEnv" -}}
+{{- if .Values.metrics.enabled }}
+- name: GSHARE_METRICS_HOST
+  value: 0.0.0.0
+- name: GSHARE_METRICS_PORT
+  value: {{ .Values.metrics.port | quote }}
+{{- end }}
+{{- end }}
+
+{{- define "gshare.metricsPort" -}}
+{{- if .Values.metrics.enabled }}
+- name: metrics
+  containerPort: {{ .Values.metrics.port }}
+{{- end }}
+{{- end }}

@@ -13,7 +13,7 @@ export function FullPageError({ error, onRetry }: { error: unknown; onRetry: () 
   return (
     <Center h="100vh" p="md">
       <Stack maw={420}>
-        <Alert color="red" title="The console could not load">
+        <Alert color="red" title="The console could not load" role="alert">
           {errorMessage(error)}
         </Alert>
         <Button onClick={onRetry}>Try again</Button>

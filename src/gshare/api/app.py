@@ -18,7 +18,7 @@ from starlette.routing import Match
 
 from gshare import __version__
 from gshare.api import csp, errors
-from gshare.api.middleware import BodyLimit, ClientAddress, SecurityHeaders
+from gshare.api.middleware import BodyLimit, ClientAddress, RequestMetrics, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
 from gshare.capacity import admission as capacity_admission
 from gshare.capacity import service as capacity_service
@@ -56,6 +56,14 @@ log = logging.getLogger(__name__)
 
 class UnmigratedDatabase(RuntimeError):
     pass
+
+
+class NotMigrated(ServiceUnavailable):
+    """The database schema is not the one this version needs (readiness check); run
+    `gshare migrate`, which the chart's migration job does on install and upgrade. The
+    message names both revisions."""
+
+    code = "not_migrated"
 
 
 async def check_schema(engine: AsyncEngine) -> None:
@@ -151,6 +159,8 @@ def create_app(
     app.state.clock = clock or SystemClock()
     app.state.principals = PrincipalCache(ttl=timedelta(seconds=settings.auth_cache_seconds))
     errors.install(app)
+    # First, so innermost: it reads the route the router matched from the scope it shares.
+    app.add_middleware(RequestMetrics)
     # Not FastAPI's max_body_size: Starlette's limiter answers in plain text, not GShare's JSON.
     app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders)
@@ -187,7 +197,7 @@ def _health_routes(app: FastAPI) -> None:
                 await session.execute(text("SELECT 1"))
             await check_schema(request.app.state.engine)
         except UnmigratedDatabase as exc:
-            raise ServiceUnavailable(str(exc), code="not_migrated") from None
+            raise NotMigrated(str(exc)) from None
         except Exception as exc:
             raise ServiceUnavailable(
                 "The database is not reachable.", code="database_down"

@@ -1,15 +1,18 @@
 """ASGI middleware: the client's address and scheme behind trusted proxies, refusing request
-bodies over 1 MiB, and security headers."""
+bodies over 1 MiB, security headers, and timing requests for the metrics."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gshare.kit import metrics
 
 MAX_BODY = 1024 * 1024
 
@@ -190,3 +193,44 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def _route_template(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else metrics.UNMATCHED_ROUTE
+
+
+class RequestMetrics:
+    """Times each request by method, route template and status class. Innermost, so that it
+    sees the route the router matched (the template, never the raw path: bounded labels)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        method = scope["method"] if scope["method"] in metrics.KNOWN_METHODS else "other"
+        observed = False
+
+        def observe(status: int) -> None:
+            nonlocal observed
+            observed = True
+            metrics.REQUEST_SECONDS.labels(
+                method, _route_template(scope), f"{status // 100}xx"
+            ).observe(time.perf_counter() - started)
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start" and not observed:
+                observe(int(message["status"]))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, timed)
+        except BaseException:
+            if not observed:
+                observe(500)
+            raise

@@ -59,6 +59,7 @@ from gshare.events import outbox
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
+from gshare.kit import metrics
 from gshare.kit.errors import Conflict, Forbidden, GShareError, NotFound
 from gshare.kit.hooks import Hook
 from gshare.kit.ids import new_id
@@ -420,10 +421,23 @@ async def _existing(db: AsyncSession, ask: Ask, now: datetime, settings: Setting
 
 async def admit(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -> Outcome:
     """Admit a session now, or queue it; raise why not, having written nothing. Asking again
-    with the same request id answers what became of the first ask."""
+    with the same request id answers what became of the first ask. Each new decision is
+    counted in the metrics: a refusal at once, the rest when the caller's transaction commits."""
     await repository.lock_user(db, ask.user_id)
     if await repository.request_exists(db, ask.request_id):
         return await _existing(db, ask, now, settings)
+    try:
+        outcome = await _admit_new(db, ask, now, settings)
+    except GShareError as exc:
+        metrics.ADMISSIONS.labels("request", "refused").inc()
+        metrics.ADMISSION_REFUSALS.labels("request", exc.code).inc()
+        raise
+    decided = "queued" if outcome.allocation is None else "placed"
+    metrics.count_after_commit(db, metrics.ADMISSIONS.labels("request", decided))
+    return outcome
+
+
+async def _admit_new(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -> Outcome:
     prepared = await _prepare(db, ask, now, settings.hold_window_seconds)
     if prepared.hold > prepared.available:
         raise _short_of_credits(prepared, prepared.available)
@@ -630,6 +644,7 @@ class DequeueSummary:
     dropped: list[uuid.UUID] = field(default_factory=list)
     refused: list[uuid.UUID] = field(default_factory=list)
     reserved: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    waiting: int = 0  # requests still queued after this walk
 
 
 def _ask_of(row: AdmissionRequest) -> Ask:
@@ -725,6 +740,7 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
         if row.status == "queued":
             row.reserved_card_id = reserved_for.get(row.id)
     summary.reserved = dict(result.reserved)
+    summary.waiting = sum(row.status == "queued" for row in rows)
     await db.flush()
     if any(row.status != "queued" for row in rows):
         # Whoever is still waiting has moved up the queue.

@@ -44,6 +44,29 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 CARDS_CHANGED = "cards.changed"
 
 
+class InvalidMigLayout(Unprocessable):
+    """A MIG layout the card cannot hold: an unknown profile, too many instances of one, more
+    compute or memory slices than the card has, or a start the profile does not allow; the
+    message names the first problem."""
+
+    code = "invalid_mig_layout"
+
+
+class InvalidTier(Unprocessable):
+    """A GPU model's tiers cannot be built: a negative price, a fraction outside 1/2 to the
+    model's split count, a MIG profile the model lacks, or a tier named twice; the message
+    lists every problem."""
+
+    code = "invalid_tier"
+
+
+class InvalidPolicy(Unprocessable):
+    """A resource policy document has an unknown key or a value of the wrong kind or out of
+    range; the message lists every problem."""
+
+    code = "invalid_policy"
+
+
 async def cards_changed(db: AsyncSession) -> None:
     """Refresh the consoles that show cards: the super admins' (an event with no audience)."""
     await outbox.record(db, CARDS_CHANGED, outbox.Audience())
@@ -254,7 +277,7 @@ async def set_mig_layout(
     ]
     decision = mig.check_layout(geometry.model, wanted)
     if isinstance(decision, mig.LayoutRefused):
-        raise Unprocessable(decision.reason, code="invalid_mig_layout")
+        raise InvalidMigLayout(decision.reason)
     card.mig_layout = [{"profile": p.profile, "start": p.start} for p in decision.placements]
     await audit(
         ctx,
@@ -352,7 +375,7 @@ async def _model(ctx: Context, model_id: uuid.UUID) -> GpuModel:
 def _built(model: GpuModel, specs: list[tiers.TierSpec]) -> tuple[tiers.Tier, ...]:
     decision = tiers.tier_set(card_model(model), specs)
     if isinstance(decision, tiers.TierSetRefused):
-        raise Unprocessable(" ".join(decision.reasons), code="invalid_tier")
+        raise InvalidTier(" ".join(decision.reasons))
     return decision.tiers
 
 
@@ -555,7 +578,7 @@ async def put_policy(
     require(ctx, SET_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
     read = read_policy(document)
     if not isinstance(read, PolicyAccepted):
-        raise Unprocessable(" ".join(read.reasons), code="invalid_policy")
+        raise InvalidPolicy(" ".join(read.reasons))
     values = _stored(dict(read.values))
     if values:
         await repository.put_policy(

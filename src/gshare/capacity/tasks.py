@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.capacity import admission
+from gshare.kit import metrics
 from gshare.kit.db import run_in_transaction
 from gshare.kit.settings import Settings
 
@@ -22,6 +23,7 @@ async def dequeue_once(
         return await admission.dequeue(db, now, settings)
 
     summary = await run_in_transaction(sessions, work)
+    _count(summary)
     if summary.admitted or summary.insufficient_credits or summary.dropped or summary.refused:
         log.info(
             "dequeue: %d admitted, %d short of credits, %d dropped, %d refused",
@@ -31,6 +33,22 @@ async def dequeue_once(
             len(summary.refused),
         )
     return summary
+
+
+def _count(summary: admission.DequeueSummary) -> None:
+    """What the committed walk decided, in the metrics."""
+    metrics.WORKER_GAUGES.queue_walked(summary.waiting)
+    if summary.admitted:
+        metrics.ADMISSIONS.labels("queue", "placed").inc(len(summary.admitted))
+    ended = {
+        "insufficient_credits": summary.insufficient_credits,
+        "dropped": summary.dropped,
+        "refused": summary.refused,
+    }
+    for reason, ids in ended.items():
+        if ids:
+            metrics.ADMISSIONS.labels("queue", "refused").inc(len(ids))
+            metrics.ADMISSION_REFUSALS.labels("queue", reason).inc(len(ids))
 
 
 async def sample_once(

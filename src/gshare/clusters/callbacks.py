@@ -21,10 +21,10 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import BaseRoute
 
 from gshare.clusters import service
-from gshare.clusters.keyfile import KeyFile
+from gshare.clusters.keystore import KeyRing, key_store_for
 from gshare.clusters.tokens import InvalidToken
 from gshare.kit.errors import DurableWrite, NotAuthenticated
-from gshare.kit.web import client_of, request_now, sessions_of, settings_of
+from gshare.kit.web import client_of, request_now, sessions_of
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +33,17 @@ CALLER_STATE = "calling_cluster"
 ROUTE_STATE = "internal_route"
 
 
-def internal_keys(request: Request) -> KeyFile:
-    """The API's internal key set, read from its file and again whenever the file changes."""
-    keys: KeyFile | None = getattr(request.app.state, "internal_keys", None)
+def key_ring_of(app: Any) -> KeyRing:
+    """The app's view of the internal key set, shared with the worker and other replicas."""
+    keys: KeyRing | None = getattr(app.state, "internal_keys", None)
     if keys is None:
-        keys = KeyFile(settings_of(request).data_dir / "internal-keys.json")
-        request.app.state.internal_keys = keys
+        keys = KeyRing(key_store_for(app.state.settings))
+        app.state.internal_keys = keys
     return keys
+
+
+def internal_keys(request: Request) -> KeyRing:
+    return key_ring_of(request.app)
 
 
 def _target(request: Request) -> tuple[str | None, uuid.UUID | None]:
@@ -98,7 +102,8 @@ async def operator_token(request: Request) -> None:
     try:
         if scheme.lower() != "bearer" or not token.strip():
             raise InvalidToken("no bearer token", "no_token")
-        claimed = internal_keys(request).get(now).verify(token.strip(), now)
+        keys = await internal_keys(request).for_tokens([token.strip()], now)
+        claimed = keys.verify(token.strip(), now)
         cluster_id = uuid.UUID(claimed)
     except InvalidToken as exc:
         await _record_now(request, refusal(request, exc.reason), now)

@@ -127,4 +127,4 @@ async def remove_cluster(
 @router.get("/.well-known/gshare-internal-jwks.json", **declare(Action.PUBLIC))
 async def jwks(request: Request, now: Now) -> dict[str, Any]:
     """The public keys operator tokens are signed with."""
-    return internal_keys(request).get(now).jwks()
+    return (await internal_keys(request).get(now)).jwks()

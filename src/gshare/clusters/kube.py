@@ -180,6 +180,50 @@ def dump_kubeconfig(kubeconfig: dict[str, Any]) -> str:
     return str(yaml.safe_dump(kubeconfig, sort_keys=False))
 
 
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def in_cluster_kubeconfig(folder: Path = SERVICE_ACCOUNT) -> str:
+    """A kubeconfig for this pod's own service account: the API server Kubernetes names in the
+    environment, the mounted CA and the mounted token (which the kubelet renews, so this is
+    built again each time it is needed). Raises KubeconfigError when not inside a pod."""
+    host, port = (
+        os.environ.get("KUBERNETES_SERVICE_HOST"),
+        os.environ.get("KUBERNETES_SERVICE_PORT"),
+    )
+    try:
+        token = (folder / "token").read_text().strip()
+        authority = (folder / "ca.crt").read_bytes()
+    except OSError as exc:
+        raise KubeconfigError(f"no service account is mounted at {folder}: {exc}") from exc
+    if not host or not port or not token:
+        raise KubeconfigError("not running inside Kubernetes: KUBERNETES_SERVICE_HOST is unset")
+    server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+    return dump_kubeconfig(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "in-cluster",
+            "clusters": [
+                {
+                    "name": "in-cluster",
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": base64.b64encode(authority).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": "service-account", "user": {"token": token}}],
+            "contexts": [
+                {
+                    "name": "in-cluster",
+                    "context": {"cluster": "in-cluster", "user": "service-account"},
+                }
+            ],
+        }
+    )
+
+
 async def api_client(kubeconfig: dict[str, Any]) -> client.ApiClient:
     """A client for a kubeconfig from parse_kubeconfig. The certificates go to a private folder
     only while the TLS context is built from them, then are removed."""
@@ -328,7 +372,9 @@ async def session_names(kubeconfig: dict[str, Any], namespace: str) -> list[str]
         await api.close()
 
 
-async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_at: str) -> None:
+async def write_operator_token(
+    kubeconfig: dict[str, Any], token: str, expires_at: str, key_id: str
+) -> None:
     """Put the operator's current token where the operator reads it: a Secret in gshare-system,
     mounted as a file the operator reloads when it changes."""
     api = await api_client(kubeconfig)
@@ -340,7 +386,10 @@ async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_a
             "metadata": {
                 "name": TOKEN_SECRET,
                 "namespace": SYSTEM_NAMESPACE,
-                "annotations": {"gshare.io/expires-at": expires_at},
+                "annotations": {
+                    "gshare.io/expires-at": expires_at,
+                    "gshare.io/signing-key": key_id,
+                },
             },
             "type": "Opaque",
             "stringData": {"token": token},
@@ -350,13 +399,26 @@ async def write_operator_token(kubeconfig: dict[str, Any], token: str, expires_a
         await api.close()
 
 
-async def operator_token_expiry(kubeconfig: dict[str, Any]) -> str | None:
-    """When the token now in the cluster expires (ISO 8601), or None if there is none."""
+@dataclass(frozen=True)
+class TokenState:
+    """What the cluster's token Secret says of the token it holds (never the token itself)."""
+
+    expires_at: str | None = None  # ISO 8601
+    key_id: str | None = None  # the signing key's kid
+
+
+async def operator_token_state(kubeconfig: dict[str, Any]) -> TokenState:
+    """When the token now in the cluster expires and which key signed it; empty if there is
+    none, or if the Secret is not of the shape this writes."""
     api = await api_client(kubeconfig)
     try:
         secret = await kubeapi.get(api, "Secret", TOKEN_SECRET, SYSTEM_NAMESPACE)
     finally:
         await api.close()
     annotations = _mapping(_mapping(_mapping(secret).get("metadata")).get("annotations"))
-    value = annotations.get("gshare.io/expires-at")
-    return value[:64] if isinstance(value, str) and value else None
+
+    def short(name: str) -> str | None:
+        value = annotations.get(name)
+        return value[:64] if isinstance(value, str) and value else None
+
+    return TokenState(short("gshare.io/expires-at"), short("gshare.io/signing-key"))

@@ -129,11 +129,16 @@ class SecretKubeconfigStore:
             await api.close()
 
 
+def running_in_kubernetes() -> bool:
+    """Kubernetes tells every pod where its API server is."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
 def store_for(settings: Settings) -> KubeconfigStore:
     """Secrets when running inside Kubernetes (or when asked), files otherwise."""
     choice = settings.kubeconfig_store
     if choice == "auto":
-        choice = "secret" if os.environ.get("KUBERNETES_SERVICE_HOST") else "file"
+        choice = "secret" if running_in_kubernetes() else "file"
     if choice == "secret":
         return SecretKubeconfigStore()
     return FileKubeconfigStore(settings.data_dir / "clusters")

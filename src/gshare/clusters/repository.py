@@ -17,6 +17,11 @@ async def cluster(db: AsyncSession, cluster_id: uuid.UUID, *, lock: bool = False
     return await db.get(Cluster, cluster_id, with_for_update=lock)
 
 
+async def cluster_named(db: AsyncSession, name: str, *, lock: bool = False) -> Cluster | None:
+    query = select(Cluster).where(Cluster.name == name)
+    return await db.scalar(query.with_for_update() if lock else query)
+
+
 async def all_clusters(db: AsyncSession) -> list[Cluster]:
     return list(await db.scalars(select(Cluster).order_by(Cluster.name)))
 

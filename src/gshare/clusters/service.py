@@ -16,11 +16,34 @@ from gshare.clusters.models import CallbackRefusal, Cluster
 from gshare.clusters.schemas import DEFAULT_SESSIONS_DOMAIN
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
+from gshare.kit import metrics
 from gshare.kit.clients import client_bucket
 from gshare.kit.errors import BadRequest, Conflict, DurableWrite, NotFound, Unprocessable
 from gshare.kit.hooks import Guard, Hook
 from gshare.kit.ids import new_id
 from gshare.kit.pagination import PageRequest
+
+
+class InvalidKubeconfig(Unprocessable):
+    """The kubeconfig given to register a cluster cannot be used: not plain YAML, missing its
+    current context, cluster or server, not an https:// server, or malformed certificate data;
+    the message says what."""
+
+    code = "invalid_kubeconfig"
+
+
+class ClusterUnreachable(Unprocessable):
+    """The kubeconfig's API server did not answer when the cluster was registered; the message
+    names the server and the failure."""
+
+    code = "cluster_unreachable"
+
+
+class CrdMissing(Unprocessable):
+    """The cluster answers but lacks GShare's GShareSession resource definition (or it differs
+    from the one this version needs); install the operator on the cluster, then register it."""
+
+    code = "crd_missing"
 
 
 @dataclass(frozen=True)
@@ -58,13 +81,12 @@ async def register(
         parsed = kube.parse_kubeconfig(kubeconfig_text)
         probe = await kube.probe(parsed)
     except kube.KubeconfigError as exc:
-        raise Unprocessable(str(exc), code="invalid_kubeconfig") from exc
+        raise InvalidKubeconfig(str(exc)) from exc
     if not probe.reachable:
-        raise Unprocessable(probe.problem, code="cluster_unreachable")
+        raise ClusterUnreachable(probe.problem)
     if not probe.crd_installed:
-        raise Unprocessable(
-            f"{probe.problem}; install GShare's operator (or its CRD) on the cluster first",
-            code="crd_missing",
+        raise CrdMissing(
+            f"{probe.problem}; install GShare's operator (or its CRD) on the cluster first"
         )
     cluster = Cluster(
         id=new_id(),
@@ -268,6 +290,8 @@ async def record_refusal(db: AsyncSession, refusal: Refusal, now: datetime) -> b
     window = window_of(now)
     source = source_of(refusal.client)
     reason = refusal.reason[:40]
+    # Before any write: a refusal the database cannot take is still counted here.
+    metrics.CALLBACK_REFUSALS.labels(reason, refusal.route[:100]).inc()
     if await repository.count_refusal(db, source, reason, window, now):
         return False
     if await repository.sources_in_window(db, window) >= MAX_SOURCES_PER_WINDOW:

@@ -1,16 +1,23 @@
-"""Periodic cluster work: keep each registered cluster's operator token fresh."""
+"""Periodic cluster work: keep each registered cluster's operator token fresh, and the cluster
+the control plane runs in registered when it is asked to."""
 
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.audit.service import AuditEvent, record
 from gshare.clusters import kube, repository
 from gshare.clusters.kubeconfigs import KubeconfigStore
+from gshare.clusters.models import Cluster
 from gshare.clusters.tokens import MAX_LIFETIME, KeySet
+from gshare.kit import metrics
+from gshare.kit.ids import new_id
 
 log = logging.getLogger(__name__)
 REFRESH_BEFORE = timedelta(minutes=30)  # well before the one-hour token expires
@@ -38,7 +45,8 @@ async def refresh_operator_tokens(
     keys: KeySet,
     now: datetime,
 ) -> TokenRefresh:
-    """Write a new token into every cluster whose current one expires within 30 minutes.
+    """Write a new token into every cluster whose current one expires within 30 minutes or
+    was signed by a key other than the current one.
 
     No credential lives forever: each token lasts an hour, and the operator reloads the mounted
     Secret when it changes. A cluster that cannot be reached is marked unreachable."""
@@ -52,12 +60,17 @@ async def refresh_operator_tokens(
             if text is None:
                 raise kube.KubeconfigError("its kubeconfig is missing from the store")
             config = kube.parse_kubeconfig(text)
-            expiry = _expiry(await kube.operator_token_expiry(config))
-            if expiry is not None and expiry - now > REFRESH_BEFORE:
+            held = await kube.operator_token_state(config)
+            expiry = _expiry(held.expires_at)
+            signer = keys.current.kid
+            if expiry is not None and expiry - now > REFRESH_BEFORE and held.key_id == signer:
                 outcome.fresh += 1
             else:
+                # Also when another key signed it: after a rotation (by hand, after a
+                # compromise, the old key no longer verifies) the operator gets a token at once.
                 token = keys.mint(str(cluster.id), now, MAX_LIFETIME)
-                await kube.write_operator_token(config, token, (now + MAX_LIFETIME).isoformat())
+                until = (now + MAX_LIFETIME).isoformat()
+                await kube.write_operator_token(config, token, until, signer)
                 outcome.refreshed += 1
         except Exception as exc:  # one cluster's trouble must not stop the others
             log.warning("cannot refresh the operator token of %s: %s", cluster.name, kube.said(exc))
@@ -65,4 +78,71 @@ async def refresh_operator_tokens(
             outcome.failed += 1
         async with sessions() as db, db.begin():
             await repository.set_status(db, cluster.id, status, message, now)
+    counts = {"refreshed": outcome.refreshed, "fresh": outcome.fresh, "failed": outcome.failed}
+    for counted, number in counts.items():
+        metrics.TOKEN_REFRESHES.labels(counted).inc(number)  # 0 too: every series exists
     return outcome
+
+
+async def keep_local_cluster(
+    sessions: async_sessionmaker[AsyncSession],
+    store: KubeconfigStore,
+    *,
+    name: str,
+    sessions_domain: str,
+    now: datetime,
+    credentials: Callable[[], str] = kube.in_cluster_kubeconfig,
+) -> uuid.UUID | None:
+    """The cluster the control plane itself runs in, registered as `name` the first time and
+    given the worker's own service-account credentials every time (the kubelet renews them).
+
+    What an administrator would do by hand in the console for an all-in-one install: with it,
+    the operator beside the control plane gets its token without anyone registering anything.
+    A cluster registered under the same name with another API server is left alone (None): its
+    credentials are never replaced by this pod's."""
+    text = credentials()
+    server = str(kube.parse_kubeconfig(text)["clusters"][0]["cluster"]["server"])
+    async with sessions() as db, db.begin():
+        cluster = await repository.cluster_named(db, name, lock=True)
+        if cluster is None:
+            cluster = Cluster(
+                id=new_id(),
+                name=name,
+                api_server=server,
+                sessions_domain=sessions_domain,
+                status="connected",
+                status_message="",
+                inventory_sequence=0,
+                created_at=now,
+            )
+            db.add(cluster)
+            await db.flush()
+            await record(
+                db,
+                AuditEvent(
+                    "cluster.register",
+                    target_type="cluster",
+                    target_id=str(cluster.id),
+                    detail={
+                        "name": name,
+                        "api_server": server,
+                        "sessions_domain": sessions_domain,
+                        "by": "worker",
+                        "local": True,
+                    },
+                ),
+                now=now,
+            )
+            log.info("registered the cluster the control plane runs in as %s", name)
+        elif cluster.api_server != server:
+            log.error(
+                "the cluster %s is registered with the API server %s, not this cluster's %s: "
+                "its credentials are left as they are; choose another GSHARE_LOCAL_CLUSTER",
+                name,
+                cluster.api_server,
+                server,
+            )
+            return None
+        cluster_id = cluster.id
+    await store.put(cluster_id, text)
+    return cluster_id

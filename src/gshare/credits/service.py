@@ -32,11 +32,18 @@ from gshare.kit.hooks import Hook
 from gshare.kit.pagination import PageRequest, page_of
 
 
+class InvalidAmount(BadRequest):
+    """An amount is not a positive decimal of credits with at most six decimals, or is out of
+    range; the message says which."""
+
+    code = "invalid_amount"
+
+
 def amount_of(text: str, *, allow_zero: bool = False) -> int:
     try:
         return parse_amount(text, allow_zero=allow_zero)
     except AmountError as exc:
-        raise BadRequest(str(exc), code="invalid_amount") from exc
+        raise InvalidAmount(str(exc)) from exc
 
 
 # ---- reading wallets -----------------------------------------------------------------------

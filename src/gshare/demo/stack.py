@@ -204,11 +204,14 @@ def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
 def _keep_token_fresh(
     settings: Settings, cluster_id: uuid.UUID, path: Path, stop: threading.Event
 ) -> None:
-    from gshare.clusters.keyfile import load_or_create
+    import asyncio
 
+    from gshare.clusters.keystore import key_store_for, load_or_create
+
+    store = key_store_for(settings)
     while True:
         now = datetime.now(UTC)
-        keys = load_or_create(settings.data_dir / "internal-keys.json", now)
+        keys = asyncio.run(load_or_create(store, now))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(keys.mint(str(cluster_id), now))

@@ -110,3 +110,42 @@ async def patch_status(
         auth_settings=["BearerToken"],
         _return_http_data_only=True,
     )
+
+
+class Conflict(Exception):
+    """Someone else wrote the object first: it exists already (create) or has changed since it
+    was read (replace). Read it again and retry."""
+
+
+async def _write(api: client.ApiClient, method: str, path: str, body: dict[str, Any]) -> None:
+    try:
+        await api.call_api(
+            path,
+            method,
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            body=body,
+            response_types_map={200: "object", 201: "object"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+        )
+    except ApiException as exc:
+        if exc.status == 409:
+            raise Conflict(path) from exc
+        raise
+
+
+async def create(api: client.ApiClient, body: dict[str, Any]) -> None:
+    """Create the object; Conflict when it exists already."""
+    meta = body["metadata"]
+    prefix, plural = RESOURCES[body["kind"]]
+    where = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+    await _write(api, "POST", f"{prefix}{where}/{plural}", body)
+
+
+async def replace(api: client.ApiClient, body: dict[str, Any]) -> None:
+    """Replace the object as read at `metadata.resourceVersion`; Conflict when it has changed
+    since (optimistic concurrency: nothing another writer did is lost)."""
+    meta = body["metadata"]
+    if not meta.get("resourceVersion"):
+        raise ValueError("replace needs the resourceVersion the object was read at")
+    await _write(api, "PUT", path_of(body["kind"], meta["name"], meta.get("namespace")), body)

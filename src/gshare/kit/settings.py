@@ -27,20 +27,72 @@ class Settings(BaseSettings):
 
     database_url: str | None = Field(
         default=None,
-        description="PostgreSQL URL (postgresql://…). Unset: GShare runs its own embedded server.",
+        description="PostgreSQL URL (postgresql://…). Unset: `gshare up` and `gshare migrate` "
+        "run an embedded server under the data dir; `gshare api` and `gshare worker` need it.",
     )
-    data_dir: Path = Field(default=Path(".gshare"), description="Where local state lives.")
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
-    console_dir: Path = Field(default=_REPO_CONSOLE, description="The built console to serve.")
+    data_dir: Path = Field(
+        default=Path(".gshare"),
+        description="The folder for local state, relative to the working directory: the "
+        "embedded database, the first admin's generated password and, outside Kubernetes, the "
+        "internal key set and clusters' kubeconfigs. Point it at persistent storage.",
+    )
+    host: str = Field(
+        default="127.0.0.1",
+        description="The address the API listens on. Set 0.0.0.0 to accept connections from "
+        "other machines (the chart does, in its pods).",
+    )
+    port: int = Field(
+        default=8000, ge=1, le=65535, description="The TCP port the API and console listen on."
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1",
+        description="The address the metrics endpoint listens on. Set 0.0.0.0 to let "
+        "Prometheus scrape it from other machines (the chart does, in its pods).",
+    )
+    metrics_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="The TCP port of the Prometheus metrics endpoint (/metrics), apart from "
+        "the API's port; 0: off, so that `gshare up` and tests never compete for a port. See "
+        "docs/monitoring.md.",
+    )
+    console_dir: Path = Field(
+        default=_REPO_CONSOLE,
+        description="The built console served at /. Change it when GShare is installed from a "
+        "package rather than run from the source tree.",
+    )
 
-    bootstrap_admin_email: str | None = None
-    bootstrap_admin_password: str | None = None
-    bootstrap_admin_name: str = "Administrator"
+    bootstrap_admin_email: str | None = Field(
+        default=None,
+        description="The first super admin's email, used once on an empty database; unset: "
+        "admin@gshare.local.",
+    )
+    bootstrap_admin_password: str | None = Field(
+        default=None,
+        description="The first super admin's initial password, which must pass the password "
+        "policy. Unset: `gshare up` generates one and prints it once; `gshare migrate` creates "
+        "the first admin only when this is set.",
+    )
+    bootstrap_admin_name: str = Field(
+        default="Administrator", description="The first super admin's display name."
+    )
 
-    session_idle_timeout: timedelta = timedelta(hours=8)
-    session_absolute_timeout: timedelta = timedelta(days=7)
-    cookie_secure: Literal["auto", "always", "never"] = "auto"
+    session_idle_timeout: timedelta = Field(
+        default=timedelta(hours=8),
+        description="A console sign-in ends after this long without a request. Shorten it "
+        "where shared computers are common.",
+    )
+    session_absolute_timeout: timedelta = Field(
+        default=timedelta(days=7),
+        description="A console sign-in ends this long after it began, however active.",
+    )
+    cookie_secure: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="When the sign-in cookie is marked Secure: auto, when the request came "
+        "over HTTPS (X-Forwarded-Proto from a trusted proxy counts); set always behind a "
+        "TLS-terminating proxy.",
+    )
     # NoDecode: the variable is a comma-separated list, not JSON.
     trusted_proxies: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = Field(
         default=(IPv4Network("127.0.0.0/8"), IPv6Network("::1/128")),
@@ -52,119 +104,193 @@ class Settings(BaseSettings):
     )
 
     auth_cache_seconds: float = Field(
-        default=15, ge=0, le=300, description="How long a read may reuse a caller's view; 0: off."
+        default=15,
+        ge=0,
+        le=300,
+        description="Seconds a read may reuse a signed-in caller's roles from the per-process "
+        "cache (changes still drop it at once through NOTIFY); 0 turns the cache off.",
     )
     credits_timezone: str = Field(
-        default="UTC", description="The time zone whose month boundaries start refills."
+        default="UTC",
+        description="The time zone (such as Europe/Berlin) whose midnight on the first of each "
+        "month starts the monthly refills; set it to where your organizations keep their "
+        "books.",
     )
     hold_window_seconds: int = Field(
-        default=3600, ge=60, le=7 * 24 * 3600, description="How long one hold window lasts."
+        default=3600,
+        ge=60,
+        le=7 * 24 * 3600,
+        description="Seconds of use one credit hold covers: admission reserves the tier's price "
+        "over this window and the wallet must have that much available. Longer windows "
+        "reserve more and extend less often.",
     )
     refill_interval_seconds: float = Field(
-        default=60, gt=0, le=3600, description="How often the worker looks for due refills."
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between the worker's looks for wallets due their monthly refill.",
     )
     dequeue_interval_seconds: float = Field(
         default=15,
         gt=0,
         le=3600,
-        description="How often the worker walks the admission queue when nothing wakes it.",
+        description="Seconds between the worker's walks of the admission queue when no freed "
+        "capacity wakes it sooner; a safety net, rarely worth changing.",
     )
     fair_share_half_life_minutes: float = Field(
-        default=240, gt=0, le=30 * 24 * 60, description="Half-life of recent GPU usage."
+        default=240,
+        gt=0,
+        le=30 * 24 * 60,
+        description="Minutes after which a user's or group's past GPU usage counts half in "
+        "queue priorities; longer remembers heavy users longer.",
     )
     fair_share_interval_seconds: float = Field(
-        default=60, gt=0, le=3600, description="How often GPU usage is sampled."
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between samples of GPU usage for fair-share priorities.",
     )
     starvation_limit_minutes: float = Field(
         default=120,
         gt=0,
         le=30 * 24 * 60,
-        description="A request waiting longer reserves the next card that would fit it.",
+        description="Minutes a queued request may wait before it goes first and reserves the next "
+        "card that would fit it.",
     )
     events_retention_hours: float = Field(
         default=24,
         gt=0,
         le=90 * 24,
-        description="How long events are kept for clients that reconnect with Last-Event-ID.",
+        description="Hours live-update events are kept for consoles that reconnect with "
+        "Last-Event-ID; one away longer reloads everything.",
     )
     events_stream_seconds: float = Field(
         default=300,
         ge=5,
         le=24 * 3600,
-        description="The longest one live-update stream stays open; the client reconnects.",
+        description="Seconds one live-update stream stays open at most before the browser "
+        "reconnects.",
     )
     events_heartbeat_seconds: float = Field(
         default=15,
         gt=0,
         le=300,
-        description="How often an idle live-update stream sends a comment to keep proxies open.",
+        description="Seconds between comments on an idle live-update stream; keep it below your "
+        "proxies' read timeout.",
     )
     events_relay_interval_seconds: float = Field(
         default=1,
         gt=0,
         le=60,
-        description="How often each process numbers events that no local commit woke it for.",
+        description="Seconds between each process's passes numbering events that no local commit "
+        "woke it for (those written by other processes, or before a crash).",
     )
     sessions_namespace: str = Field(
         default="gshare-sessions",
         pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
         max_length=63,
-        description="The namespace of every cluster that sessions run in (the operator's).",
+        description="The namespace sessions run in on every cluster; it must match the "
+        "operators' GSHARE_OPERATOR_NAMESPACE (the chart sets both).",
     )
     metering_interval_seconds: float = Field(
-        default=60, gt=0, le=3600, description="How often running GPU sessions are billed."
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between billings of running GPU sessions (each bills to the "
+        "second, so this changes only how fresh balances are).",
     )
     session_apply_interval_seconds: float = Field(
         default=5,
         gt=0,
         le=3600,
-        description="How often sessions' wanted resources are applied to their clusters when "
-        "no local change wakes the loop.",
+        description="Seconds between applies of sessions' resources to their clusters when no "
+        "local change wakes the loop (changes made by other processes wait at most this).",
     )
     idle_check_interval_seconds: float = Field(
-        default=60, gt=0, le=3600, description="How often idle and over-long sessions are paused."
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between checks that warn and pause idle and over-long sessions.",
     )
     idle_threshold_percent: float = Field(
         default=5,
         ge=0,
         le=100,
-        description="A GPU session below this utilization counts as idle.",
+        description="GPU utilization, in percent, below which a session counts as idle.",
     )
     idle_warning_minutes: int = Field(
         default=10,
         ge=0,
         le=24 * 60,
-        description="How long before an idle pause its owner is warned.",
+        description="Minutes before an idle pause that the owner is warned; 0: no warning.",
     )
     metrics_stale_minutes: float = Field(
         default=5,
         gt=0,
         le=24 * 60,
-        description="Utilization older than this is not acted on: nothing is reaped.",
+        description="Minutes after which a cluster's utilization report is too old to act on: "
+        "no session there is paused for idleness until a fresh one arrives.",
     )
     session_start_timeout_minutes: float = Field(
         default=15,
         gt=0,
         le=24 * 60,
-        description="A session not running this long after it got its card fails (and is "
-        "settled): its pod cannot be scheduled or its image pulled.",
+        description="Minutes a session may take to run after it got its card before it fails "
+        "and is settled (its pod cannot be scheduled or its image pulled); raise it for "
+        "large images on slow registries.",
     )
     session_report_timeout_minutes: float = Field(
         default=30,
         gt=0,
         le=7 * 24 * 60,
-        description="A session its cluster has not reported for this long is lost.",
+        description="Minutes without a report from its cluster after which a session is lost "
+        "and settled (operators re-send every status every ten minutes).",
     )
     idempotency_key_days: int = Field(
-        default=7, ge=1, le=365, description="How long a repeated Idempotency-Key is honoured."
+        default=7,
+        ge=1,
+        le=365,
+        description="Days a stored Idempotency-Key answer is kept and replayed for a repeat.",
     )
     kubeconfig_store: Literal["auto", "file", "secret"] = Field(
         default="auto",
         description="Where cluster kubeconfigs are kept: 0600 files under the data dir, or "
         "Secrets in gshare-system; auto picks Secrets when running inside Kubernetes.",
     )
-    password_hash_concurrency: int = Field(default=2, ge=1, le=64)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    local_cluster: str = Field(
+        default="",
+        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$",
+        max_length=63,
+        description="When the control plane runs inside the Kubernetes cluster its sessions "
+        "run in, the name the worker registers that cluster under (with the worker's own "
+        "service account, kept fresh); empty: clusters are registered from the console only.",
+    )
+    local_sessions_domain: str = Field(
+        default="sessions.gshare.local",
+        max_length=200,
+        pattern=r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+        r"(:[0-9]{1,5})?$",
+        description="The sessions domain of the cluster registered by GSHARE_LOCAL_CLUSTER: "
+        "session pages are served at https://<session id>.<domain>/.",
+    )
+    key_store: Literal["auto", "file", "secret"] = Field(
+        default="auto",
+        description="Where the internal signing key set is kept: a 0600 file under the data "
+        "dir, or the Secret gshare-internal-keys in gshare-system, which several API replicas "
+        "and the worker share; auto picks the Secret when running inside Kubernetes.",
+    )
+    password_hash_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="How many argon2id password hashes one process computes at once; each "
+        "takes 19 MiB and one core for about 20 ms. Raise it on larger machines if sign-ins "
+        "queue.",
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info",
+        description="The lowest level logged; requests are logged at debug and info.",
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -233,6 +359,9 @@ READ_ELSEWHERE = frozenset(
         "GSHARE_OPERATOR_METRICS_URL",
         "GSHARE_OPERATOR_METRICS_SOURCE",
         "GSHARE_OPERATOR_METRICS_INTERVAL",
+        "GSHARE_OPERATOR_INGRESS_CLASS",
+        "GSHARE_OPERATOR_INGRESS_NAMESPACE",
+        "GSHARE_OPERATOR_STORAGE_CLASS",
         "GSHARE_SESSIONS_DOMAIN",
         "GSHARE_SESSION_AUTH_URL",
         "GSHARE_DEMO_NODES",

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
+import sys
+import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import kopf
 from kubernetes_asyncio import client, config
 
+from gshare.kit import metrics
 from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
 from gshare.operator.manifests import (
     API_GROUP,
@@ -31,13 +35,31 @@ log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
 
 
+# A Kubernetes object name (DNS-1123 label): what ingress classes, namespaces and storage
+# classes are called.
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def _name(variable: str, default: str) -> str:
+    value = os.environ.get(variable, "") or default
+    if not OBJECT_NAME.fullmatch(value):
+        raise ValueError(f"{variable}: {value[:80]!r} is not a Kubernetes object name")
+    return value
+
+
 def operator_config() -> OperatorConfig:
+    """The operator's settings from its environment; ValueError names a malformed one."""
     defaults = OperatorConfig()
+    storage = os.environ.get("GSHARE_OPERATOR_STORAGE_CLASS", "")
     return OperatorConfig(
-        namespace=os.environ.get("GSHARE_OPERATOR_NAMESPACE", defaults.namespace),
+        namespace=_name("GSHARE_OPERATOR_NAMESPACE", defaults.namespace),
         scheduler_name=os.environ.get("GSHARE_OPERATOR_SCHEDULER", defaults.scheduler_name),
         sessions_domain=os.environ.get("GSHARE_SESSIONS_DOMAIN", defaults.sessions_domain),
         auth_url=os.environ.get("GSHARE_SESSION_AUTH_URL", defaults.auth_url),
+        ingress_class=_name("GSHARE_OPERATOR_INGRESS_CLASS", defaults.ingress_class),
+        ingress_namespace=_name("GSHARE_OPERATOR_INGRESS_NAMESPACE", defaults.ingress_namespace),
+        # Empty: the cluster's default StorageClass.
+        storage_class=_name("GSHARE_OPERATOR_STORAGE_CLASS", storage) if storage else None,
     )
 
 
@@ -56,8 +78,11 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         await config.load_kube_config(client_configuration=configuration)
+    try:
+        memo.config = operator_config()
+    except ValueError as exc:
+        raise kopf.PermanentError(str(exc)) from exc
     memo.api = client.ApiClient(configuration)
-    memo.config = operator_config()
     memo.refresher = StatusRefresher(memo.api, memo.config)
     memo.nodes = {}
     memo.gpu_sessions = GpuSessions()
@@ -72,7 +97,7 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
         memo.tasks.append(_supervised(memo.reporter.run(), "reporting to the API"))
     else:
         log.warning(
-            "GSHARE_OPERATOR_API_URL, _CLUSTER_ID or _TOKEN_FILE unset: "
+            "GSHARE_OPERATOR_API_URL or _TOKEN_FILE unset: "
             "the GPU inventory and session statuses are not reported"
         )
     if metrics is not None and target is not None:
@@ -101,9 +126,10 @@ def _supervised(work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None
 
 def report_target() -> ReportTarget | None:
     url = os.environ.get("GSHARE_OPERATOR_API_URL")
-    cluster = os.environ.get("GSHARE_OPERATOR_CLUSTER_ID")
+    # Without a cluster id, the operator reports as the cluster its token speaks for.
+    cluster = os.environ.get("GSHARE_OPERATOR_CLUSTER_ID", "")
     token_file = os.environ.get("GSHARE_OPERATOR_TOKEN_FILE")
-    if not (url and cluster and token_file):
+    if not (url and token_file):
         return None
     return ReportTarget(url, cluster, Path(token_file))
 
@@ -154,15 +180,23 @@ async def reconcile_session(
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
+    started, outcome = time.perf_counter(), "error"
     try:
         await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
+        outcome = "ok"
     except SpecError as exc:
+        outcome = "permanent_error"
         memo.refresher.mark(name, int(meta.get("generation", 0)))  # the status says why
         raise kopf.PermanentError(str(exc)) from exc
     except client.exceptions.ApiException as exc:
         if exc.status in (400, 422):
+            outcome = "permanent_error"
             raise kopf.PermanentError(f"the cluster refused a child: {exc.reason}") from exc
+        outcome = "temporary_error"
         raise kopf.TemporaryError(f"cluster call failed: {exc.reason}", delay=5) from exc
+    finally:
+        metrics.OPERATOR_HANDLERS.labels("reconcile", outcome).inc()
+        metrics.OPERATOR_HANDLER_SECONDS.labels("reconcile").observe(time.perf_counter() - started)
     memo.refresher.mark(name, int(meta.get("generation", 0)))
 
 
@@ -196,5 +230,12 @@ async def session_event(
 
 
 def run() -> None:
+    try:
+        namespace = operator_config().namespace
+    except ValueError as exc:
+        print(f"gshare operator: invalid configuration: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     kopf.configure(verbose=False)
-    kopf.run(registry=registry, standalone=True, clusterwide=True)
+    # Sessions' resources and pods are watched in their namespace only, so the operator needs
+    # no right to read pods elsewhere; nodes, being cluster-scoped, are watched cluster-wide.
+    kopf.run(registry=registry, standalone=True, namespaces=[namespace])

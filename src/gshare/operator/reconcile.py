@@ -19,7 +19,7 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from gshare.kit import kubeapi
+from gshare.kit import kubeapi, metrics
 from gshare.operator.manifests import OperatorConfig, children, name_of, owner_reference
 from gshare.operator.phase import phase_of, url_of
 from gshare.operator.spec import SpecError, spec_of
@@ -108,6 +108,7 @@ class StatusRefresher:
         gate = asyncio.Semaphore(self.parallel)
 
         failed: set[str] = set()
+        writes = {o: metrics.OPERATOR_STATUS_WRITES.labels(o) for o in ("ok", "failed")}
 
         async def one(name: str, generation: int | None) -> None:
             async with gate:
@@ -115,13 +116,17 @@ class StatusRefresher:
                     await refresh_status(self.api, name, self.config, generation=generation)
                 except client.exceptions.ApiException as exc:
                     log.warning("cannot update the status of %s: %s", name, exc.reason)
+                    writes["failed"].inc()
                     if exc.status in (409, 429) or exc.status >= 500:
                         failed.add(name)
                         self.mark(name, generation)  # a passing trouble: next round
                 except Exception as exc:  # the connection: next round, so the loop lives on
                     log.warning("cannot update the status of %s: %r", name, exc)
+                    writes["failed"].inc()
                     failed.add(name)
                     self.mark(name, generation)
+                else:
+                    writes["ok"].inc()
 
         failing_rounds = 0
         while True:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+import jwt
 
+from gshare.kit import metrics
 from gshare.operator.inventory import NodeInventory
 
 log = logging.getLogger(__name__)
@@ -25,8 +28,28 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ReportTarget:
     api_url: str
-    cluster_id: str
+    cluster_id: str  # empty: the cluster the current token speaks for
     token_file: Path
+
+    def cluster_for(self, token: str) -> str | None:
+        """This operator's cluster: as configured, or else the subject of its token, so that an
+        operator installed beside the control plane needs no id before its cluster is
+        registered. Read without verifying: the API verifies the token it is sent."""
+        if self.cluster_id:
+            return self.cluster_id
+        try:
+            subject = jwt.decode(token, options={"verify_signature": False}).get("sub")
+        except jwt.PyJWTError:
+            return None
+        if not isinstance(subject, str) or not subject.startswith("cluster:"):
+            return None
+        cluster = subject.removeprefix("cluster:")
+        return cluster if CLUSTER_ID.fullmatch(cluster) else None
+
+
+# Paths name the cluster with this placeholder, filled in once the token is read.
+CLUSTER = "{cluster}"
+CLUSTER_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 MAX_NODES = 5000  # what the API takes in one report
@@ -108,10 +131,29 @@ def status_body(status: dict[str, Any]) -> dict[str, Any] | None:
 Outcome = Literal["delivered", "dropped", "refused", "unavailable"]
 
 
-async def _send(target: ReportTarget, method: str, path: str, body: dict[str, Any]) -> Outcome:
-    """Send one report and say how it went."""
+async def _send(
+    target: ReportTarget, report: str, method: str, path: str, body: dict[str, Any]
+) -> Outcome:
+    """Send one report and say how it went (and count it, by `report`: what it reports)."""
+    outcome = await _sent(target, method, path, body)
+    metrics.OPERATOR_REPORTS.labels(report, outcome).inc()
+    return "unavailable" if outcome == "no_token" else outcome
+
+
+async def _sent(
+    target: ReportTarget, method: str, path: str, body: dict[str, Any]
+) -> Outcome | Literal["no_token"]:
     try:
         token = target.token_file.read_text().strip()
+    except (OSError, ValueError) as exc:  # not mounted yet, the Secret missing: try later
+        log.warning("cannot report to %s: the token file cannot be read: %r", path, exc)
+        return "no_token"
+    cluster = target.cluster_for(token)
+    if cluster is None:
+        log.warning("cannot report to %s: the token names no cluster", path)
+        return "no_token"
+    path = path.replace(CLUSTER, cluster)
+    try:
         async with httpx.AsyncClient(timeout=10) as client:
             response = await client.request(
                 method,
@@ -119,7 +161,7 @@ async def _send(target: ReportTarget, method: str, path: str, body: dict[str, An
                 json=body,
                 headers={"Authorization": f"Bearer {token}"},
             )
-    except Exception as exc:  # the network, the token file: try again later
+    except Exception as exc:  # the network: try again later
         log.warning("cannot report to %s: %r", path, exc)
         return "unavailable"
     code = response.status_code
@@ -239,13 +281,15 @@ class Reporter:
 
 
 async def send_inventory(target: ReportTarget, nodes: list[NodeInventory]) -> Outcome:
-    path = f"/internal/v1/clusters/{target.cluster_id}/inventory"
-    return await _send(target, "PUT", path, inventory_body(nodes, next_sequence()))
+    path = f"/internal/v1/clusters/{CLUSTER}/inventory"
+    return await _send(target, "inventory", "PUT", path, inventory_body(nodes, next_sequence()))
 
 
 async def send_status(target: ReportTarget, session_id: str, status: dict[str, Any]) -> Outcome:
     body, checked_id = status_body(status), session_id_of(session_id)
     if body is None or checked_id is None:
         log.warning("session %.40r: its status cannot be reported: %.200r", session_id, status)
+        metrics.OPERATOR_REPORTS.labels("status", "dropped").inc()
         return "dropped"
-    return await _send(target, "POST", f"/internal/v1/sessions/{checked_id}/status", body)
+    path = f"/internal/v1/sessions/{checked_id}/status"
+    return await _send(target, "status", "POST", path, body)

@@ -24,7 +24,7 @@ from gshare.operator.metrics import (
     parse_hami,
     utilization_body,
 )
-from gshare.operator.report import Outcome, ReportTarget, _send, next_sequence
+from gshare.operator.report import CLUSTER, Outcome, ReportTarget, _send, next_sequence
 
 log = logging.getLogger(__name__)
 
@@ -209,8 +209,8 @@ class UtilizationReader:
             log.warning("GPU utilization from %s: %s", self.url, exc)
             samples, readable, error = [], False, str(exc)
         body = utilization_body(self.source, samples, readable, error, next_sequence())
-        path = f"/internal/v1/clusters/{self.target.cluster_id}/utilization"
-        return await _send(self.target, "POST", path, body)
+        path = f"/internal/v1/clusters/{CLUSTER}/utilization"
+        return await _send(self.target, "utilization", "POST", path, body)
 
     async def run(self) -> None:
         clock = asyncio.get_running_loop().time

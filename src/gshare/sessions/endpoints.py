@@ -95,12 +95,14 @@ async def session_access(
     """ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
     session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
     with a live console sign-in, gets through."""
+    ticket = access.ticket_in(request.headers.get("x-original-url"))
+    cookie = request.cookies.get(access.ACCESS_COOKIE)
     admitted = await service.check_access(
         db,
-        internal_keys(request).get(now),
+        await internal_keys(request).for_tokens([ticket, cookie], now),
         session_id,
-        ticket=access.ticket_in(request.headers.get("x-original-url")),
-        cookie=request.cookies.get(access.ACCESS_COOKIE),
+        ticket=ticket,
+        cookie=cookie,
         now=now,
         client=client_of(request),
         route=str(getattr(request.state, ROUTE_STATE, "")),
@@ -130,7 +132,7 @@ async def enter_session(
 ) -> SessionEntryOut:
     """A one-minute link into the session's page, for its owner only."""
     url = await service.entry_link(
-        ctx, internal_keys(request).get(ctx.now), session_id, principal.login_id
+        ctx, await internal_keys(request).get(ctx.now), session_id, principal.login_id
     )
     return SessionEntryOut(url=url)
 

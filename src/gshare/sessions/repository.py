@@ -292,6 +292,15 @@ async def due_for_metering(db: AsyncSession, cutoff: datetime, limit: int) -> li
     return list((await db.execute(_DUE, {"cutoff": cutoff, "limit": limit})).all())
 
 
+async def oldest_metered(db: AsyncSession) -> datetime | None:
+    """How far the least recently metered billed session is metered (None: none is billed)."""
+    query = select(func.min(InteractiveSession.metered_until)).where(
+        InteractiveSession.hold_id.is_not(None)
+    )
+    oldest: datetime | None = await db.scalar(query)
+    return oldest
+
+
 async def store_metered(
     db: AsyncSession, ids: list[uuid.UUID], untils: list[datetime], amounts: list[int]
 ) -> None:

@@ -233,6 +233,13 @@ async def meter(
             return total
 
 
+async def oldest_metered(sessions: async_sessionmaker[AsyncSession]) -> datetime | None:
+    """How far the least recently metered billed session is metered: the metering lag is the
+    time since then."""
+    async with sessions() as db:
+        return await repository.oldest_metered(db)
+
+
 # ---- idle reaping and reconciliation -------------------------------------------------------
 
 

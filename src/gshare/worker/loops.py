@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -16,15 +17,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.admission import dequeued
 from gshare.capacity.service import CAPACITY_CHANNEL
-from gshare.clusters.keyfile import load_or_create, rotate_if_due
+from gshare.clusters.keystore import key_store_for, load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
-from gshare.clusters.tasks import refresh_operator_tokens
+from gshare.clusters.tasks import keep_local_cluster, refresh_operator_tokens
 from gshare.credits.tasks import period_of, refill_month
 from gshare.events.notify import Listener
 from gshare.events.outbox import on_commit_of_events
 from gshare.events.relay import relay_pending
 from gshare.events.repository import prune_events
 from gshare.identity.service import forget_sign_in_failures
+from gshare.kit import metrics
 from gshare.kit.clock import Clock
 from gshare.kit.db import run_in_transaction
 from gshare.kit.idempotency import forget_before
@@ -88,13 +90,25 @@ def worker_loops(
         return await run_in_transaction(sessions, forget)
 
     store = store_for(settings)
-    keys_path = settings.data_dir / "internal-keys.json"
+    keystore = key_store_for(settings)
 
     async def operator_tokens() -> object:
         now = clock.now()
-        if rotate_if_due(keys_path, now):
+        if settings.local_cluster:
+            try:
+                await keep_local_cluster(
+                    sessions,
+                    store,
+                    name=settings.local_cluster,
+                    sessions_domain=settings.local_sessions_domain,
+                    now=now,
+                )
+            except Exception:  # the other clusters' tokens and the rotation go on regardless
+                log.exception("cannot keep the local cluster %s registered", settings.local_cluster)
+        if await rotate_if_due(keystore, now):
             log.info("the internal signing key was rotated")
-        return await refresh_operator_tokens(sessions, store, load_or_create(keys_path, now), now)
+        keys = await load_or_create(keystore, now)
+        return await refresh_operator_tokens(sessions, store, keys, now)
 
     async def dequeue() -> object:
         return await capacity_tasks.dequeue_once(sessions, settings, clock.now())
@@ -113,7 +127,9 @@ def worker_loops(
         )
 
     async def metering() -> object:
-        return await session_tasks.meter(sessions, settings, clock.now())
+        metered = await session_tasks.meter(sessions, settings, clock.now())
+        metrics.WORKER_GAUGES.metered(await session_tasks.oldest_metered(sessions), clock)
+        return metered
 
     async def reaping() -> object:
         return await session_tasks.reap_once(sessions, settings, clock.now())
@@ -146,15 +162,23 @@ def worker_loops(
 async def _run(
     loop: Loop, stop: asyncio.Event, wake: asyncio.Event, health: Recorder | None
 ) -> None:
+    runs, failures = metrics.LOOP_RUNS.labels(loop.name), metrics.LOOP_FAILURES.labels(loop.name)
+    seconds = metrics.LOOP_SECONDS.labels(loop.name)
     while not stop.is_set():
         wake.clear()
         error = None
+        started = time.perf_counter()
         try:
             await loop.tick()
         except Exception as exc:
             # A failed tick is retried on the next one; the work is idempotent.
             log.exception("%s failed", loop.name)
             error = f"{type(exc).__name__}: {exc}"
+            failures.inc()
+        else:
+            metrics.LOOP_LAST_SUCCESS.labels(loop.name).set_to_current_time()
+        seconds.observe(time.perf_counter() - started)
+        runs.inc()
         if health is not None:
             try:
                 await health.ran(loop.name, loop.interval_seconds, error)

@@ -1,0 +1,95 @@
+"""The worker's metrics as a scrape of the real endpoint sees them: each loop's runs, failures
+and durations, and the queue length and metering lag its ticks leave."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from gshare.kit import metrics
+from gshare.kit.metrics import MetricsServer
+from gshare.worker.loops import Loop, Worker, worker_loops
+from tests.builders import Builder
+from tests.scrape import Samples, metrics_endpoint, scrape, value
+from tests.sessions.world import session_world, settings_of
+
+
+@pytest.fixture
+def worker_gauges() -> Iterator[metrics.WorkerGauges]:
+    metrics.WORKER_GAUGES.forget()
+    yield metrics.WORKER_GAUGES
+    metrics.WORKER_GAUGES.forget()
+
+
+async def _scrape_until(server: MetricsServer, ready, what: str) -> Samples:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        seen = await scrape(server)
+        if ready(seen):
+            return seen
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_each_loop_counts_its_runs_failures_and_durations() -> None:
+    async def fine() -> None:
+        return None
+
+    async def broken() -> None:
+        raise RuntimeError("the cluster is away")
+
+    worker = Worker([Loop("probe fine", 0.01, fine), Loop("probe broken", 0.01, broken)])
+    with metrics_endpoint() as server:
+        before = await scrape(server)
+        worker.start()
+        try:
+            seen = await _scrape_until(
+                server,
+                lambda s: all(
+                    value(s, "gshare_worker_loop_runs_total", loop=name)
+                    >= value(before, "gshare_worker_loop_runs_total", loop=name) + 3
+                    for name in ("probe fine", "probe broken")
+                ),
+                "three ticks of each loop",
+            )
+        finally:
+            await worker.stop()
+    fine_failures = value(seen, "gshare_worker_loop_failures_total", loop="probe fine")
+    assert fine_failures == value(before, "gshare_worker_loop_failures_total", loop="probe fine")
+    broken_runs = value(seen, "gshare_worker_loop_runs_total", loop="probe broken")
+    assert value(seen, "gshare_worker_loop_failures_total", loop="probe broken") == broken_runs
+    timed = value(seen, "gshare_worker_loop_duration_seconds_count", loop="probe fine")
+    assert timed == value(seen, "gshare_worker_loop_runs_total", loop="probe fine")
+    last = "gshare_worker_loop_last_success_timestamp_seconds"
+    assert value(seen, last, loop="probe fine") > time.time() - 60
+    assert value(seen, last, loop="probe broken") == 0
+
+
+async def test_the_queue_length_and_metering_lag_after_their_ticks(
+    build: Builder, worker_gauges: metrics.WorkerGauges
+) -> None:
+    w = await session_world(build, n_cards=1)
+    running = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive")
+    assert waiting["state"] == "queued"
+    loops = {
+        loop.name: loop for loop in worker_loops(settings_of(build), build.sessions, build.clock)
+    }
+    with metrics_endpoint() as server:
+        await loops["admission queue"].tick()
+        assert value(await scrape(server), "gshare_queue_length") == 1
+
+        build.clock.advance(timedelta(seconds=90))
+        assert ("gshare_metering_lag_seconds", ()) not in await scrape(server)  # no tick yet
+        await loops["metering"].tick()
+        assert value(await scrape(server), "gshare_metering_lag_seconds") == 0  # just metered
+        build.clock.advance(timedelta(seconds=45))  # and no tick since
+        assert value(await scrape(server), "gshare_metering_lag_seconds") == 45
+
+        assert (await w.act(0, running["id"], "stop")).status_code == 200
+        await loops["admission queue"].tick()
+        assert value(await scrape(server), "gshare_queue_length") == 0
