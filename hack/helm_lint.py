@@ -6,7 +6,8 @@
    test control plane, with the CRDs of CloudNativePG, external-secrets, the Prometheus operator
    and Kyverno from their Go modules): zero errors and zero warnings, Pod Security's included.
 3. A real `helm install` of the all-in-one into that cluster and a `helm upgrade` over it: every
-   object is admitted, and the first admin's generated password survives the upgrade.
+   object is admitted, and the first admin's generated password and the operator's token (which
+   the worker writes into the chart's empty Secret) survive the upgrade.
 
 Exits non-zero with what failed.
 """
@@ -175,6 +176,25 @@ def bootstrap_password(api: Api) -> str:
     return base64.b64decode(found.json()["data"]["password"]).decode()
 
 
+TOKEN_SECRET = "/api/v1/namespaces/gshare-system/secrets/gshare-operator-token"
+
+
+def write_operator_token(api: Api, token: str) -> None:
+    """What the worker does once the release runs: the token goes into the chart's Secret."""
+    answer = api.client.patch(
+        TOKEN_SECRET,
+        json={"stringData": {"token": token}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    answer.raise_for_status()
+
+
+def operator_token(api: Api) -> str:
+    found = api.client.get(TOKEN_SECRET)
+    found.raise_for_status()
+    return base64.b64decode((found.json().get("data") or {}).get("token", "")).decode()
+
+
 def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="gshare-helm-lint-"))
     env = {
@@ -226,11 +246,14 @@ def main() -> None:
                 )
                 if verb == "install":
                     first = bootstrap_password(api)
+                    write_operator_token(api, "a-token-the-worker-wrote")
             missing = admitted(api, rendered(incluster, env))
             if missing:
                 raise Failed(f"not in the cluster after helm upgrade: {', '.join(missing)}")
             if bootstrap_password(api) != first:
                 raise Failed("helm upgrade replaced the first admin's generated password")
+            if operator_token(api) != "a-token-the-worker-wrote":
+                raise Failed("helm upgrade emptied the operator's token Secret the worker writes")
             print("helm-lint: helm install and upgrade of incluster.yaml: ok", flush=True)
     finally:
         cluster.stop()

@@ -166,3 +166,65 @@ async def test_a_store_out_of_reach_leaves_the_held_keys_working(tmp_path: Path)
     assert (await ring.get(START)).current.kid == held.current.kid
     with pytest.raises(KeyStoreError):  # a process that holds nothing yet says why
         await KeyRing(FileKeyStore(path)).get(START)
+
+
+async def test_forgotten_keys_stop_working_once_the_store_stays_unreadable(tmp_path: Path) -> None:
+    """An unreadable store (a file left to root by a rotation, a Secret deleted) must not leave
+    the keys held before working for ever."""
+    path = tmp_path / "internal-keys.json"
+    ticks = Ticking()
+    ring = KeyRing(FileKeyStore(path), monotonic=ticks, stale_limit=300)
+    await ring.get(START)
+    path.write_text("{ torn")
+    ticks.value += 200
+    await ring.get(START)  # a while: still the keys held
+    ticks.value += 101
+    for _ in range(30):  # and no moment after, however the calls fall
+        ticks.value += 0.7
+        with pytest.raises(KeyStoreError):
+            await ring.get(START)
+
+
+async def test_requests_that_find_the_ring_due_share_one_read(tmp_path: Path) -> None:
+    import asyncio
+
+    store = Counted(FileKeyStore(tmp_path / "internal-keys.json"))
+    await load_or_create(store.store, START)
+    ring = KeyRing(store)
+    sets = await asyncio.gather(*(ring.get(START) for _ in range(50)))
+    assert store.reads == 1
+    assert len({keys.current.kid for keys in sets}) == 1
+
+
+async def test_an_unreadable_store_is_not_asked_again_on_every_request(tmp_path: Path) -> None:
+    path = tmp_path / "internal-keys.json"
+    path.write_text("{ torn")
+    store = Counted(FileKeyStore(path))
+    ticks = Ticking()
+    ring = KeyRing(store, monotonic=ticks)
+    for _ in range(50):
+        with pytest.raises(KeyStoreError):
+            await ring.get(START)
+    assert store.reads == 1
+    ticks.value += 1.5
+    with pytest.raises(KeyStoreError):
+        await ring.get(START)
+    assert store.reads == 2
+
+
+async def test_a_rotation_keeps_the_files_owner(tmp_path: Path) -> None:
+    """Run as root (sudo gshare rotate-keys), the new file still belongs to the services' user,
+    who must go on reading it."""
+    import os
+
+    path = tmp_path / "internal-keys.json"
+    store = FileKeyStore(path)
+    await load_or_create(store, START)
+    owner = (4321, 4321) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    if os.geteuid() == 0:
+        os.chown(path, *owner)
+    await rotate_now(store, START + timedelta(minutes=1), drop_old=True)
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == owner
+    assert stat.S_IMODE(info.st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []

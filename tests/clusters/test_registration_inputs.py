@@ -179,3 +179,34 @@ async def test_a_token_secret_of_the_wrong_shape_reads_as_no_token(secret: objec
         held = await operator_token_state(config)
         assert held.expires_at is None
         assert held.key_id is None
+
+
+async def test_the_local_clusters_name_can_be_neither_registered_nor_removed(
+    build: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker keeps the cluster the control plane runs in registered under its name: a
+    registration by hand under that name would have its credentials replaced, and a removal
+    would be undone minutes later under a new id."""
+    settings = build.app.state.settings
+    monkeypatch.setattr(
+        build.app.state, "settings", settings.model_copy(update={"local_cluster": "local"})
+    )
+    admin = await _admin(build)
+    async with scripted_apiserver() as server:
+        server.answers[CRD_PATH] = CRD
+        taken = await admin.post(
+            CLUSTERS, json={"name": "local", "kubeconfig": server.kubeconfig()}
+        )
+        other = await admin.post(
+            CLUSTERS, json={"name": "elsewhere", "kubeconfig": server.kubeconfig()}
+        )
+    assert taken.status_code == 409, taken.text
+    assert taken.json()["error"]["code"] == "local_cluster_kept"
+    assert other.status_code == 201, other.text
+
+    local = await build.cluster(name="local")
+    refused = await admin.delete(f"{CLUSTERS}/{local.id}")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "local_cluster_kept"
+    removed = await admin.delete(f"{CLUSTERS}/{other.json()['id']}")
+    assert removed.status_code == 204

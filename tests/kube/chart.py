@@ -16,6 +16,7 @@ from gshare.devcluster import Cluster
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = {
     "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
+    "Secret": "/api/v1/namespaces/{ns}/secrets",
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
     "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
@@ -24,7 +25,8 @@ KINDS = {
 
 
 def identities(*values: str) -> list[dict[str, Any]]:
-    """The all-in-one's service accounts and RBAC as helm renders them (`values`: --set)."""
+    """The all-in-one's service accounts, RBAC and Secrets as helm renders them (`values`:
+    --set)."""
     settings = [arg for value in values for arg in ("--set", value)]
     rendered = subprocess.run(
         [

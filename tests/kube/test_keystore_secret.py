@@ -22,7 +22,7 @@ from gshare.clusters.kube import parse_kubeconfig
 from gshare.devcluster import Cluster
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
-SECRET = f"/api/v1/namespaces/gshare-system/secrets/{SECRET_NAME}"
+SECRET = f"/api/v1/namespaces/gshare-secrets/secrets/{SECRET_NAME}"
 
 
 def _stores(kube: Cluster, count: int) -> list[SecretKeyStore]:
@@ -39,7 +39,7 @@ def _stores(kube: Cluster, count: int) -> list[SecretKeyStore]:
 
 @pytest.fixture
 def fresh_secret(kube: Cluster) -> Cluster:
-    kube.create_namespace("gshare-system", enforce="baseline")
+    kube.create_namespace("gshare-secrets")
     with kube.client() as http:
         http.delete(SECRET)
     return kube
@@ -93,13 +93,13 @@ async def test_a_secret_that_holds_no_readable_key_set_is_a_clear_error(
     body = {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": SECRET_NAME, "namespace": "gshare-system"},
+        "metadata": {"name": SECRET_NAME, "namespace": "gshare-secrets"},
         "data": {SECRET_KEY: base64.b64encode(b'{"keys": "no"}').decode()},
     }
     with fresh_secret.client() as http:
-        created = http.post("/api/v1/namespaces/gshare-system/secrets", json=body)
+        created = http.post("/api/v1/namespaces/gshare-secrets/secrets", json=body)
         assert created.status_code == 201, created.text
-    with pytest.raises(KeyStoreError, match="gshare-system/gshare-internal-keys"):
+    with pytest.raises(KeyStoreError, match="gshare-secrets/gshare-internal-keys"):
         await load_or_create(_stores(fresh_secret, 1)[0], START)
     with fresh_secret.client() as http:  # left as it was, for a person to look at
         assert http.get(SECRET).json()["data"][SECRET_KEY] == body["data"][SECRET_KEY]

@@ -1,4 +1,4 @@
-"""Kubeconfigs kept as Secrets in gshare-system when the API runs inside Kubernetes."""
+"""Kubeconfigs kept as Secrets in gshare-secrets when the API runs inside Kubernetes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gshare.devcluster import Cluster
 
 
 async def test_the_secret_store_puts_reads_and_forgets(kube: Cluster) -> None:
-    kube.create_namespace("gshare-system", enforce="baseline")
+    kube.create_namespace("gshare-secrets")
     home = parse_kubeconfig(kube.embedded_kubeconfig())
 
     async def configuration() -> client.Configuration:
@@ -31,7 +31,7 @@ async def test_the_secret_store_puts_reads_and_forgets(kube: Cluster) -> None:
     assert await store.get(cluster_id) == "apiVersion: v1\nkind: Config\nclusters: []\n"
     with kube.client() as http:
         secret = http.get(
-            f"/api/v1/namespaces/gshare-system/secrets/gshare-cluster-{cluster_id}"
+            f"/api/v1/namespaces/gshare-secrets/secrets/gshare-cluster-{cluster_id}"
         ).json()
     assert secret["type"] == "Opaque"
     assert secret["metadata"]["labels"]["gshare.io/cluster"] == str(cluster_id)
@@ -42,7 +42,7 @@ async def test_the_secret_store_puts_reads_and_forgets(kube: Cluster) -> None:
 
 
 async def test_a_secret_that_holds_no_readable_kubeconfig_is_a_clear_error(kube: Cluster) -> None:
-    kube.create_namespace("gshare-system", enforce="baseline")
+    kube.create_namespace("gshare-secrets")
     home = parse_kubeconfig(kube.embedded_kubeconfig())
 
     async def configuration() -> client.Configuration:
@@ -55,11 +55,11 @@ async def test_a_secret_that_holds_no_readable_kubeconfig_is_a_clear_error(kube:
     body = {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": store.name_of(cluster_id), "namespace": "gshare-system"},
+        "metadata": {"name": store.name_of(cluster_id), "namespace": "gshare-secrets"},
         "data": {"kubeconfig": base64.b64encode(b"\xff\xfe not text").decode()},
     }
     with kube.client() as http:
-        created = http.post("/api/v1/namespaces/gshare-system/secrets", json=body)
+        created = http.post("/api/v1/namespaces/gshare-secrets/secrets", json=body)
         assert created.status_code == 201, created.text
     with pytest.raises(ValueError, match="holds no readable kubeconfig"):
         await store.get(cluster_id)

@@ -32,6 +32,7 @@ def installed(kube: Cluster) -> Cluster:
     kube.install_crd()
     kube.create_namespace("gshare-system", enforce="baseline")
     kube.create_namespace("gshare-sessions", enforce="baseline")
+    kube.create_namespace("gshare-secrets")
     chart.install(kube, chart.identities())
     return kube
 
@@ -147,6 +148,7 @@ async def test_the_worker_registers_its_cluster_once_and_its_operator_gets_a_tok
             with pytest.raises(ApiException) as refused:
                 await kubeapi.names(api, kind, namespace)
             assert refused.value.status == 403
+        await _cannot_borrow_a_service_account(api)
     finally:
         await api.close()
 
@@ -175,8 +177,28 @@ async def test_the_apis_service_account_keeps_kubeconfigs_and_the_key_set(
 
     api = await kubeapi_adapter.api_client(config)
     try:
-        with pytest.raises(ApiException) as refused:  # no other namespace's Secrets
-            await kubeapi.get(api, "Secret", "anything", "gshare-sessions")
-        assert refused.value.status == 403
+        for namespace in ("gshare-sessions", "gshare-system"):  # no other namespace's Secrets
+            with pytest.raises(ApiException) as refused:
+                await kubeapi.get(api, "Secret", "gshare-bootstrap-admin", namespace)
+            assert refused.value.status == 403
+        await _cannot_borrow_a_service_account(api)
     finally:
         await api.close()
+
+
+async def _cannot_borrow_a_service_account(api: client.ApiClient) -> None:
+    """Creating a service-account token Secret beside the operator's account would hand out a
+    long-lived token of that account: refused."""
+    borrowed = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": f"borrowed-{uuid.uuid4().hex[:6]}",
+            "namespace": "gshare-system",
+            "annotations": {"kubernetes.io/service-account.name": "gshare-operator"},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    with pytest.raises(ApiException) as refused:
+        await kubeapi.create(api, borrowed)
+    assert refused.value.status == 403

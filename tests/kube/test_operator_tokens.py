@@ -85,3 +85,23 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
     assert stored["live"] == ("connected", "")
     assert stored["dead"][0] == "unreachable"
     assert "token refresh failed" in stored["dead"][1]
+
+    # The cluster removed and registered again: the token of the old registration is replaced
+    # at once, though it is fresh and signed by the current key.
+    again = Cluster(
+        id=uuid.uuid4(),
+        name="again",
+        api_server=kube.server,
+        status="connected",
+        status_message="",
+        inventory_sequence=0,
+        created_at=clock.now(),
+    )
+    async with sessions() as session, session.begin():
+        await session.delete(await session.get(Cluster, live.id))
+        await session.delete(await session.get(Cluster, dead.id))
+        session.add(again)
+    await store.put(again.id, kube.embedded_kubeconfig())
+    fifth = await refresh_operator_tokens(sessions, store, replaced, clock.now())
+    assert (fifth.refreshed, fifth.fresh) == (1, 0)
+    assert replaced.verify(_token(kube), clock.now()) == str(again.id)

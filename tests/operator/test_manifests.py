@@ -71,6 +71,13 @@ def test_a_running_fractional_session_gets_every_child_with_hami_resources() -> 
     assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/auth-url"].endswith(
         spec.session_id
     )
+    policy = objects["NetworkPolicy"]["spec"]
+    assert policy["ingress"][0]["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
+    ]
+    out = [peer for rule in policy["egress"] for peer in rule["to"]]
+    assert {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]}} in out
+    assert all("podSelector" not in peer for peer in out)  # never other sessions' pods
 
 
 def test_a_mig_slice_uses_hami_mig_mode_without_core_limits() -> None:

@@ -339,3 +339,12 @@ def test_a_ticket_is_read_only_when_there_is_exactly_one() -> None:
     assert access.ticket_in("https://h/?gshare_ticket=a&gshare_ticket=") is None
     assert access.ticket_in("https://h/?gshare_ticket=a&gshare_ticket=b") is None
     assert access.ticket_in("https://h/#gshare_ticket=a") is None
+
+
+def test_a_huge_original_url_is_not_read_at_all() -> None:
+    """Session pods cannot reach the API past the ingress, but the check must not cost the event
+    loop seconds for whoever can: a URL past 8 KiB, or with a flood of fields, carries no
+    ticket we take."""
+    assert access.ticket_in("https://h/?gshare_ticket=a&" + "x" * 9000) is None
+    assert access.ticket_in("https://h/?gshare_ticket=a&" + "&".join(["x=1"] * 150)) is None
+    assert access.ticket_in("https://h/?gshare_ticket=a&" + "&".join(["x=1"] * 50)) == "a"

@@ -51,6 +51,15 @@ seccompProfile:
   value: /var/lib/gshare
 - name: GSHARE_SESSIONS_NAMESPACE
   value: {{ .Values.namespaces.sessions }}
+- name: GSHARE_SECRETS_NAMESPACE
+  value: {{ .Values.namespaces.secrets }}
+{{- if .Values.localCluster.name }}
+{{- /* The worker registers it; the API refuses to register or remove it by hand. */}}
+- name: GSHARE_LOCAL_CLUSTER
+  value: {{ .Values.localCluster.name | quote }}
+- name: GSHARE_LOCAL_SESSIONS_DOMAIN
+  value: {{ .Values.sessions.domain | quote }}
+{{- end }}
 {{- end }}
 
 {{/* The metrics endpoint of a container: its environment and its port. */}}
@@ -68,4 +77,10 @@ seccompProfile:
 - name: metrics
   containerPort: {{ .Values.metrics.port }}
 {{- end }}
+{{- end }}
+
+{{/* Where every control plane writes an operator's short-lived token (key `token`): the
+Secret gshare-operator-token in the system namespace, as src/gshare/clusters/kube.py names it. */}}
+{{- define "gshare.operatorTokenSecret" -}}
+gshare-operator-token
 {{- end }}

@@ -79,6 +79,7 @@ async def register_cluster(body: ClusterRegister, ctx: Ctx, request: Request) ->
         name=body.name,
         kubeconfig_text=body.kubeconfig,
         sessions_domain=body.sessions_domain,
+        local_cluster=settings_of(request).local_cluster,
     )
     summary = (await service.summaries(ctx.session, [cluster.id]))[0]
     return ClusterOut(**_out(summary))
@@ -119,7 +120,7 @@ async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterOut:
 async def remove_cluster(
     cluster_id: uuid.UUID, ctx: Ctx, request: Request, after: BackgroundTasks
 ) -> None:
-    await service.remove(ctx, cluster_id)
+    await service.remove(ctx, cluster_id, local_cluster=settings_of(request).local_cluster)
     # Runs once the response is out, so after the commit; a failed removal keeps its kubeconfig.
     after.add_task(kubeconfig_store(request).delete, cluster_id)
 

@@ -1,11 +1,11 @@
 """Where the internal key set is kept, and how every process comes to see the same one.
 
 Two stores, chosen like the kubeconfig store (GSHARE_KEY_STORE): a 0600 JSON file under the
-data dir for processes that share one host, or the Secret `gshare-internal-keys` in gshare-system
-when running inside Kubernetes, where several API replicas and the worker share it. Every change
-is an atomic read-modify-write (a file lock; the Secret's resourceVersion), so two processes that
-create or rotate at once agree on one result. Never in the database: a database backup alone can
-neither forge an operator token nor a session ticket.
+data dir for processes that share one host, or the Secret `gshare-internal-keys` in the secrets
+namespace (GSHARE_SECRETS_NAMESPACE) inside Kubernetes, where API replicas and the worker share
+it. Every change is an atomic read-modify-write (a file lock; the Secret's resourceVersion), so
+two processes that create or rotate at once agree on one result. Never in the database: a
+database backup alone can neither forge an operator token nor a session ticket.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import fcntl
 import json
 import logging
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -110,13 +111,40 @@ class FileKeyStore:
             wanted = change(current)
             if wanted is None:
                 return current
-            descriptor, name = tempfile.mkstemp(
-                dir=self.path.parent, prefix=".internal-keys-", suffix=".tmp"
-            )
-            with os.fdopen(descriptor, "w") as handle:  # mkstemp creates it 0600
-                handle.write(encode(wanted))
-            os.replace(name, self.path)
+            self._replace(encode(wanted))
             return wanted
+
+    def _replace(self, text: str) -> None:
+        """Write `text` in full beside the file, then put it in the file's place: a crash at
+        any moment leaves the old key set or the new one, never a torn or empty file."""
+        descriptor, name = tempfile.mkstemp(
+            dir=self.path.parent, prefix=".internal-keys-", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(descriptor, "w") as handle:  # mkstemp creates it 0600
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            self._keep_owner(name)
+            os.replace(name, self.path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)  # no stray copy of the keys
+            raise
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+    def _keep_owner(self, name: str) -> None:
+        """A rotation run as root (sudo gshare rotate-keys) leaves the file to the user the
+        services run as, who could not read it otherwise."""
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            return
+        if os.geteuid() == 0 and (info.st_uid, info.st_gid) != (0, 0):
+            os.chown(name, info.st_uid, info.st_gid)
 
     async def read(self) -> KeySet | None:
         return await asyncio.to_thread(self._read)
@@ -126,7 +154,8 @@ class FileKeyStore:
 
 
 class SecretKeyStore:
-    """One Secret in gshare-system, written only at the resourceVersion it was read at."""
+    """One Secret in the secrets namespace, written only at the resourceVersion it was read
+    at."""
 
     def __init__(
         self,
@@ -174,7 +203,10 @@ class SecretKeyStore:
                     else:
                         await kubeapi.replace(api, self._body(secret, value))
                 except kubeapi.Conflict:
-                    continue  # another process wrote first: decide again on what it wrote
+                    # Another process wrote first: decide again on what it wrote, after a
+                    # short random pause so that the writers do not collide again.
+                    await asyncio.sleep(random.uniform(0.05, 0.25))  # noqa: S311
+                    continue
                 return wanted
         finally:
             await api.close()
@@ -209,7 +241,7 @@ def key_store_for(settings: Settings) -> KeyStore:
     if choice == "auto":
         choice = "secret" if running_in_kubernetes() else "file"
     if choice == "secret":
-        return SecretKeyStore()
+        return SecretKeyStore(namespace=settings.secrets_namespace)
     return FileKeyStore(settings.data_dir / KEYS_FILE)
 
 
@@ -262,6 +294,14 @@ async def rotate_now(store: KeyStore, now: datetime, *, drop_old: bool) -> Signi
     return fresh
 
 
+def _same_loop(future: asyncio.Future[KeySet]) -> bool:
+    """A read under way can be shared only within its own event loop."""
+    try:
+        return future.get_loop() is asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+
+
 def _kid_of(token: str) -> str | None:
     try:
         kid = jwt.get_unverified_header(token).get("kid")
@@ -273,7 +313,10 @@ def _kid_of(token: str) -> str | None:
 class KeyRing:
     """The key set as a long-running process sees it: read again once it is `max_age` old,
     and at once when a token names a key it does not hold (another process rotated), though
-    at most once per `min_refresh`, so that made-up key ids cannot hammer the store."""
+    at most once per `min_refresh`, so that made-up key ids cannot hammer the store. Requests
+    that find it due share one read. While the store cannot be read, the keys held keep
+    working for `stale_limit` at most (an API server restarting), then nothing verifies until
+    it can be read again: a store made unreadable must not leave forgotten keys working."""
 
     def __init__(
         self,
@@ -281,33 +324,55 @@ class KeyRing:
         *,
         max_age: float = 10.0,
         min_refresh: float = 1.0,
+        stale_limit: float = 300.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.max_age = max_age
         self.min_refresh = min_refresh
+        self.stale_limit = stale_limit
         self.monotonic = monotonic
         self._keys: KeySet | None = None
-        self._read_at = float("-inf")
+        self._read_at = float("-inf")  # when a read was last tried
+        self._good_at = float("-inf")  # when one last succeeded
+        self._failure: Exception | None = None
+        self._reading: asyncio.Future[KeySet] | None = None
 
     async def _reload(self, now: datetime) -> KeySet:
+        reading = self._reading
+        if reading is not None and not reading.done() and _same_loop(reading):
+            return await asyncio.shield(reading)
+        self._reading = asyncio.ensure_future(self._read(now))
+        return await asyncio.shield(self._reading)
+
+    async def _read(self, now: datetime) -> KeySet:
         self._read_at = self.monotonic()
         try:
             fresh = await load_or_create(self.store, now)
-        except Exception:
-            if self._keys is None:
+        except Exception as exc:
+            self._failure = exc
+            if self._keys is None or self._read_at - self._good_at > self.stale_limit:
                 raise
-            # The store is out of reach for now (the API server restarting): the keys held
-            # keep working, and the next read is tried after min_refresh or max_age again.
+            # The store is out of reach for now: the keys held keep working a while, and the
+            # next read is tried after min_refresh or max_age again.
             log.warning("cannot read the internal key set; using the one held", exc_info=True)
             return self._keys
+        self._failure, self._good_at = None, self._read_at
         # Keys already held keep their parsed form: parsing an RSA key costs milliseconds.
         held = {(k.kid, k.private_pem): k for k in (self._keys.keys if self._keys else [])}
         self._keys = KeySet([held.get((k.kid, k.private_pem), k) for k in fresh.keys])
         return self._keys
 
     async def get(self, now: datetime) -> KeySet:
-        if self._keys is None or self.monotonic() - self._read_at >= self.max_age:
+        since = self.monotonic() - self._read_at
+        if self._failure is not None:
+            if since >= self.min_refresh:
+                return await self._reload(now)  # which decides whether the held keys still do
+            # A read failed moments ago: answer as it did rather than ask the store again.
+            if self._keys is None or self._read_at - self._good_at > self.stale_limit:
+                raise self._failure
+            return self._keys
+        if self._keys is None or since >= self.max_age:
             return await self._reload(now)
         return self._keys
 

@@ -340,6 +340,14 @@ TOKEN_SECRET = "gshare-operator-token"
 
 
 async def _ensure_namespace(api: client.ApiClient, name: str) -> None:
+    """Made when missing; only read when it is there (the chart's worker may only read it). An
+    account that may not read it but may apply it (as older setups granted) applies it."""
+    try:
+        if await kubeapi.get(api, "Namespace", name, "") is not None:
+            return
+    except ApiException as exc:
+        if exc.status != 403:
+            raise
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     await kubeapi.apply(api, body, FIELD_MANAGER)
 
@@ -373,7 +381,7 @@ async def session_names(kubeconfig: dict[str, Any], namespace: str) -> list[str]
 
 
 async def write_operator_token(
-    kubeconfig: dict[str, Any], token: str, expires_at: str, key_id: str
+    kubeconfig: dict[str, Any], token: str, *, cluster_id: str, expires_at: str, key_id: str
 ) -> None:
     """Put the operator's current token where the operator reads it: a Secret in gshare-system,
     mounted as a file the operator reloads when it changes."""
@@ -387,6 +395,7 @@ async def write_operator_token(
                 "name": TOKEN_SECRET,
                 "namespace": SYSTEM_NAMESPACE,
                 "annotations": {
+                    "gshare.io/cluster": cluster_id,
                     "gshare.io/expires-at": expires_at,
                     "gshare.io/signing-key": key_id,
                 },
@@ -405,6 +414,7 @@ class TokenState:
 
     expires_at: str | None = None  # ISO 8601
     key_id: str | None = None  # the signing key's kid
+    cluster_id: str | None = None  # the registered cluster it speaks for
 
 
 async def operator_token_state(kubeconfig: dict[str, Any]) -> TokenState:
@@ -421,4 +431,6 @@ async def operator_token_state(kubeconfig: dict[str, Any]) -> TokenState:
         value = annotations.get(name)
         return value[:64] if isinstance(value, str) and value else None
 
-    return TokenState(short("gshare.io/expires-at"), short("gshare.io/signing-key"))
+    return TokenState(
+        short("gshare.io/expires-at"), short("gshare.io/signing-key"), short("gshare.io/cluster")
+    )

@@ -1,7 +1,8 @@
 """Where cluster kubeconfigs live: never in the database.
 
 Locally, a 0600 file per cluster under the data dir. When the API runs inside Kubernetes, a
-Secret per cluster in gshare-system of its own cluster (chosen by GSHARE_KUBECONFIG_STORE)."""
+Secret per cluster in the secrets namespace of its own cluster (GSHARE_SECRETS_NAMESPACE,
+gshare-secrets; chosen by GSHARE_KUBECONFIG_STORE)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from kubernetes_asyncio import client, config
 from gshare.kit import kubeapi
 from gshare.kit.settings import Settings
 
-SECRET_NAMESPACE = "gshare-system"
+SECRET_NAMESPACE = "gshare-secrets"
 
 
 class KubeconfigStore(Protocol):
@@ -68,10 +69,16 @@ async def in_cluster_configuration() -> client.Configuration:
 
 
 class SecretKubeconfigStore:
-    """One Secret per registered cluster in gshare-system, in the cluster the API runs in."""
+    """One Secret per registered cluster in the secrets namespace of the cluster the API runs
+    in."""
 
-    def __init__(self, configuration: ConfigurationFactory = in_cluster_configuration) -> None:
+    def __init__(
+        self,
+        configuration: ConfigurationFactory = in_cluster_configuration,
+        namespace: str = SECRET_NAMESPACE,
+    ) -> None:
         self.configuration = configuration
+        self.namespace = namespace
 
     @staticmethod
     def name_of(cluster_id: uuid.UUID) -> str:
@@ -90,7 +97,7 @@ class SecretKubeconfigStore:
                     "kind": "Secret",
                     "metadata": {
                         "name": self.name_of(cluster_id),
-                        "namespace": SECRET_NAMESPACE,
+                        "namespace": self.namespace,
                         "labels": {
                             "app.kubernetes.io/managed-by": "gshare-api",
                             "gshare.io/cluster": str(cluster_id),
@@ -107,7 +114,7 @@ class SecretKubeconfigStore:
     async def get(self, cluster_id: uuid.UUID) -> str | None:
         api = await self._api()
         try:
-            secret = await kubeapi.get(api, "Secret", self.name_of(cluster_id), SECRET_NAMESPACE)
+            secret = await kubeapi.get(api, "Secret", self.name_of(cluster_id), self.namespace)
         finally:
             await api.close()
         data = secret.get("data") if isinstance(secret, dict) else None
@@ -124,7 +131,7 @@ class SecretKubeconfigStore:
     async def delete(self, cluster_id: uuid.UUID) -> None:
         api = await self._api()
         try:
-            await kubeapi.delete(api, "Secret", self.name_of(cluster_id), SECRET_NAMESPACE)
+            await kubeapi.delete(api, "Secret", self.name_of(cluster_id), self.namespace)
         finally:
             await api.close()
 
@@ -140,5 +147,5 @@ def store_for(settings: Settings) -> KubeconfigStore:
     if choice == "auto":
         choice = "secret" if running_in_kubernetes() else "file"
     if choice == "secret":
-        return SecretKubeconfigStore()
+        return SecretKubeconfigStore(namespace=settings.secrets_namespace)
     return FileKubeconfigStore(settings.data_dir / "clusters")

@@ -46,6 +46,14 @@ class CrdMissing(Unprocessable):
     code = "crd_missing"
 
 
+class LocalClusterKept(Conflict):
+    """The name belongs to the cluster the control plane itself runs in, which the worker keeps
+    registered under it (GSHARE_LOCAL_CLUSTER): it can be neither registered by hand nor
+    removed; unset the setting (the chart's localCluster.name) first."""
+
+    code = "local_cluster_kept"
+
+
 @dataclass(frozen=True)
 class CardCounts:
     nodes: int = 0
@@ -74,9 +82,15 @@ async def register(
     name: str,
     kubeconfig_text: str,
     sessions_domain: str = DEFAULT_SESSIONS_DOMAIN,
+    local_cluster: str = "",
 ) -> Cluster:
     """Check the cluster answers and has the CRD, then keep its kubeconfig in the store."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=name)
+    if local_cluster and name == local_cluster:
+        raise LocalClusterKept(
+            f"{name!r} is the name of the cluster the control plane runs in, which it registers "
+            "itself; choose another name."
+        )
     try:
         parsed = kube.parse_kubeconfig(kubeconfig_text)
         probe = await kube.probe(parsed)
@@ -139,13 +153,19 @@ def refuse_future_sequence(sequence: int, now: datetime) -> None:
 removal_guard: Guard[[uuid.UUID]] = Guard("cluster removal")
 
 
-async def remove(ctx: Context, cluster_id: uuid.UUID) -> None:
+async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = "") -> None:
     """Forget a cluster. Its kubeconfig is deleted from the store by the caller once this is
     committed, so a failed removal never leaves a cluster without its kubeconfig."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
     cluster = await repository.cluster(ctx.session, cluster_id, lock=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
+    if local_cluster and cluster.name == local_cluster:
+        # The worker would register it again within minutes, under a new id.
+        raise LocalClusterKept(
+            f"{cluster.name!r} is the cluster the control plane runs in, kept registered by the "
+            "worker; unset GSHARE_LOCAL_CLUSTER (the chart's localCluster.name) to remove it."
+        )
     await removal_guard.check(ctx.session, cluster_id)
     await ctx.session.delete(cluster)
     await audit(

@@ -45,8 +45,8 @@ async def refresh_operator_tokens(
     keys: KeySet,
     now: datetime,
 ) -> TokenRefresh:
-    """Write a new token into every cluster whose current one expires within 30 minutes or
-    was signed by a key other than the current one.
+    """Write a new token into every cluster whose current one expires within 30 minutes, was
+    signed by a key other than the current one, or speaks for another cluster id.
 
     No credential lives forever: each token lasts an hour, and the operator reloads the mounted
     Secret when it changes. A cluster that cannot be reached is marked unreachable."""
@@ -63,14 +63,21 @@ async def refresh_operator_tokens(
             held = await kube.operator_token_state(config)
             expiry = _expiry(held.expires_at)
             signer = keys.current.kid
-            if expiry is not None and expiry - now > REFRESH_BEFORE and held.key_id == signer:
+            fresh = expiry is not None and expiry - now > REFRESH_BEFORE
+            if fresh and held.key_id == signer and held.cluster_id == str(cluster.id):
                 outcome.fresh += 1
             else:
-                # Also when another key signed it: after a rotation (by hand, after a
-                # compromise, the old key no longer verifies) the operator gets a token at once.
+                # Also when another key signed it (after a rotation by hand the old key no
+                # longer verifies), or it speaks for another registration of this cluster (one
+                # removed and registered again): the operator gets a token that works at once.
                 token = keys.mint(str(cluster.id), now, MAX_LIFETIME)
-                until = (now + MAX_LIFETIME).isoformat()
-                await kube.write_operator_token(config, token, until, signer)
+                await kube.write_operator_token(
+                    config,
+                    token,
+                    cluster_id=str(cluster.id),
+                    expires_at=(now + MAX_LIFETIME).isoformat(),
+                    key_id=signer,
+                )
                 outcome.refreshed += 1
         except Exception as exc:  # one cluster's trouble must not stop the others
             log.warning("cannot refresh the operator token of %s: %s", cluster.name, kube.said(exc))
@@ -134,6 +141,8 @@ async def keep_local_cluster(
                 now=now,
             )
             log.info("registered the cluster the control plane runs in as %s", name)
+        elif cluster.api_server == server and cluster.sessions_domain != sessions_domain:
+            cluster.sessions_domain = sessions_domain  # the chart's sessions.domain changed
         elif cluster.api_server != server:
             log.error(
                 "the cluster %s is registered with the API server %s, not this cluster's %s: "

@@ -255,7 +255,7 @@ class Settings(BaseSettings):
     kubeconfig_store: Literal["auto", "file", "secret"] = Field(
         default="auto",
         description="Where cluster kubeconfigs are kept: 0600 files under the data dir, or "
-        "Secrets in gshare-system; auto picks Secrets when running inside Kubernetes.",
+        "Secrets in the secrets namespace; auto picks Secrets when running inside Kubernetes.",
     )
     local_cluster: str = Field(
         default="",
@@ -273,10 +273,18 @@ class Settings(BaseSettings):
         description="The sessions domain of the cluster registered by GSHARE_LOCAL_CLUSTER: "
         "session pages are served at https://<session id>.<domain>/.",
     )
+    secrets_namespace: str = Field(
+        default="gshare-secrets",
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        max_length=63,
+        description="Inside Kubernetes, the namespace of the Secrets the control plane keeps "
+        "(the internal key set, registered clusters' kubeconfigs): one that holds nothing "
+        "else, so that the right to write Secrets there reaches no other credential.",
+    )
     key_store: Literal["auto", "file", "secret"] = Field(
         default="auto",
         description="Where the internal signing key set is kept: a 0600 file under the data "
-        "dir, or the Secret gshare-internal-keys in gshare-system, which several API replicas "
+        "dir, or the Secret gshare-internal-keys in the secrets namespace, which API replicas "
         "and the worker share; auto picks the Secret when running inside Kubernetes.",
     )
     password_hash_concurrency: int = Field(

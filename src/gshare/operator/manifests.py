@@ -317,7 +317,9 @@ def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
 
 
 def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
-    """In: only from the ingress controller. Out: anywhere but other session pods."""
+    """In: only from the ingress controller. Out: anywhere but other session pods and the
+    instance metadata address (the API's own policy keeps session pods out of the system
+    namespace)."""
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -353,7 +355,9 @@ def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Js
                                 ]
                             }
                         },
-                        {"ipBlock": {"cidr": "0.0.0.0/0"}},
+                        # Not the cloud's instance metadata service: node credentials live
+                        # there on most clouds.
+                        {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]}},
                     ]
                 }
             ],

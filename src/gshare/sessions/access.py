@@ -93,17 +93,24 @@ def read_access(keys: KeySet, token: str, now: datetime) -> Grant:
     return _read(keys, token, now, typ=ACCESS_TYPE, aud=ACCESS_AUDIENCE)
 
 
+# Far above a ticket's link (its token is well under 2 KiB), far below what would make reading
+# the URL cost the event loop anything: a longer one carries no ticket we would take.
+MAX_ORIGINAL_URL = 8 * 1024
+MAX_QUERY_FIELDS = 100
+
+
 def ticket_in(original_url: str | None) -> str | None:
     """The ticket in the query of the URL the browser asked for (ingress-nginx passes it to the
     access check as X-Original-URL); none when there is not exactly one, or when the URL
     cannot be read (its host part is the client's Host header, which may be anything)."""
-    if not original_url:
+    if not original_url or len(original_url) > MAX_ORIGINAL_URL:
         return None
     try:
         query = urlsplit(original_url).query
-    except ValueError:
+        fields = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+    except ValueError:  # unreadable, or more fields than any page of a session needs
         return None
-    values = parse_qs(query, keep_blank_values=True).get(TICKET_PARAMETER)
+    values = fields.get(TICKET_PARAMETER)
     return values[0] if values and len(values) == 1 else None
 
 

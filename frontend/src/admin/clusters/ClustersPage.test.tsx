@@ -117,6 +117,28 @@ describe('clusters list', () => {
     await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Register cluster' })).not.toBeInTheDocument());
   });
 
+  it('shows a name the control plane keeps for its own cluster under the name field', async () => {
+    stubFetch({
+      'GET /api/v1/me': superAdmin,
+      'GET /api/v1/clusters': json(200, emptyPage),
+      'POST /api/v1/clusters': () =>
+        apiError(409, 'local_cluster_kept', "'local' is the name of the cluster the control plane runs in, which it registers itself; choose another name."),
+    });
+    renderApp('/admin/clusters');
+    const user = userEvent.setup();
+
+    await user.click(await screen.findByRole('button', { name: 'Register cluster' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Register cluster' });
+    await user.type(within(dialog).getByLabelText('Name'), 'local');
+    await user.click(within(dialog).getByLabelText('Kubeconfig'));
+    await user.paste(KUBECONFIG);
+    await user.click(within(dialog).getByRole('button', { name: 'Register' }));
+
+    expect(await within(dialog).findByText(/choose another name/)).toBeInTheDocument();
+    expect(within(dialog).getByLabelText('Name')).toHaveAttribute('aria-invalid', 'true');
+    expect(within(dialog).getByLabelText('Name')).toHaveValue('local');
+  });
+
   it('checks the name before sending and fills the kubeconfig from a file', async () => {
     const api = stubFetch({
       'GET /api/v1/me': superAdmin,

@@ -120,7 +120,8 @@ export function RegisterClusterModal({ opened, onClose, onRegistered }: Register
           onClose();
         },
         onError: (error) => {
-          if (isApiError(error, 409, 'already_exists')) setNameError(error.message);
+          if (isApiError(error, 409, 'already_exists') || isApiError(error, 409, 'local_cluster_kept'))
+            setNameError(error.message);
           else setProblem({ title: isApiError(error, 422) ? PROBLEM_TITLES[error.code] : undefined, message: errorMessage(error) });
         },
       },
