@@ -228,3 +228,20 @@ async def test_a_rotation_keeps_the_files_owner(tmp_path: Path) -> None:
     assert (info.st_uid, info.st_gid) == owner
     assert stat.S_IMODE(info.st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+
+async def test_a_store_that_never_answers_is_an_unreadable_one(tmp_path: Path) -> None:
+    """Requests share one read: one that hangs must not hold them all for ever."""
+    import asyncio
+
+    class Hanging(Counted):
+        async def read(self) -> KeySet | None:
+            self.reads += 1
+            await asyncio.Event().wait()
+            return None
+
+    store = Hanging(FileKeyStore(tmp_path / "internal-keys.json"))
+    ring = KeyRing(store, read_timeout=0.2)
+    outcomes = await asyncio.gather(*(ring.get(START) for _ in range(20)), return_exceptions=True)
+    assert store.reads == 1
+    assert all(isinstance(o, TimeoutError) for o in outcomes)

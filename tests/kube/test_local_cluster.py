@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,9 +18,17 @@ from sqlalchemy import select
 from gshare.audit.models import AuditEntry
 from gshare.clusters import kube as kubeapi_adapter
 from gshare.clusters.keystore import SecretKeyStore, load_or_create
-from gshare.clusters.kubeconfigs import FileKubeconfigStore, SecretKubeconfigStore
+from gshare.clusters.kubeconfigs import (
+    ConfigurationFactory,
+    FileKubeconfigStore,
+    SecretKubeconfigStore,
+)
 from gshare.clusters.models import Cluster as ClusterRow
-from gshare.clusters.tasks import keep_local_cluster, refresh_operator_tokens
+from gshare.clusters.tasks import (
+    forget_removed_kubeconfigs,
+    keep_local_cluster,
+    refresh_operator_tokens,
+)
 from gshare.clusters.tokens import KeySet, new_key
 from gshare.devcluster import Cluster
 from gshare.kit import kubeapi
@@ -43,6 +51,19 @@ def _mounted(kube: Cluster, account: str, folder: Path) -> Path:
     (folder / "token").write_text(chart.token_of(kube, account))
     (folder / "ca.crt").write_bytes((kube.folder / "pki" / "ca.crt").read_bytes())
     return folder
+
+
+def _in_pod(kube: Cluster, folder: Path) -> ConfigurationFactory:
+    """What load_incluster_config makes of a mounted token and CA."""
+
+    async def configuration() -> client.Configuration:
+        loaded = client.Configuration()
+        loaded.host = kube.server
+        loaded.ssl_ca_cert = str(folder / "ca.crt")
+        loaded.api_key = {"BearerToken": f"Bearer {(folder / 'token').read_text()}"}
+        return loaded
+
+    return configuration
 
 
 @pytest.fixture
@@ -153,27 +174,37 @@ async def test_the_worker_registers_its_cluster_once_and_its_operator_gets_a_tok
         await api.close()
 
 
-async def test_the_apis_service_account_keeps_kubeconfigs_and_the_key_set(
-    in_pod: Cluster, tmp_path: Path
+async def test_the_apis_service_account_writes_kubeconfigs_and_uses_the_key_set(
+    in_pod: Cluster, sessions, tmp_path: Path
 ) -> None:
     folder = _mounted(in_pod, "gshare-api", tmp_path / "api")
     config = kubeapi_adapter.parse_kubeconfig(kubeapi_adapter.in_cluster_kubeconfig(folder))
 
-    async def configuration() -> client.Configuration:
-        # What load_incluster_config makes of the mounted token and CA.
-        loaded = client.Configuration()
-        loaded.host = in_pod.server
-        loaded.ssl_ca_cert = str(folder / "ca.crt")
-        loaded.api_key = {"BearerToken": f"Bearer {(folder / 'token').read_text()}"}
-        return loaded
-
+    configuration = _in_pod(in_pod, folder)
     kubeconfigs = SecretKubeconfigStore(configuration)
     cluster_id = uuid.uuid4()
     await kubeconfigs.put(cluster_id, "apiVersion: v1\nkind: Config\n")
-    assert await kubeconfigs.get(cluster_id) == "apiVersion: v1\nkind: Config\n"
-    await kubeconfigs.delete(cluster_id)
+    # Written, and then beyond the API's reach: no credential of any cluster can leave through
+    # it (a deletion would answer with the Secret too).
+    for attempt in (
+        kubeconfigs.get(cluster_id),
+        kubeconfigs.delete(cluster_id),
+        kubeconfigs.put(cluster_id, "apiVersion: v1\nkind: Config\nclusters: []\n"),
+        kubeconfigs.stored(),
+    ):
+        with pytest.raises(ApiException) as refused:
+            await attempt
+        assert refused.value.status == 403
     keys = await load_or_create(SecretKeyStore(configuration), datetime.now(UTC))
     assert keys.current.kid
+
+    # The worker reads it, and deletes it once its cluster is not registered.
+    kept = SecretKubeconfigStore(_in_pod(in_pod, _mounted(in_pod, "gshare-worker", tmp_path / "w")))
+    assert await kept.get(cluster_id) == "apiVersion: v1\nkind: Config\n"
+    assert cluster_id in await kept.stored()
+    later = datetime.now(UTC) + timedelta(minutes=11)
+    assert await forget_removed_kubeconfigs(sessions, kept, later) >= 1
+    assert cluster_id not in await kept.stored()
 
     api = await kubeapi_adapter.api_client(config)
     try:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import socket
 import stat
+from datetime import UTC, datetime, timedelta
 
 import yaml
 from sqlalchemy import text
 
 from gshare.clusters.kube import parse_kubeconfig
+from gshare.clusters.kubeconfigs import FileKubeconfigStore
+from gshare.clusters.tasks import forget_removed_kubeconfigs
 from gshare.devcluster import Cluster
 from gshare.kit.settings import Settings
 from tests.builders import Builder
@@ -53,7 +56,15 @@ async def test_registration_checks_the_cluster_and_keeps_the_kubeconfig_out_of_t
     assert [c["name"] for c in listed] == ["first", "second"]
     removed = await admin.delete(f"{CLUSTERS}/{second.json()['id']}")
     assert removed.status_code == 204
+    # The worker, not the API, deletes the kubeconfig of a removed cluster: once a registration
+    # still being committed could not be its owner any more.
+    store = FileKubeconfigStore(settings.data_dir / "clusters")
+    assert await forget_removed_kubeconfigs(sessions, store, datetime.now(UTC)) == 0
+    assert stored.exists()
+    later = datetime.now(UTC) + timedelta(minutes=11)  # files are stamped by the wall clock
+    assert await forget_removed_kubeconfigs(sessions, store, later) == 1
     assert not stored.exists()
+    assert (settings.data_dir / "clusters" / f"{first.json()['id']}.kubeconfig").exists()
 
 
 async def test_unreachable_and_unusable_kubeconfigs_are_refused_clearly(

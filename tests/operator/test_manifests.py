@@ -76,7 +76,8 @@ def test_a_running_fractional_session_gets_every_child_with_hami_resources() -> 
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
     ]
     out = [peer for rule in policy["egress"] for peer in rule["to"]]
-    assert {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]}} in out
+    metadata = ["169.254.169.254/32", "100.100.100.200/32"]
+    assert {"ipBlock": {"cidr": "0.0.0.0/0", "except": metadata}} in out
     assert all("podSelector" not in peer for peer in out)  # never other sessions' pods
 
 

@@ -287,7 +287,11 @@ export interface paths {
         get: operations["get_cluster"];
         put?: never;
         post?: never;
-        /** Remove Cluster */
+        /**
+         * Remove Cluster
+         * @description Forget a cluster with no sessions left. The worker deletes its kubeconfig on its next
+         *     pass (the API may write kubeconfigs but never read or delete one).
+         */
         delete: operations["remove_cluster"];
         options?: never;
         head?: never;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Query, Request
+from fastapi import APIRouter, Query, Request
 
 from gshare.clusters import service
 from gshare.clusters.callbacks import internal_keys
@@ -117,12 +117,10 @@ async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterOut:
 @router.delete(
     "/api/v1/clusters/{cluster_id}", status_code=204, **declare(Action.CLUSTERS_MANAGE, 404, 409)
 )
-async def remove_cluster(
-    cluster_id: uuid.UUID, ctx: Ctx, request: Request, after: BackgroundTasks
-) -> None:
+async def remove_cluster(cluster_id: uuid.UUID, ctx: Ctx, request: Request) -> None:
+    """Forget a cluster with no sessions left. The worker deletes its kubeconfig on its next
+    pass (the API may write kubeconfigs but never read or delete one)."""
     await service.remove(ctx, cluster_id, local_cluster=settings_of(request).local_cluster)
-    # Runs once the response is out, so after the commit; a failed removal keeps its kubeconfig.
-    after.add_task(kubeconfig_store(request).delete, cluster_id)
 
 
 @router.get("/.well-known/gshare-internal-jwks.json", **declare(Action.PUBLIC))

@@ -325,8 +325,10 @@ class KeyRing:
         max_age: float = 10.0,
         min_refresh: float = 1.0,
         stale_limit: float = 300.0,
+        read_timeout: float = 10.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.read_timeout = read_timeout
         self.store = store
         self.max_age = max_age
         self.min_refresh = min_refresh
@@ -346,18 +348,20 @@ class KeyRing:
         return await asyncio.shield(self._reading)
 
     async def _read(self, now: datetime) -> KeySet:
-        self._read_at = self.monotonic()
+        started = self._read_at = self.monotonic()
         try:
-            fresh = await load_or_create(self.store, now)
+            # A store that does not answer is a store that cannot be read: the requests that
+            # share this read must not wait on it for ever.
+            fresh = await asyncio.wait_for(load_or_create(self.store, now), self.read_timeout)
         except Exception as exc:
             self._failure = exc
-            if self._keys is None or self._read_at - self._good_at > self.stale_limit:
+            if self._keys is None or started - self._good_at > self.stale_limit:
                 raise
             # The store is out of reach for now: the keys held keep working a while, and the
             # next read is tried after min_refresh or max_age again.
             log.warning("cannot read the internal key set; using the one held", exc_info=True)
             return self._keys
-        self._failure, self._good_at = None, self._read_at
+        self._failure, self._good_at = None, started
         # Keys already held keep their parsed form: parsing an RSA key costs milliseconds.
         held = {(k.kid, k.private_pem): k for k in (self._keys.keys if self._keys else [])}
         self._keys = KeySet([held.get((k.kid, k.private_pem), k) for k in fresh.keys])

@@ -12,6 +12,7 @@ import binascii
 import os
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -21,6 +22,7 @@ from gshare.kit import kubeapi
 from gshare.kit.settings import Settings
 
 SECRET_NAMESPACE = "gshare-secrets"
+CLUSTER_LABEL = "gshare.io/cluster"
 
 
 class KubeconfigStore(Protocol):
@@ -29,6 +31,10 @@ class KubeconfigStore(Protocol):
     async def get(self, cluster_id: uuid.UUID) -> str | None: ...
 
     async def delete(self, cluster_id: uuid.UUID) -> None: ...
+
+    async def stored(self) -> dict[uuid.UUID, datetime]:
+        """Every kubeconfig kept, with when it was first written."""
+        ...
 
 
 class FileKubeconfigStore:
@@ -57,6 +63,15 @@ class FileKubeconfigStore:
 
     async def delete(self, cluster_id: uuid.UUID) -> None:
         self._path(cluster_id).unlink(missing_ok=True)
+
+    async def stored(self) -> dict[uuid.UUID, datetime]:
+        found = {}
+        for path in self.folder.glob("*.kubeconfig") if self.folder.exists() else []:
+            try:
+                found[uuid.UUID(path.stem)] = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except (ValueError, FileNotFoundError):
+                continue
+        return found
 
 
 ConfigurationFactory = Callable[[], Awaitable[client.Configuration]]
@@ -88,26 +103,28 @@ class SecretKubeconfigStore:
         return client.ApiClient(await self.configuration())
 
     async def put(self, cluster_id: uuid.UUID, text: str) -> None:
+        """Created (all the API may do: it reads and changes no kubeconfig once written), or
+        replaced when it exists (the worker, for the cluster it runs in)."""
         api = await self._api()
         try:
-            await kubeapi.apply(
-                api,
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {
-                        "name": self.name_of(cluster_id),
-                        "namespace": self.namespace,
-                        "labels": {
-                            "app.kubernetes.io/managed-by": "gshare-api",
-                            "gshare.io/cluster": str(cluster_id),
-                        },
+            body = {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": self.name_of(cluster_id),
+                    "namespace": self.namespace,
+                    "labels": {
+                        "app.kubernetes.io/managed-by": "gshare-api",
+                        CLUSTER_LABEL: str(cluster_id),
                     },
-                    "type": "Opaque",
-                    "stringData": {"kubeconfig": text},
                 },
-                "gshare-api",
-            )
+                "type": "Opaque",
+                "stringData": {"kubeconfig": text},
+            }
+            try:
+                await kubeapi.create(api, body)
+            except kubeapi.Conflict:
+                await kubeapi.apply(api, body, "gshare-api")
         finally:
             await api.close()
 
@@ -134,6 +151,24 @@ class SecretKubeconfigStore:
             await kubeapi.delete(api, "Secret", self.name_of(cluster_id), self.namespace)
         finally:
             await api.close()
+
+    async def stored(self) -> dict[uuid.UUID, datetime]:
+        api = await self._api()
+        try:
+            items = await kubeapi.listed(api, "Secret", self.namespace, CLUSTER_LABEL)
+        finally:
+            await api.close()
+        found = {}
+        for item in items:
+            meta = item.get("metadata") or {}
+            try:
+                cluster_id = uuid.UUID(str((meta.get("labels") or {}).get(CLUSTER_LABEL)))
+                created = datetime.fromisoformat(str(meta.get("creationTimestamp")))
+            except ValueError:
+                continue
+            if meta.get("name") == self.name_of(cluster_id):
+                found[cluster_id] = created
+        return found
 
 
 def running_in_kubernetes() -> bool:

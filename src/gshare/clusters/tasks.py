@@ -155,3 +155,25 @@ async def keep_local_cluster(
         cluster_id = cluster.id
     await store.put(cluster_id, text)
     return cluster_id
+
+
+# Longer than any registration takes between writing the kubeconfig and committing the row.
+KUBECONFIG_GRACE = timedelta(minutes=10)
+
+
+async def forget_removed_kubeconfigs(
+    sessions: async_sessionmaker[AsyncSession], store: KubeconfigStore, now: datetime
+) -> int:
+    """Delete the kubeconfigs of clusters no longer registered. The worker does this, not the
+    API: the API's credentials may create a kubeconfig but never read, change or delete one (a
+    deleted Secret comes back in the answer, data and all). One written moments ago may belong
+    to a registration not yet committed: it is left until KUBECONFIG_GRACE has passed."""
+    kept = await store.stored()
+    async with sessions() as db:
+        registered = {c.id for c in await repository.all_clusters(db)}
+    forgotten = 0
+    for cluster_id, written_at in kept.items():
+        if cluster_id not in registered and now - written_at > KUBECONFIG_GRACE:
+            await store.delete(cluster_id)
+            forgotten += 1
+    return forgotten

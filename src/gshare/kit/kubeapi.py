@@ -94,6 +94,24 @@ async def names(api: client.ApiClient, kind: str, namespace: str) -> list[str]:
     ]
 
 
+async def listed(
+    api: client.ApiClient, kind: str, namespace: str, label: str
+) -> list[dict[str, Any]]:
+    """Every object of `kind` in `namespace` that carries the label `label` (any value)."""
+    prefix, plural = RESOURCES[kind]
+    response = await api.call_api(
+        f"{prefix}/namespaces/{namespace}/{plural}",
+        "GET",
+        query_params=[("labelSelector", label)],
+        header_params={"Accept": "application/json"},
+        response_types_map={200: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
+    items = _object(response).get("items")
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
 async def patch_status(
     api: client.ApiClient, kind: str, name: str, namespace: str, status: dict[str, Any]
 ) -> None:

@@ -90,6 +90,10 @@ class OperatorConfig:
     storage_class: str | None = None
 
 
+# Cloud instance metadata services: the link-local one most clouds use, and Alibaba Cloud's.
+METADATA_ADDRESSES = ("169.254.169.254/32", "100.100.100.200/32")
+
+
 def resource_name(session_id: str) -> str:
     """The name of a session's resource, and of its pod, service, ingress and network policy."""
     return f"session-{session_id}"
@@ -357,7 +361,7 @@ def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Js
                         },
                         # Not the cloud's instance metadata service: node credentials live
                         # there on most clouds.
-                        {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]}},
+                        {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(METADATA_ADDRESSES)}},
                     ]
                 }
             ],

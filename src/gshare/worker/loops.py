@@ -19,7 +19,11 @@ from gshare.capacity.admission import dequeued
 from gshare.capacity.service import CAPACITY_CHANNEL
 from gshare.clusters.keystore import key_store_for, load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
-from gshare.clusters.tasks import keep_local_cluster, refresh_operator_tokens
+from gshare.clusters.tasks import (
+    forget_removed_kubeconfigs,
+    keep_local_cluster,
+    refresh_operator_tokens,
+)
 from gshare.credits.tasks import period_of, refill_month
 from gshare.events.notify import Listener
 from gshare.events.outbox import on_commit_of_events
@@ -108,7 +112,10 @@ def worker_loops(
         if await rotate_if_due(keystore, now):
             log.info("the internal signing key was rotated")
         keys = await load_or_create(keystore, now)
-        return await refresh_operator_tokens(sessions, store, keys, now)
+        refreshed = await refresh_operator_tokens(sessions, store, keys, now)
+        if forgotten := await forget_removed_kubeconfigs(sessions, store, now):
+            log.info("deleted the kubeconfigs of %d removed clusters", forgotten)
+        return refreshed
 
     async def dequeue() -> object:
         return await capacity_tasks.dequeue_once(sessions, settings, clock.now())

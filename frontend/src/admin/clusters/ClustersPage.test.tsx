@@ -188,7 +188,7 @@ describe('clusters list', () => {
 
     await user.click(await screen.findByRole('button', { name: 'Remove' }));
     const dialog = await screen.findByRole('dialog', { name: 'Remove cluster' });
-    expect(dialog).toHaveTextContent(/forgets its kubeconfig/);
+    expect(dialog).toHaveTextContent(/deletes its kubeconfig within minutes/);
     expect(dialog).toHaveTextContent(/Stop every session/);
     expect(api.calls.filter((c) => c.method === 'DELETE')).toHaveLength(0);
     await user.click(within(dialog).getByRole('button', { name: 'Remove cluster' }));
