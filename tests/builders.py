@@ -142,11 +142,17 @@ class Builder:
         desired_state: str = "Running",
         phase: str = "Pending",
         ended: bool = False,
+        group: Group | None = None,
     ) -> InteractiveSession:
-        """A session as admission would have placed it on `cluster`."""
+        """A session as admission would have placed it on `cluster`, run for `group` (by
+        default a new group the owner is a member of)."""
+        if group is None:
+            group = await self.group(await self.org())
+            await self.member(owner, group)
         row = InteractiveSession(
             id=uuid.uuid4(),
             owner_id=owner.id,
+            group_id=group.id,
             session_type="jupyterlab",
             cluster_id=cluster.id if cluster else None,
             desired_state=desired_state,

@@ -161,6 +161,41 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
         _eventually(lambda: set(_children(client, name)) == ALL, what="children on resume")
 
 
+def test_a_spec_moved_to_another_card_gets_a_pod_of_its_own(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    """Paused and resumed onto another card so quickly that the pause never reached the
+    cluster: the old pod cannot become the new one (a pod's card and limits are fixed), so it
+    is deleted, the status never calls it the new spec's, and once it is gone the pod the new
+    spec wants is made."""
+    body = _session()
+    body["spec"]["revision"] = 1
+    name = body["metadata"]["name"]
+    pod_path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}"
+    merge = {"Content-Type": "application/merge-patch+json"}
+    with kube.client() as client:
+        assert client.post(SESSIONS, json=body).status_code == 201
+        _eventually(lambda: _status_when(client, name, "Running"), what="the Running phase")
+        first_uid = client.get(pod_path).json()["metadata"]["uid"]
+        gpu = {"node": "gpu-0", "cardUUID": "GPU-gpu0-02-a100", "vramMiB": 40960}
+        client.patch(
+            f"{SESSIONS}/{name}",
+            json={"spec": {"desiredState": "Running", "revision": 3, "gpu": gpu}},
+            headers=merge,
+        ).raise_for_status()
+
+        def running() -> dict[str, Any] | None:
+            status = _status_when(client, name, "Running")
+            return status if status and status.get("observedRevision") == 3 else None
+
+        _eventually(running, what="revision 3 running")
+        pod = client.get(pod_path).json()
+        assert pod["metadata"]["uid"] != first_uid
+        assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"] == "GPU-gpu0-02-a100"
+        limits = pod["spec"]["containers"][0]["resources"]["limits"]
+        assert limits["nvidia.com/gpumem"] == "40960"
+
+
 def test_the_operator_needs_no_more_than_the_charts_rbac(kube: Cluster, tmp_path: Path) -> None:
     """Run as the chart's gshare-operator service account: a session still becomes its
     children and runs, and nothing the operator does is forbidden."""

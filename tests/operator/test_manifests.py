@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 from gshare.operator.crd import session_crd
 from gshare.operator.inventory import Card, format_register, parse_register
@@ -10,6 +11,7 @@ from gshare.operator.manifests import (
     GPU,
     GPU_CORES,
     GPU_MEMORY,
+    POD_HASH,
     USE_UUID,
     VGPU_MODE,
     GpuAssignment,
@@ -18,6 +20,7 @@ from gshare.operator.manifests import (
     Volume,
     children,
     owner_reference,
+    pod_matches,
 )
 
 CONFIG = OperatorConfig()
@@ -55,7 +58,11 @@ def test_a_running_fractional_session_gets_every_child_with_hami_resources() -> 
         GPU_MEMORY: "20480",
         GPU_CORES: "25",
     }
-    assert pod["metadata"]["annotations"] == {USE_UUID: "GPU-abc", VGPU_MODE: "hami-core"}
+    assert pod["metadata"]["annotations"] == {
+        USE_UUID: "GPU-abc",
+        VGPU_MODE: "hami-core",
+        POD_HASH: pod["metadata"]["annotations"][POD_HASH],
+    }
     assert pod["spec"]["schedulerName"] == "hami-scheduler"
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "gpu-1"}
     security = container["securityContext"]
@@ -102,7 +109,7 @@ def test_a_kept_home_volume_outlives_the_session() -> None:
 def test_a_cpu_session_asks_for_no_gpu() -> None:
     pod = by_kind(children(make_spec(gpu=None), CONFIG, OWNER))["Pod"]
     assert GPU not in pod["spec"]["containers"][0]["resources"]["limits"]
-    assert "annotations" not in pod["metadata"]
+    assert list(pod["metadata"]["annotations"]) == [POD_HASH]
     assert pod["spec"]["schedulerName"] == "hami-scheduler"
 
 
@@ -127,3 +134,16 @@ def test_the_crd_is_structural_with_status_and_columns() -> None:
         "Phase",
     ]
     assert crd["metadata"]["name"] == "gsharesessions.gshare.io"
+
+
+def test_a_pod_matches_only_the_spec_it_was_made_for() -> None:
+    spec = make_spec()
+    first = by_kind(children(spec, CONFIG, OWNER))["Pod"]
+    again = by_kind(children(replace(spec, revision=7), CONFIG, OWNER))["Pod"]
+    moved = replace(spec, gpu=GpuAssignment("node-b", "GPU-other", 20480, 25))
+    other_card = by_kind(children(moved, CONFIG, OWNER))["Pod"]
+    assert pod_matches(first, again)
+    assert not pod_matches(first, other_card)
+    # A pod made before pods were stamped is taken as the wanted one (no restart on upgrade).
+    unstamped = {**first, "metadata": {**first["metadata"], "annotations": {}}}
+    assert pod_matches(unstamped, other_card)

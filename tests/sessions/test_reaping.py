@@ -273,4 +273,5 @@ async def test_a_group_with_sessions_not_stopped_cannot_be_deleted(build: Builde
     refused = await root.delete(f"/api/v1/groups/{w.group_id}")
     assert refused.status_code == 409
     assert refused.json()["error"]["code"] == "has_live_sessions"
-    assert (await w.read(0, sid))["state"] == "starting"
+    # Its owner leaving the group paused it; paused is not stopped.
+    assert (await w.read(0, sid))["state"] == "pausing"

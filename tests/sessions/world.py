@@ -62,8 +62,11 @@ class SessionWorld:
         assert response.status_code == 200, response.text
         return dict(response.json())
 
-    async def report(self, session_id: str, phase: str, message: str = "") -> httpx.Response:
-        """The operator of the cluster the session runs on reports its phase."""
+    async def report(
+        self, session_id: str, phase: str, message: str = "", *, revision: int | None = None
+    ) -> httpx.Response:
+        """The operator of the cluster the session runs on reports its phase, for the spec the
+        session wants now unless `revision` names another."""
         build = self.build
         row = await self.row(session_id)
         keys = await key_ring_of(build.app).get(datetime.now(UTC))
@@ -73,6 +76,7 @@ class SessionWorld:
             "sequence": next(_sequence),
             "phase": phase,
             "message": message,
+            "revision": row.spec_generation if revision is None else revision,
         }
         client = build.anonymous()
         return await client.post(

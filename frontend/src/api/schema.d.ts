@@ -2913,6 +2913,11 @@ export interface components {
              */
             phase: "Pending" | "Running" | "Paused" | "Failed";
             /**
+             * Revision
+             * @description The control plane's revision of the spec this status describes (the spec's `revision`). A status about another revision is stored but moves nothing.
+             */
+            revision?: number | null;
+            /**
              * Sequence
              * @description Grows with every report the operator sends.
              */
@@ -7972,7 +7977,10 @@ export interface operations {
     create_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8119,7 +8127,10 @@ export interface operations {
             query?: {
                 delete_home?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 session_id: string;
             };
@@ -8251,7 +8262,10 @@ export interface operations {
     keep_session_running: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 session_id: string;
             };
@@ -8318,7 +8332,10 @@ export interface operations {
     pause_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 session_id: string;
             };
@@ -8385,7 +8402,10 @@ export interface operations {
     resume_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 session_id: string;
             };
@@ -8452,7 +8472,10 @@ export interface operations {
     stop_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Repeating a call with the same key (1 to 200 printable characters) returns the first result unchanged. */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 session_id: string;
             };

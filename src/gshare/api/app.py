@@ -88,6 +88,8 @@ def create_app(
     # Sessions first: the credits guard closes the wallet, which only a deletion may do.
     identity_service.deletion_guard.connect(sessions_service.refuse_while_sessions_in)
     identity_service.deactivated.connect(sessions_service.pause_deactivated)
+    identity_service.membership_ended.connect(sessions_service.pause_left_group)
+    capacity_admission.cancelling.connect(sessions_service.end_cancelled_wait)
     identity_service.deletion_guard.connect(credits_service.refuse_while_wallet_holds_credits)
     clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
     credits_service.ended_sessions.connect(sessions_service.ended_among)

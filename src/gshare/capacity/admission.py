@@ -751,6 +751,9 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
 
 # The sessions domain follows what the queue decided, in the same transaction.
 dequeued: Hook[[DequeueSummary, datetime], None] = Hook("dequeued")
+# A queued request is being cancelled from the queue (request id, when, whether by its owner):
+# whatever waits on it stops waiting; True from a handler that did.
+cancelling: Hook[[uuid.UUID, datetime, bool], bool] = Hook("cancelling")
 
 
 async def withdraw(db: AsyncSession, request_id: uuid.UUID, now: datetime, reason: str) -> bool:
@@ -930,7 +933,7 @@ async def queue_view(
 async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
     """Withdraw a queued request: its owner, or an admin of its group."""
     require(ctx, Action.QUEUE_CANCEL, target_type="admission_request", target_id=request_id)
-    row = await repository.request(ctx.session, request_id, lock=True)
+    row = await repository.request(ctx.session, request_id)
     org_id = None if row is None else await identity.group_org(ctx.session, row.group_id)
     if row is None or not (
         row.user_id == ctx.actor.user_id
@@ -940,7 +943,16 @@ async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
         raise NotFound("No such request.", code="request_not_found")
     if row.status != "queued":
         raise Conflict(f"The request is {row.status.replace('_', ' ')}.", code="not_queued")
-    _decide(row, "cancelled", "Cancelled.", ctx.now)
+    # What waits on the request stops waiting first (and withdraws it), locking in the order
+    # the waiters lock: their own row, then the request.
+    by_owner = row.user_id == ctx.actor.user_id
+    waited = any(await cancelling.results(ctx.session, request_id, ctx.now, by_owner))
+    row = await repository.request(ctx.session, request_id, lock=True)
+    assert row is not None
+    if not waited:
+        if row.status != "queued":  # decided meanwhile by someone else
+            raise Conflict(f"The request is {row.status.replace('_', ' ')}.", code="not_queued")
+        _decide(row, "cancelled", "Cancelled.", ctx.now)
     await _announce(ctx.session, [_change(r) for r in [row, *await repository.queued(ctx.session)]])
     await audit(
         ctx,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from gshare.credits import service, views
@@ -23,21 +23,12 @@ from gshare.credits.schemas import (
 )
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.kit.idempotency import respond_once
+from gshare.kit.idempotency import IdempotencyKey, respond_once
 from gshare.kit.pagination import page_request
 from gshare.kit.schemas import UtcDatetime
 from gshare.kit.web import declare
 
 router = APIRouter(prefix="/api/v1")
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        # Checked by check_key, which says what is wrong (invalid_idempotency_key).
-        description="Repeating a call with the same key (1 to 200 printable characters) "
-        "returns the first result unchanged.",
-    ),
-]
 
 
 @router.get("/wallets/me", response_model=WalletOut, **declare(Action.WALLET_READ_OWN))

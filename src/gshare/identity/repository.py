@@ -524,6 +524,25 @@ async def forget_failures_before(session: AsyncSession, cutoff: datetime) -> Non
     await session.execute(delete(SignInFailure).where(SignInFailure.at < cutoff))
 
 
+async def current_among(
+    session: AsyncSession, pairs: Sequence[tuple[uuid.UUID, uuid.UUID]], now: datetime
+) -> set[tuple[uuid.UUID, uuid.UUID]]:
+    """Which (user, group) pairs are memberships now (a guest's until it expires)."""
+    if not pairs:
+        return set()
+    users = sorted({u for u, _ in pairs})
+    groups = sorted({g for _, g in pairs})
+    found = await session.execute(
+        select(Membership.user_id, Membership.group_id).where(
+            Membership.user_id.in_(users),
+            Membership.group_id.in_(groups),
+            or_(Membership.expires_at.is_(None), Membership.expires_at > now),
+        )
+    )
+    wanted = set(pairs)
+    return {(r[0], r[1]) for r in found} & wanted
+
+
 async def is_current_member(
     session: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
 ) -> bool:

@@ -33,6 +33,9 @@ from gshare.kit.pagination import PageRequest, page_of
 deletion_guard: Guard[[str, uuid.UUID]] = Guard("organization or group deletion")
 # A user was deactivated (their console sign-ins are revoked in the same transaction).
 deactivated: Hook[[uuid.UUID, datetime], None] = Hook("user deactivated")
+# A user left a group, or their membership became one that has already ended (an expiry in the
+# past); guests whose membership expires on its own are noticed by the worker instead.
+membership_ended: Hook[[uuid.UUID, uuid.UUID, datetime], None] = Hook("membership ended")
 
 
 async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
@@ -384,6 +387,8 @@ async def put_member(
     membership, changed = await repository.put_membership(
         ctx.session, user.id, group.id, role=role, expires_at=expires_at, now=ctx.now
     )
+    if changed and expires_at is not None and expires_at <= ctx.now:
+        await membership_ended.results(ctx.session, user.id, group.id, ctx.now)
     if changed:
         await announce_user_changed(ctx.session, user.id)
         await audit(
@@ -404,6 +409,7 @@ async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -
     require(ctx, Action.MEMBERS_MANAGE, _group_scope(group), target_type="user", target_id=user_id)
     if not await repository.remove_membership(ctx.session, group.id, user_id):
         raise NotFound("That user is not a member of this group.", code="membership_not_found")
+    await membership_ended.results(ctx.session, user_id, group.id, ctx.now)
     await announce_user_changed(ctx.session, user_id)
     await audit(
         ctx,
@@ -727,6 +733,13 @@ async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.U
 async def forget_sign_in_failures(session: AsyncSession, now: datetime) -> None:
     """Failed sign-ins older than the longest throttling window no longer matter."""
     await repository.forget_failures_before(session, now - LONGEST_WINDOW)
+
+
+async def current_memberships_among(
+    db: AsyncSession, pairs: Sequence[tuple[uuid.UUID, uuid.UUID]], now: datetime
+) -> set[tuple[uuid.UUID, uuid.UUID]]:
+    """Which of these (user, group) pairs are memberships now."""
+    return await repository.current_among(db, pairs, now)
 
 
 async def is_current_member(

@@ -13,8 +13,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Header
 from pydantic import BaseModel
 from sqlalchemy import DateTime, Integer, LargeBinary, String, delete, select, text
 from sqlalchemy.dialects.postgresql import UUID
@@ -26,6 +27,17 @@ from gshare.kit.db import Base
 from gshare.kit.errors import Conflict, Unprocessable
 
 MAX_KEY_LENGTH = 200
+
+# The header a mutating route that a browser may retry takes.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        # Checked by check_key, which says what is wrong (invalid_idempotency_key).
+        description="Repeating a call with the same key (1 to 200 printable characters) "
+        "returns the first result unchanged.",
+    ),
+]
 
 
 class IdempotencyRecord(Base):
@@ -127,13 +139,14 @@ async def respond_once(
     params: Any,
     now: datetime,
     status_code: int,
-    produce: Callable[[], Awaitable[BaseModel]],
+    produce: Callable[[], Awaitable[BaseModel | None]],
 ) -> Response:
-    """An endpoint's JSON response, produced once per Idempotency-Key (or every time without)."""
+    """An endpoint's JSON response (or, when `produce` gives None, an empty one), produced once
+    per Idempotency-Key (or every time without)."""
 
     async def work() -> StoredResult:
         model = await produce()
-        return StoredResult(status_code, model.model_dump_json().encode())
+        return StoredResult(status_code, b"" if model is None else model.model_dump_json().encode())
 
     if key is None:
         result = await work()
@@ -146,4 +159,6 @@ async def respond_once(
             now=now,
             work=work,
         )
+    if not result.body:
+        return Response(status_code=result.status_code)
     return Response(result.body, status_code=result.status_code, media_type="application/json")

@@ -68,6 +68,8 @@ SPEC_SCHEMA: dict[str, Any] = {
         "gpu": GPU_SCHEMA,
         "volumes": {"type": "array", "maxItems": 16, "items": VOLUME_SCHEMA},
         "desiredState": _string(enum=["Running", "Paused"]),
+        # The control plane's number for this spec: reports say which one they describe.
+        "revision": {"type": "integer", "minimum": 0},
     },
     "x-kubernetes-validations": [
         {"rule": "self.sessionId == oldSelf.sessionId", "message": "sessionId cannot change"},
@@ -81,6 +83,7 @@ STATUS_SCHEMA: dict[str, Any] = {
         "phase": _string(enum=["Pending", "Running", "Paused", "Failed"]),
         "message": _string(),
         "observedGeneration": {"type": "integer"},
+        "observedRevision": {"type": "integer"},
         "sequence": {"type": "integer"},
         "podName": _string(),
         "url": _string(),

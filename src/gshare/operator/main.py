@@ -224,7 +224,9 @@ async def session_event(
     if type == "DELETED":
         memo.reporter.session_gone(session_id)
         return
-    current = {k: status.get(k) for k in ("phase", "message", "observedGeneration")}
+    current = {
+        k: status.get(k) for k in ("phase", "message", "observedGeneration", "observedRevision")
+    }
     if current["phase"]:
         memo.reporter.status_changed(session_id, current)
 

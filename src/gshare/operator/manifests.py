@@ -6,6 +6,9 @@ them; the home volume claim is the one exception when the user keeps their volum
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +23,7 @@ GPU = "nvidia.com/gpu"
 GPU_MEMORY = "nvidia.com/gpumem"
 GPU_CORES = "nvidia.com/gpucores"
 USE_UUID = "nvidia.com/use-gpuuuid"
+POD_HASH = "gshare.io/pod-hash"  # a digest of what the pod was made from
 VGPU_MODE = "nvidia.com/vgpu-mode"
 
 Json = dict[str, Any]
@@ -77,6 +81,7 @@ class SessionSpec:
     desired_state: Literal["Running", "Paused"] = "Running"
     gpu: GpuAssignment | None = None
     volumes: tuple[Volume, ...] = field(default=())
+    revision: int = 0  # the control plane's number for this spec (0: it gave none)
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,21 @@ def pod(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
     }
     if spec.gpu is not None:
         pod_spec["nodeSelector"] = {"kubernetes.io/hostname": spec.gpu.node}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+    made = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+    metadata.setdefault("annotations", {})[POD_HASH] = _digest(made)
+    return made
+
+
+def _digest(obj: Json) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def pod_matches(found: Mapping[str, Any], wanted: Json) -> bool:
+    """Whether a pod in the cluster is the one `wanted` describes. A pod's card, node and
+    resources cannot change, so a pod made for another spec has to go before the wanted one can
+    be made. A pod an operator made before pods were stamped counts as the wanted one."""
+    stamp = ((found.get("metadata") or {}).get("annotations") or {}).get(POD_HASH)
+    return stamp is None or stamp == wanted["metadata"]["annotations"][POD_HASH]
 
 
 def service(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:

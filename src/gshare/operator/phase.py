@@ -8,13 +8,16 @@ from typing import Any
 from gshare.operator.manifests import OperatorConfig, SessionSpec, host_of
 
 
-def phase_of(desired_state: str, pod: Mapping[str, Any] | None) -> tuple[str, str]:
-    """(phase, message): Pending, Running, Paused or Failed."""
+def phase_of(
+    desired_state: str, pod: Mapping[str, Any] | None, *, current: bool = True
+) -> tuple[str, str]:
+    """(phase, message): Pending, Running, Paused or Failed. `current` says whether the pod is
+    the one the spec asks for; one made for an earlier spec says nothing about this one."""
     if pod is None:
         if desired_state == "Paused":
             return "Paused", ""
         return "Pending", "waiting for the pod"
-    if pod.get("metadata", {}).get("deletionTimestamp"):
+    if pod.get("metadata", {}).get("deletionTimestamp") or not current:
         return "Pending", "the pod is stopping"
     status = pod.get("status") or {}
     phase = status.get("phase", "Pending")

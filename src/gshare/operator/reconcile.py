@@ -20,7 +20,14 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from gshare.kit import kubeapi, metrics
-from gshare.operator.manifests import OperatorConfig, children, name_of, owner_reference
+from gshare.operator.manifests import (
+    OperatorConfig,
+    children,
+    name_of,
+    owner_reference,
+    pod_matches,
+)
+from gshare.operator.manifests import pod as pod_manifest
 from gshare.operator.phase import phase_of, url_of
 from gshare.operator.spec import SpecError, spec_of
 
@@ -43,34 +50,67 @@ async def reconcile(
     session = spec_of(spec)
     wanted = children(session, config, owner_reference(name, uid))
     for obj in wanted:
-        await kubeapi.apply(api, obj, FIELD_MANAGER)
+        if obj["kind"] == "Pod":
+            await _apply_pod(api, obj)
+        else:
+            await kubeapi.apply(api, obj, FIELD_MANAGER)
     present = {obj["kind"] for obj in wanted}
     for kind in RUNNING_ONLY:
         if kind not in present:
             await kubeapi.delete(api, kind, name_of(session), config.namespace)
 
 
+def _going(obj: Mapping[str, Any]) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+async def _apply_pod(api: client.ApiClient, wanted: dict[str, Any]) -> None:
+    """Apply the pod, unless a pod made for another spec, or one going away, stands in its
+    place: that one is deleted, and the wanted pod is made once it is gone (the status refresher
+    sees it go and reconciles again)."""
+    meta = wanted["metadata"]
+    found = await kubeapi.get(api, "Pod", meta["name"], meta["namespace"])
+    if found is not None and (_going(found) or not pod_matches(found, wanted)):
+        if not _going(found):
+            await kubeapi.delete(api, "Pod", meta["name"], meta["namespace"])
+        return
+    await kubeapi.apply(api, wanted, FIELD_MANAGER)
+
+
 async def refresh_status(
     api: client.ApiClient, name: str, config: OperatorConfig, *, generation: int | None = None
 ) -> None:
     """Write the resource's status from its spec and its pod as they are now. `generation`, when
-    given, is the spec generation just reconciled; otherwise the stored one is kept."""
+    given, is the spec generation just reconciled; otherwise the stored one is kept.
+
+    A resource that wants to run but has no pod (the pod of an earlier spec finished going away,
+    or somebody deleted it) is reconciled again first, so its pod is made anew. The status says
+    which of the control plane's revisions of the spec it describes, and only the pod made for
+    that spec counts: a pod of an earlier one is reported as stopping."""
     resource = await kubeapi.get(api, "GShareSession", name, config.namespace)
-    if resource is None or (resource.get("metadata") or {}).get("deletionTimestamp"):
+    if resource is None or _going(resource):
         return
+    status: dict[str, Any]
     try:
         session = spec_of(resource.get("spec") or {})
     except SpecError as exc:
         # Nothing can run from it: say so in the status rather than retry forever.
-        status: dict[str, Any] = {"phase": "Failed", "message": str(exc), "podName": "", "url": ""}
+        status = {"phase": "Failed", "message": str(exc), "podName": "", "url": ""}
     else:
+        uid = resource["metadata"]["uid"]
         pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
-        phase, message = phase_of(session.desired_state, pod)
+        if pod is None and session.desired_state == "Running":
+            await reconcile(api, name=name, uid=uid, spec=resource["spec"], config=config)
+            pod = await kubeapi.get(api, "Pod", name_of(session), config.namespace)
+        wanted = pod_manifest(session, config, owner_reference(name, uid))
+        current = pod is None or pod_matches(pod, wanted)
+        phase, message = phase_of(session.desired_state, pod, current=current)
         status = {
             "phase": phase,
             "message": message,
             "podName": pod["metadata"]["name"] if pod else "",
             "url": url_of(session, config) if phase == "Running" else "",
+            "observedRevision": session.revision,
         }
     if generation is not None:
         status["observedGeneration"] = generation

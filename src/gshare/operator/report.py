@@ -117,12 +117,16 @@ def status_body(status: dict[str, Any]) -> dict[str, Any] | None:
     if type(generation) is not int or not 0 <= generation <= BIGINT_MAX:
         return None
     message = status.get("message")
-    return {
+    body: dict[str, Any] = {
         "generation": generation,
         "sequence": next_sequence(),
         "phase": phase,
         "message": message[:1000] if isinstance(message, str) else "",
     }
+    revision = status.get("observedRevision")
+    if type(revision) is int and 0 <= revision <= BIGINT_MAX:
+        body["revision"] = revision
+    return body
 
 
 # delivered; dropped: the API cannot take this report, ever; refused: not now (a token not yet

@@ -34,6 +34,12 @@ def _text(value: Any) -> str:
     return value
 
 
+def _revision(value: Any) -> int:
+    if type(value) is not int or not 0 <= value < 2**63:
+        raise ValueError("revision is not a whole number")
+    return value
+
+
 def _spec_of(resource_spec: Mapping[str, Any]) -> SessionSpec:
     gpu = resource_spec.get("gpu")
     return SessionSpec(
@@ -44,6 +50,7 @@ def _spec_of(resource_spec: Mapping[str, Any]) -> SessionSpec:
         cpu_millicores=int(resource_spec["cpuMillicores"]),
         memory_mib=int(resource_spec["memoryMiB"]),
         desired_state=resource_spec.get("desiredState", "Running"),
+        revision=_revision(resource_spec.get("revision", 0)),
         gpu=None
         if not gpu
         else GpuAssignment(

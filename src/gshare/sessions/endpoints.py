@@ -4,6 +4,7 @@ operator's status and utilization callbacks, the ingress access check and the en
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from fastapi import APIRouter, Query, Request, Response
@@ -19,6 +20,7 @@ from gshare.clusters.callbacks import (
 from gshare.identity.dependencies import Ctx, SignedIn
 from gshare.identity.permissions import Action
 from gshare.kit.errors import NotAuthenticated
+from gshare.kit.idempotency import IdempotencyKey, respond_once
 from gshare.kit.web import AppSettings, DbSession, Now, client_of, declare
 from gshare.sessions import access, catalog, reaping, service, views
 from gshare.sessions.lifecycle import State
@@ -185,16 +187,44 @@ async def list_sessions(
     return SessionList(items=await views.sessions_out(ctx.session, rows, ctx.now, settings))
 
 
+async def _once(
+    ctx: Ctx,
+    key: str | None,
+    operation: str,
+    params: object,
+    produce: Callable[[], Awaitable[SessionOut | None]],
+    status_code: int = 200,
+) -> Response:
+    """A lifecycle call done once per Idempotency-Key, like the credits routes: the browser may
+    send it again (a retry after a lost answer, a double click) without doing it twice."""
+    return await respond_once(
+        ctx.session,
+        actor_id=ctx.actor.user_id,
+        key=key,
+        operation=operation,
+        params=params,
+        now=ctx.now,
+        status_code=status_code,
+        produce=produce,
+    )
+
+
 @router.post(
     "/api/v1/sessions",
     response_model=SessionOut,
     status_code=201,
     **declare(Action.SESSION_CREATE, 404, 409),
 )
-async def create_session(body: SessionCreate, ctx: Ctx, settings: AppSettings) -> SessionOut:
+async def create_session(
+    body: SessionCreate, ctx: Ctx, settings: AppSettings, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Start a session: admitted on a card now, or queued when every card is taken."""
-    row = await service.create(ctx, body, settings)
-    return await _one(ctx, settings, row)
+
+    async def produce() -> SessionOut:
+        return await _one(ctx, settings, await service.create(ctx, body, settings))
+
+    params = body.model_dump(mode="json")
+    return await _once(ctx, idempotency_key, "session.create", params, produce, 201)
 
 
 @router.get(
@@ -207,14 +237,36 @@ async def get_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) ->
     return await _one(ctx, settings, row, history=True)
 
 
+_ACTIONS = {
+    "pause": service.pause,
+    "stop": service.stop,
+    "keep-running": service.keep_running,
+}
+
+
+async def _act(
+    ctx: Ctx, settings: AppSettings, session_id: uuid.UUID, action: str, key: str | None
+) -> Response:
+    async def produce() -> SessionOut:
+        if action == "resume":
+            row = await service.resume(ctx, session_id, settings)
+        else:
+            row = await _ACTIONS[action](ctx, session_id)
+        return await _one(ctx, settings, row)
+
+    return await _once(ctx, key, f"session.{action}", str(session_id), produce)
+
+
 @router.post(
     "/api/v1/sessions/{session_id}/pause",
     response_model=SessionOut,
     **declare(Action.SESSION_CONTROL, 404, 409),
 )
-async def pause_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+async def pause_session(
+    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Tear the pod down and give the card back: billing stops; volumes stay."""
-    return await _one(ctx, settings, await service.pause(ctx, session_id))
+    return await _act(ctx, settings, session_id, "pause", idempotency_key)
 
 
 @router.post(
@@ -222,9 +274,11 @@ async def pause_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) 
     response_model=SessionOut,
     **declare(Action.SESSION_CONTROL, 404, 409),
 )
-async def resume_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+async def resume_session(
+    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Ask for a card again (it may queue) and rebuild the pod with the same volumes."""
-    return await _one(ctx, settings, await service.resume(ctx, session_id, settings))
+    return await _act(ctx, settings, session_id, "resume", idempotency_key)
 
 
 @router.post(
@@ -232,9 +286,11 @@ async def resume_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings)
     response_model=SessionOut,
     **declare(Action.SESSION_CONTROL, 404, 409),
 )
-async def stop_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
+async def stop_session(
+    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings, idempotency_key: IdempotencyKey = None
+) -> Response:
     """End the session for good; what it used is settled."""
-    return await _one(ctx, settings, await service.stop(ctx, session_id))
+    return await _act(ctx, settings, session_id, "stop", idempotency_key)
 
 
 @router.post(
@@ -243,10 +299,10 @@ async def stop_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -
     **declare(Action.SESSION_CONTROL, 404, 409),
 )
 async def keep_session_running(
-    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings
-) -> SessionOut:
+    session_id: uuid.UUID, ctx: Ctx, settings: AppSettings, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Defer an announced idle pause by the policy's keep-running limit."""
-    return await _one(ctx, settings, await service.keep_running(ctx, session_id))
+    return await _act(ctx, settings, session_id, "keep-running", idempotency_key)
 
 
 @router.delete(
@@ -255,11 +311,20 @@ async def keep_session_running(
     response_class=Response,
     **declare(Action.SESSION_CONTROL, 404, 409),
 )
-async def delete_session(session_id: uuid.UUID, ctx: Ctx, delete_home: bool = False) -> Response:
+async def delete_session(
+    session_id: uuid.UUID,
+    ctx: Ctx,
+    delete_home: bool = False,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
     """Stop the session if needed and remove it from your list (its history and charges stay);
     `delete_home` deletes its home volume too."""
-    await service.delete(ctx, session_id, delete_home=delete_home)
-    return Response(status_code=204)
+
+    async def produce() -> None:
+        await service.delete(ctx, session_id, delete_home=delete_home)
+
+    params = [str(session_id), delete_home]
+    return await _once(ctx, idempotency_key, "session.delete", params, produce, 204)
 
 
 # ---- catalog -------------------------------------------------------------------------------

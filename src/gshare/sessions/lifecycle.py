@@ -95,8 +95,9 @@ TABLE: dict[tuple[State, Action], Transition] = {
     ("paused", "stop"): _T("stopping", desired="Removed"),
     ("failed", "stop"): _T("stopping", desired="Removed"),
     ("lost", "stop"): _T("stopping", desired="Removed"),
-    ("starting", "lose"): _T("lost", release=True),
-    ("running", "lose"): _T("lost", release=True),
+    # A lost session holds nothing, so its resource must not run a pod again either.
+    ("starting", "lose"): _T("lost", desired="Paused", release=True),
+    ("running", "lose"): _T("lost", desired="Paused", release=True),
     ("pausing", "lose"): _T("lost"),
 }
 

@@ -49,12 +49,17 @@ async def by_requests(
     return list(await db.scalars(query))
 
 
-async def live_of_owner(db: AsyncSession, owner_id: uuid.UUID) -> list[InteractiveSession]:
-    """The owner's sessions that are not stopped, locked in id order."""
+async def live_of_owner(
+    db: AsyncSession, owner_id: uuid.UUID, group_id: uuid.UUID | None = None
+) -> list[InteractiveSession]:
+    """The owner's sessions that are not stopped (those run for `group_id`, if given), locked
+    in id order."""
+    in_group = () if group_id is None else (InteractiveSession.group_id == group_id,)
     query = (
         select(InteractiveSession)
         .where(
             InteractiveSession.owner_id == owner_id,
+            *in_group,
             InteractiveSession.ended_at.is_(None),
             InteractiveSession.deleted_at.is_(None),
         )
@@ -160,11 +165,14 @@ async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
     return set(rows)
 
 
-async def is_open_to(db: AsyncSession, session_id: uuid.UUID, owner_id: uuid.UUID) -> bool:
-    """The session holds its card and is meant to run (not pausing, stopping, stopped or
-    deleted, which close its page at once), and belongs to `owner_id`."""
-    found = await db.scalar(
-        select(InteractiveSession.id).where(
+async def open_group(
+    db: AsyncSession, session_id: uuid.UUID, owner_id: uuid.UUID
+) -> tuple[uuid.UUID | None] | None:
+    """(the session's group,) if the session holds its card and is meant to run (not pausing,
+    stopping, stopped or deleted, which close its page at once) and belongs to `owner_id`;
+    else None."""
+    found = await db.execute(
+        select(InteractiveSession.group_id).where(
             InteractiveSession.id == session_id,
             InteractiveSession.owner_id == owner_id,
             InteractiveSession.state.in_(lifecycle.HOLDING),
@@ -173,7 +181,8 @@ async def is_open_to(db: AsyncSession, session_id: uuid.UUID, owner_id: uuid.UUI
             InteractiveSession.desired_state == "Running",
         )
     )
-    return found is not None
+    row = found.first()
+    return None if row is None else (row[0],)
 
 
 async def unapplied(db: AsyncSession, limit: int) -> list[InteractiveSession]:
@@ -187,6 +196,61 @@ async def unapplied(db: AsyncSession, limit: int) -> list[InteractiveSession]:
         .with_for_update(skip_locked=True)
     )
     return list(await db.scalars(query))
+
+
+async def live_groups_of_owners(
+    db: AsyncSession, states: Sequence[str]
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """Each (owner, group) that a live session in one of these states is run for."""
+    query = (
+        select(InteractiveSession.owner_id, InteractiveSession.group_id)
+        .where(
+            InteractiveSession.state.in_(list(states)),
+            InteractiveSession.ended_at.is_(None),
+            InteractiveSession.group_id.is_not(None),
+        )
+        .distinct()
+    )
+    return [(r[0], r[1]) for r in await db.execute(query) if r[1] is not None]
+
+
+async def by_request(db: AsyncSession, request_id: uuid.UUID) -> InteractiveSession | None:
+    """The session waiting on this admission request, locked."""
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.request_id == request_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return (await db.scalars(query)).first()
+
+
+async def try_lock_apply(db: AsyncSession, session_id: uuid.UUID) -> bool:
+    """Take the right to apply this session's resource until `unlock_apply` or the connection
+    ends: a lock of the connection, not of a transaction, so it is held across cluster calls
+    (`db` must keep one connection, in autocommit, for as long)."""
+    taken = await db.scalar(
+        text("SELECT pg_try_advisory_lock(hashtext('gshare.sessions.apply'), hashtext(:id))"),
+        {"id": str(session_id)},
+    )
+    return bool(taken)
+
+
+async def unlock_apply(db: AsyncSession, session_id: uuid.UUID) -> None:
+    await db.execute(
+        text("SELECT pg_advisory_unlock(hashtext('gshare.sessions.apply'), hashtext(:id))"),
+        {"id": str(session_id)},
+    )
+
+
+async def wants_applied(db: AsyncSession, session_id: uuid.UUID, generation: int) -> bool:
+    """Whether `generation` is still the session's wanted resource and not yet applied."""
+    row = await db.get(InteractiveSession, session_id, populate_existing=True)
+    return (
+        row is not None
+        and row.spec_generation == generation
+        and row.applied_generation < generation
+    )
 
 
 async def mark_applied(

@@ -46,8 +46,12 @@ def resource(
     card: Card | None,
     mounts: Sequence[Mount],
     namespace: str,
+    revision: int = 0,
 ) -> dict[str, Any]:
+    """The resource at the session's `revision` (its spec generation), which the operator's
+    reports name so that a report about an earlier spec is told from one about this one."""
     spec: dict[str, Any] = {
+        "revision": revision,
         "sessionId": str(session_id),
         "ownerId": str(owner_id),
         "sessionType": session_type,

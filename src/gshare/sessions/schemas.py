@@ -40,6 +40,13 @@ class StatusReport(RequestModel):
     )
     phase: Phase
     message: str = Field(default="", max_length=1000)
+    revision: int | None = Field(
+        default=None,
+        ge=0,
+        le=BIGINT_MAX,
+        description="The control plane's revision of the spec this status describes (the "
+        "spec's `revision`). A status about another revision is stored but moves nothing.",
+    )
 
 
 class StatusAck(ResponseModel):

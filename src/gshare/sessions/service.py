@@ -349,7 +349,6 @@ async def _volumes_for(
     mounts = [
         SessionVolume(session_id=row.id, volume_id=home.id, mount_path=HOME_MOUNT, read_only=False)
     ]
-    groups = set(ctx.actor.member_of) | set(ctx.actor.guest_of)
     shared_volumes: list[Volume] = []
     for volume_id in dict.fromkeys(body.shared_volume_ids):
         # Locked: a deletion waits for this mount to commit, then finds it in use.
@@ -358,7 +357,8 @@ async def _volumes_for(
             shared is None
             or shared.kind != "shared"
             or shared.deleted_at is not None
-            or shared.group_id not in groups
+            # Only the volumes of the group the session runs for (it bills and is seen there).
+            or shared.group_id != body.group_id
         ):
             raise NotFound("No such volume.", code="volume_not_found")
         shared_volumes.append(shared)
@@ -393,7 +393,16 @@ async def pause(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
     return await _by_owner(ctx, session_id, "pause", "Paused by its owner.")
 
 
+def _left_group() -> Forbidden:
+    return Forbidden(
+        "You are no longer in the group this session runs for.", code="not_in_session_group"
+    )
+
+
 async def resume(ctx: Context, session_id: uuid.UUID, settings: Settings) -> InteractiveSession:
+    row = await _own(ctx, session_id)
+    if not await _still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
+        raise _left_group()
     row = await _by_owner(ctx, session_id, "resume", "Resumed by its owner.")
     await _admit(ctx.session, row, ctx.now, settings)
     return row
@@ -502,6 +511,9 @@ async def record_status(
     row.phase = report.phase
     row.phase_message = report.message
     row.status_at = now
+    if report.revision is not None and report.revision != row.spec_generation:
+        # About a spec the session has moved on from (a pod of it may still be going away).
+        return True
     action = _followed(row, report.phase)
     if action is not None:
         reason = {
@@ -636,20 +648,80 @@ async def pause_for(
     await _tell_owner(db, row, f"session.paused.{code}", now, title=title, body=why)
 
 
-async def pause_deactivated(db: AsyncSession, user_id: uuid.UUID, now: datetime) -> None:
-    """A deactivated user's sessions are paused (their card freed, their billing settled) or,
-    while they wait for a card, taken out of the queue; their volumes stay. (identity's
-    `deactivated` hook, in the deactivation's own transaction.)"""
-    for row in await repository.live_of_owner(db, user_id):
+async def _pause_all(
+    db: AsyncSession, rows: Sequence[InteractiveSession], now: datetime, *, why: str, code: str
+) -> int:
+    """Pause those of these sessions that can be paused (their card freed, their billing
+    settled) or, while they wait for a card, take them out of the queue; volumes stay."""
+    paused = 0
+    for row in rows:
         if "pause" in lifecycle.allowed(row.state):
-            await pause_for(
-                db,
-                row,
-                now,
-                why="Its owner's account was deactivated.",
-                code="deactivated",
-                title=f"Your session {row.name} was paused",
-            )
+            title = f"Your session {row.name} was paused"
+            await pause_for(db, row, now, why=why, code=code, title=title)
+            paused += 1
+    return paused
+
+
+async def pause_deactivated(db: AsyncSession, user_id: uuid.UUID, now: datetime) -> None:
+    """A deactivated user's sessions are paused. (identity's `deactivated` hook, in the
+    deactivation's own transaction.)"""
+    rows = await repository.live_of_owner(db, user_id)
+    await _pause_all(db, rows, now, why="Its owner's account was deactivated.", code="deactivated")
+
+
+LEFT_GROUP = (
+    "Its owner is no longer in the group it runs for, so it may not use that group's cards or "
+    "volumes. Its volumes are kept."
+)
+
+
+async def pause_left_group(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+) -> None:
+    """The sessions a user runs for a group they left are paused. (identity's
+    `membership_ended` hook, in the removal's own transaction.)"""
+    rows = await repository.live_of_owner(db, user_id, group_id)
+    await _pause_all(db, rows, now, why=LEFT_GROUP, code="membership")
+
+
+async def pause_outside_groups(db: AsyncSession, now: datetime) -> int:
+    """Pause the sessions whose owner's membership of their group has ended since they were
+    started (a guest's expiry passing, which nothing announces). Returns how many."""
+    pausable = [s for s in lifecycle.STATES if "pause" in lifecycle.allowed(s)]
+    pairs = await repository.live_groups_of_owners(db, pausable)
+    current = await identity.current_memberships_among(db, pairs, now)
+    paused = 0
+    for owner_id, group_id in sorted(set(pairs) - current):
+        rows = await repository.live_of_owner(db, owner_id, group_id)
+        paused += await _pause_all(db, rows, now, why=LEFT_GROUP, code="membership")
+    return paused
+
+
+async def end_cancelled_wait(
+    db: AsyncSession, request_id: uuid.UUID, now: datetime, by_owner: bool
+) -> bool:
+    """A queued request was cancelled from the queue: the session waiting on it stops waiting
+    and stops (its volumes stay), and its owner is told. False when no session waits on it.
+    (capacity's `cancelling` hook, before the request itself is locked: sessions lock a
+    session before its request.)"""
+    row = await repository.by_request(db, request_id)
+    if row is None or row.state not in lifecycle.WAITING:
+        return False
+    why = (
+        "Cancelled from the queue by its owner."
+        if by_owner
+        else "Cancelled from the queue by an administrator."
+    )
+    await _move(db, row, "stop", now, reason=why)
+    await _tell_owner(
+        db,
+        row,
+        "session.cancelled",
+        now,
+        title=f"Your session {row.name} left the queue",
+        body=why + " Its volumes are kept.",
+    )
+    return True
 
 
 async def lose(db: AsyncSession, row: InteractiveSession, now: datetime, why: str) -> None:
@@ -731,6 +803,8 @@ async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id
     if domain is None or row.state != "running" or row.phase != "Running":
         what = row.state if row.state != "running" else "not ready yet"
         raise Conflict(f"The session is not running (it is {what}).", code="session_not_running")
+    if not await _still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
+        raise _left_group()
     grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
     ticket = access.mint_ticket(keys, grant, ctx.now)
     await audit(ctx, "session.enter", target_type="session", target_id=session_id)
@@ -793,11 +867,19 @@ async def check_access(
 
 
 async def _owner_signed_in(db: AsyncSession, grant: access.Grant, now: datetime) -> str | None:
-    """The owner's email, if the grant is theirs, the session is live and meant to run, and the
-    console sign-in the grant came from is still live."""
-    if not await repository.is_open_to(db, grant.session_id, grant.user_id):
+    """The owner's email, if the grant is theirs, the session is live and meant to run, its
+    owner is still in the group it runs for, and the console sign-in the grant came from is
+    still live."""
+    found = await repository.open_group(db, grant.session_id, grant.user_id)
+    if found is None or not await _still_in_group(db, grant.user_id, found[0], now):
         return None
     return await identity.signed_in_email(db, grant.user_id, grant.login_id, now)
+
+
+async def _still_in_group(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID | None, now: datetime
+) -> bool:
+    return group_id is not None and await identity.is_current_member(db, user_id, group_id, now)
 
 
 def _expired() -> NotAuthenticated:

@@ -69,6 +69,7 @@ async def _wanted(db: AsyncSession, namespace: str) -> list[_Wanted]:
             card=card,
             mounts=mounts.get(row.id, []),
             namespace=namespace,
+            revision=row.spec_generation,
         )
         remove = row.state in ("stopping", "stopped")
         out.append(_Wanted(row.id, row.cluster_id, row.spec_generation, remove, body))
@@ -91,32 +92,57 @@ async def apply_pending(
 
     wanted = await run_in_transaction(sessions, read)
     done = 0
-    for item in wanted:
-        error = ""
-        if item.cluster_id is not None:
+    # Workers apply at once: each session's lock, and a fresh look under it, keep an older
+    # resource from being applied over a newer one (or over its deletion).
+    async with sessions() as locks:
+        # One connection for the whole batch, with no transaction left open on it.
+        await locks.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        for item in wanted:
+            if not await repository.try_lock_apply(locks, item.session_id):
+                continue  # another worker is applying it
             try:
-                text = await store.get(item.cluster_id)
-                if text is None:
-                    raise RuntimeError("the cluster has no stored kubeconfig")
-                config = kube.parse_kubeconfig(text)
-                if item.remove:
-                    await kube.delete_session(config, namespace, item.body["metadata"]["name"])
-                else:
-                    await kube.apply_session(config, namespace, item.body)
-            except Exception as exc:  # any failure: recorded, and tried again next tick
-                error = kube.said(exc)[:1000] or type(exc).__name__
-                log.warning("cannot apply session %s: %s", item.session_id, error)
-
-        async def mark(db: AsyncSession, item: _Wanted = item, error: str = error) -> None:
-            await repository.mark_applied(db, item.session_id, item.generation, error)
-            if not error and item.remove:
-                row = await repository.session_row(db, item.session_id, lock=True)
-                if row is not None and row.state == "stopping":
-                    await service.removed(db, row, now)
-
-        await run_in_transaction(sessions, mark)
-        done += not error
+                done += await _apply_one(sessions, store, item, now, namespace)
+            finally:
+                await repository.unlock_apply(locks, item.session_id)
     return done
+
+
+async def _apply_one(
+    sessions: async_sessionmaker[AsyncSession],
+    store: KubeconfigStore,
+    item: _Wanted,
+    now: datetime,
+    namespace: str,
+) -> int:
+    async def current(db: AsyncSession) -> bool:
+        return await repository.wants_applied(db, item.session_id, item.generation)
+
+    if not await run_in_transaction(sessions, current):
+        return 0  # applied meanwhile, or a newer resource is wanted: the next tick takes it
+    error = ""
+    if item.cluster_id is not None:
+        try:
+            text = await store.get(item.cluster_id)
+            if text is None:
+                raise RuntimeError("the cluster has no stored kubeconfig")
+            config = kube.parse_kubeconfig(text)
+            if item.remove:
+                await kube.delete_session(config, namespace, item.body["metadata"]["name"])
+            else:
+                await kube.apply_session(config, namespace, item.body)
+        except Exception as exc:  # any failure: recorded, and tried again next tick
+            error = kube.said(exc)[:1000] or type(exc).__name__
+            log.warning("cannot apply session %s: %s", item.session_id, error)
+
+    async def mark(db: AsyncSession) -> None:
+        await repository.mark_applied(db, item.session_id, item.generation, error)
+        if not error and item.remove:
+            row = await repository.session_row(db, item.session_id, lock=True)
+            if row is not None and row.state == "stopping":
+                await service.removed(db, row, now)
+
+    await run_in_transaction(sessions, mark)
+    return 0 if error else 1
 
 
 async def scan_orphans(
@@ -256,7 +282,8 @@ async def reconcile_once(
     sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
 ) -> int:
     """Sessions their cluster has not reported for too long, and those whose card went missing,
-    are lost; those that never started fail. Either is settled."""
+    are lost; those that never started fail. Either is settled. Sessions whose owner is no
+    longer in their group are paused."""
     cutoff = now - timedelta(minutes=settings.session_report_timeout_minutes)
 
     async def work(db: AsyncSession) -> int:
@@ -281,11 +308,13 @@ async def reconcile_once(
                 f"It did not start within {settings.session_start_timeout_minutes:g} minutes."
                 + said,
             )
+        # A guest's membership expiring is announced by nothing: noticed here.
+        left = await service.pause_outside_groups(db, now)
         holding = await repository.running_gpu_sessions(db)
         lost = await admission.lost_among(db, [r.request_id for r in holding if r.request_id])
         for row in holding:
             if row.request_id in lost:
                 await service.lose(db, row, now, "Its card went missing from its cluster.")
-        return len(silent) + len(stuck) + len(lost)
+        return len(silent) + len(stuck) + len(lost) + left
 
     return await run_in_transaction(sessions, work)
