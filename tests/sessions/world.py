@@ -69,7 +69,7 @@ class SessionWorld:
         session wants now unless `revision` names another."""
         build = self.build
         row = await self.row(session_id)
-        keys = await key_ring_of(build.app).get(datetime.now(UTC))
+        keys = await key_ring_of(build.app).get(build.clock.now())
         token = keys.mint(str(row.cluster_id or self.cluster_id), build.clock.now())
         body = {
             "generation": row.observed_generation + 1,
