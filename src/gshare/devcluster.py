@@ -360,14 +360,19 @@ class Cluster:
         from gshare.operator.crd import session_crd
 
         with self.client() as client:
-            response = client.post(
-                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=session_crd()
-            )
-            assert response.status_code in (201, 409), response.text
-            deadline = time.monotonic() + 30
             path = (
                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gsharesessions.gshare.io"
             )
+            # Applied, not created: a cluster kept from an older version gets this schema (an
+            # older one would prune the fields it does not know from every resource).
+            response = client.patch(
+                path,
+                params={"fieldManager": "gshare-devcluster", "force": "true"},
+                headers={"Content-Type": "application/apply-patch+yaml"},
+                content=json.dumps(session_crd()),
+            )
+            assert response.status_code in (200, 201), response.text
+            deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 status = client.get(path).json().get("status") or {}
                 if any(

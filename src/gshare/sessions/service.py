@@ -511,7 +511,9 @@ async def record_status(
     row.phase = report.phase
     row.phase_message = report.message
     row.status_at = now
-    if report.revision is not None and report.revision != row.spec_generation:
+    # Revision 0: a resource applied before revisions were given (or an operator that does not
+    # report them), followed as before.
+    if report.revision and report.revision != row.spec_generation:
         # About a spec the session has moved on from (a pod of it may still be going away).
         return True
     action = _followed(row, report.phase)
