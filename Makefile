@@ -35,8 +35,17 @@ $(NODE_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
 	cd $(FRONTEND) && npm ci --no-audit --no-fund
 	touch $@
 
-console: $(NODE_STAMP)
+# The console is built again only when a source or a package of it is newer than the build.
+CONSOLE := $(FRONTEND)/dist/index.html
+CONSOLE_SOURCES := $(shell find $(FRONTEND)/src -type f) \
+	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig*.json) \
+	$(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+
+$(CONSOLE): $(CONSOLE_SOURCES) $(NODE_STAMP)
 	cd $(FRONTEND) && npm run build
+	touch $@
+
+console: $(CONSOLE)
 
 up: install console
 	$(BIN)/gshare up
@@ -79,9 +88,18 @@ testenv:
 	bash hack/testenv.sh
 
 pytest: install console e2e-deps testenv demo-deps
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=25
 
-test: lint frontend-test pytest bench-smoke helm-lint
+TEST_STAGES := lint frontend-test pytest bench-smoke helm-lint
+
+# Each stage in turn, saying how long it took; the first that fails ends the run with its status.
+test:
+	@for stage in $(TEST_STAGES); do \
+		start=$$SECONDS; \
+		$(MAKE) --no-print-directory $$stage; status=$$?; \
+		echo "stage $$stage took $$((SECONDS - start)) s"; \
+		test $$status -eq 0 || exit $$status; \
+	done
 
 # The Helm chart: lint, render every overlay, a server-side dry run of every object against the
 # test API server, then a real install and upgrade of the all-in-one (hack/helm_lint.py).

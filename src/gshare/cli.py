@@ -82,7 +82,7 @@ def check_bootstrap_password(settings: Settings) -> None:
 def bootstrap_admin(settings: Settings, url: str) -> None:
     """Create the first super admin once; print a generated password only the first time."""
     from gshare.identity.password_policy import judge_password
-    from gshare.identity.signin import bootstrap_super_admin
+    from gshare.identity.signin import PasswordRejected, bootstrap_super_admin
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 
@@ -117,7 +117,7 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
 
     try:
         created = asyncio.run(run())
-    except Conflict as exc:
+    except (Conflict, PasswordRejected) as exc:
         print(f"gshare: {exc.message}", file=sys.stderr)
         raise SystemExit(2) from None
     if not created:
@@ -274,8 +274,7 @@ def cmd_recover_admin(settings: Settings, args: argparse.Namespace) -> None:
     from pydantic import TypeAdapter, ValidationError
 
     from gshare.identity.schemas import Email
-    from gshare.identity.service import recover_super_admin
-    from gshare.identity.signin import PasswordRejected
+    from gshare.identity.signin import PasswordRejected, bootstrap_super_admin
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 
@@ -296,13 +295,13 @@ def cmd_recover_admin(settings: Settings, args: argparse.Namespace) -> None:
         try:
             return await run_in_transaction(
                 make_sessionmaker(engine),
-                lambda db: recover_super_admin(
+                lambda db: bootstrap_super_admin(
                     db,
                     email=email,
                     password=chosen,
                     name=args.name,
                     now=SystemClock().now(),
-                    detail=detail,
+                    recovery=detail,
                 ),
             )
         finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -12,23 +11,23 @@ from gshare.credits import invariants
 from gshare.credits.repository import account_id
 from tests.builders import Builder
 from tests.credits.builders import MINT, assert_ledger_clean, move_via_api, wallet_via_api
+from tests.eventually import eventually
 
 
 async def _waiting_on_locks(sessions: async_sessionmaker[AsyncSession], count: int) -> None:
-    """Until `count` other backends wait for a lock (polled with a deadline, never slept on)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    """Until `count` other backends wait for a lock."""
+
+    async def waiting() -> bool:
         async with sessions() as db:
-            waiting = await db.scalar(
+            found = await db.scalar(
                 text(
                     "SELECT count(*) FROM pg_stat_activity "
                     "WHERE wait_event_type = 'Lock' AND datname = current_database()"
                 )
             )
-        if (waiting or 0) >= count:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"fewer than {count} requests ever waited for the lock")
+        return (found or 0) >= count
+
+    await eventually(waiting, f"{count} requests to wait for the lock", interval=0.02)
 
 
 async def _race(build: Builder, sessions, root, group, target: str, source: str, first: str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -13,6 +12,7 @@ import pytest
 
 from gshare.kit.errors import GShareError
 from gshare.kit.settings import READ_ELSEWHERE, Settings
+from tests.docs.hack import reference_docs as load_reference_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
@@ -22,15 +22,7 @@ STALE = "the page differs from what the code says: run `make reference-docs`"
 
 @pytest.fixture(scope="module")
 def reference_docs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "reference_docs", ROOT / "hack" / "reference_docs.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up as they are made
-    spec.loader.exec_module(module)
-    return module
+    return load_reference_docs()
 
 
 def _first_column(page: str) -> list[list[str]]:

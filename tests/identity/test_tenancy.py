@@ -344,3 +344,30 @@ async def test_the_same_user_created_four_times_at_once_is_one_user(build: Build
     # A request that lost the race gets what it would have got coming second.
     codes = {r.json()["error"]["code"] for r in responses if r.status_code == 409}
     assert codes == {"email_taken"}
+
+
+async def test_lists_open_to_any_admin_keep_to_what_they_administer(build: Builder) -> None:
+    """Any admin may ask for the sessions and the audit log of their scope; an admin of A
+    asking about B's group, or about everything, sees nothing of B's."""
+    org_a, org_b = await build.org("A"), await build.org("B")
+    group_a, group_b = await build.group(org_a, "A1"), await build.group(org_b, "B1")
+    alice, bob = await build.user("Alice"), await build.user("Bob")
+    await build.org_admin(alice, org_a)
+    theirs = await build.interactive_session(bob, None, group=group_b)
+    await build.interactive_session(alice, None, group=group_a)
+    client = await build.signed_in(alice)
+    everything = await client.get("/api/v1/sessions", params={"scope": "admin"})
+    assert everything.status_code == 200, everything.text
+    assert str(theirs.id) not in {s["id"] for s in everything.json()["items"]}
+    asked = await client.get(
+        "/api/v1/sessions", params={"scope": "admin", "group_id": str(group_b.id)}
+    )
+    assert asked.status_code == 200
+    assert asked.json()["items"] == []
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    made = await root.post(f"/api/v1/orgs/{org_b.id}/groups", json={"name": "B2"})
+    assert made.status_code == 201, made.text
+    assert (await root.get("/api/v1/audit", params={"org_id": str(org_b.id)})).json()["items"]
+    audit = await client.get("/api/v1/audit", params={"org_id": str(org_b.id)})
+    assert audit.status_code == 200, audit.text
+    assert audit.json()["items"] == []

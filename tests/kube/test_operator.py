@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,21 +17,12 @@ import pytest
 
 from gshare.clusters.models import Cluster as ClusterRow
 from gshare.devcluster import ROOT, Cluster
+from tests.eventually import eventually, eventually_sync
 from tests.kube import chart
 from tests.processes import clean_env, start_api, start_worker, stop
 
 NAMESPACE = "gshare-ops"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
-
-
-def _eventually(check: Callable[[], Any], deadline_s: float = 60, what: str = "") -> Any:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _start_operator(
@@ -121,6 +110,13 @@ def _children(client: httpx.Client, name: str) -> dict[str, int]:
 ALL = {"Pod", "Service", "Ingress", "NetworkPolicy", "PersistentVolumeClaim"}
 
 
+def _handled_since(log: Path, offset: int) -> int:
+    """How many resources the operator has finished handling, as its log past `offset` says."""
+    with log.open("rb") as said:
+        said.seek(offset)
+        return said.read().count(b" is processed: ")
+
+
 def _status_when(client: httpx.Client, name: str, phase: str) -> dict[str, Any] | None:
     status = client.get(f"{SESSIONS}/{name}").json().get("status") or {}
     return status if status.get("phase") == phase else None
@@ -133,12 +129,12 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
     name = body["metadata"]["name"]
     with kube.client() as client:
         assert client.post(SESSIONS, json=body).status_code == 201
-        _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
+        eventually_sync(lambda: set(_children(client, name)) == ALL, "every child", timeout=60)
         pod = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()
         assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"] == "GPU-gpu0-01-a100"
         assert pod["metadata"]["ownerReferences"][0]["kind"] == "GShareSession"
-        status = _eventually(
-            lambda: _status_when(client, name, "Running"), what="the Running phase"
+        status = eventually_sync(
+            lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
         )
         # The phase follows the pod (kwok marks it ready); the page is served on its own host.
         assert status["url"] == f"https://{body['spec']['sessionId']}.sessions.gshare.local/"
@@ -149,16 +145,19 @@ def test_a_session_becomes_its_children_and_pauses_and_resumes(
         client.patch(
             f"{SESSIONS}/{name}", json={"spec": {"desiredState": "Paused"}}, headers=merge
         ).raise_for_status()
-        _eventually(
+        eventually_sync(
             lambda: set(_children(client, name)) == {"PersistentVolumeClaim"},
-            what="only the volume while paused",
+            "only the volume while paused",
+            timeout=60,
         )
-        paused = _eventually(lambda: _status_when(client, name, "Paused"), what="Paused")
+        paused = eventually_sync(lambda: _status_when(client, name, "Paused"), "Paused", timeout=60)
         assert (paused["url"], paused["podName"], paused["observedGeneration"]) == ("", "", 2)
         client.patch(
             f"{SESSIONS}/{name}", json={"spec": {"desiredState": "Running"}}, headers=merge
         ).raise_for_status()
-        _eventually(lambda: set(_children(client, name)) == ALL, what="children on resume")
+        eventually_sync(
+            lambda: set(_children(client, name)) == ALL, "children on resume", timeout=60
+        )
 
 
 def test_a_spec_moved_to_another_card_gets_a_pod_of_its_own(
@@ -175,7 +174,9 @@ def test_a_spec_moved_to_another_card_gets_a_pod_of_its_own(
     merge = {"Content-Type": "application/merge-patch+json"}
     with kube.client() as client:
         assert client.post(SESSIONS, json=body).status_code == 201
-        _eventually(lambda: _status_when(client, name, "Running"), what="the Running phase")
+        eventually_sync(
+            lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
+        )
         first_uid = client.get(pod_path).json()["metadata"]["uid"]
         gpu = {"node": "gpu-0", "cardUUID": "GPU-gpu0-02-a100", "vramMiB": 40960}
         client.patch(
@@ -188,7 +189,7 @@ def test_a_spec_moved_to_another_card_gets_a_pod_of_its_own(
             status = _status_when(client, name, "Running")
             return status if status and status.get("observedRevision") == 3 else None
 
-        _eventually(running, what="revision 3 running")
+        eventually_sync(running, "revision 3 running", timeout=60)
         pod = client.get(pod_path).json()
         assert pod["metadata"]["uid"] != first_uid
         assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"] == "GPU-gpu0-02-a100"
@@ -212,10 +213,14 @@ def test_the_operator_needs_no_more_than_the_charts_rbac(kube: Cluster, tmp_path
     try:
         with kube.client() as client:
             assert client.post(SESSIONS, json=body).status_code == 201
-            _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
-            _eventually(lambda: _status_when(client, name, "Running"), what="the Running phase")
+            eventually_sync(lambda: set(_children(client, name)) == ALL, "every child", timeout=60)
+            eventually_sync(
+                lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
+            )
             assert client.delete(f"{SESSIONS}/{name}").status_code == 200
-            _eventually(lambda: not _children(client, name), what="the children collected")
+            eventually_sync(
+                lambda: not _children(client, name), "the children collected", timeout=60
+            )
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -233,24 +238,36 @@ def test_a_restarted_operator_creates_no_duplicates_and_deletion_collects_childr
     name = body["metadata"]["name"]
     with kube.client() as client:
         client.post(SESSIONS, json=body).raise_for_status()
-        _eventually(lambda: set(_children(client, name)) == ALL, what="every child")
+        eventually_sync(lambda: set(_children(client, name)) == ALL, "every child", timeout=60)
         operator["proc"].send_signal(signal.SIGKILL)  # killed mid-flight, restarted
         operator["proc"].wait()
+        resources = [
+            item
+            for item in client.get(SESSIONS).json()["items"]
+            if not item["metadata"].get("deletionTimestamp")
+        ]
+        log_before = operator["log"].stat().st_size
         operator["proc"] = _start_operator(kube, operator["log"])
-        time.sleep(3)  # let the new operator resume every resource
+        eventually_sync(
+            lambda: _handled_since(operator["log"], log_before) >= len(resources),
+            f"the new operator to resume all {len(resources)} resources",
+            timeout=60,
+        )
         selector = f"gshare.io/session={body['spec']['sessionId']}"
         pods = client.get(
             f"/api/v1/namespaces/{NAMESPACE}/pods", params={"labelSelector": selector}
         ).json()["items"]
         assert len(pods) == 1
         client.delete(f"{SESSIONS}/{name}").raise_for_status()
-        _eventually(
-            lambda: client.get(f"{SESSIONS}/{name}").status_code == 404, what="the resource to go"
+        eventually_sync(
+            lambda: client.get(f"{SESSIONS}/{name}").status_code == 404,
+            "the resource to go",
+            timeout=60,
         )
-        _eventually(
+        eventually_sync(
             lambda: not _children(client, name),
-            deadline_s=90,
-            what="garbage collection of the children",
+            "garbage collection of the children",
+            timeout=90,
         )
 
 
@@ -345,11 +362,12 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
         return {r.uuid: (r.node, r.healthy) for r in rows}
 
     async with _reporting(kube, database_url, sessions, tmp_path):
-        deadline = time.monotonic() + 60
-        found: dict[str, tuple[str, bool]] = {}
-        while time.monotonic() < deadline and len(found) < 8:
+
+        async def every_card() -> dict[str, tuple[str, bool]]:
             found = await cards()
-            time.sleep(0.3)
+            return found if len(found) >= 8 else {}
+
+        found = await eventually(every_card, "eight cards in the inventory", timeout=60)
         assert len(found) == 8, found
         assert found["GPU-gpu1-03-a100"] == ("gpu-1", True)
         # A card turns unhealthy on a node: the next report says so.
@@ -365,9 +383,11 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
                 json={"metadata": {"annotations": {"hami.io/node-nvidia-register": broken}}},
                 headers={"Content-Type": "application/merge-patch+json"},
             ).raise_for_status()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (await cards())["GPU-gpu0-00-a100"][1]:
-            time.sleep(0.3)
+
+        async def card_unhealthy() -> bool:
+            return not (await cards())["GPU-gpu0-00-a100"][1]
+
+        await eventually(card_unhealthy, "the unhealthy card reported", timeout=30)
         assert (await cards())["GPU-gpu0-00-a100"] == ("gpu-0", False)
         # put it back for the other tests
         with kube.client() as client:
@@ -429,12 +449,13 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
         async def until(phase: str, generation: int) -> tuple[str, int]:
             # A pod event can refresh the status before the reconcile that caused it records its
             # generation, so the phase may first arrive with the previous generation.
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if (now_stored := await stored()) == (phase, generation):
-                    return now_stored
-                await asyncio.sleep(0.3)
-            raise AssertionError(f"the API never stored {phase}; it has {await stored()}")
+            async def stored_now() -> tuple[str, int] | None:
+                found = await stored()
+                return found if found == (phase, generation) else None
+
+            return await eventually(
+                stored_now, f"the API to store {phase} of generation {generation}", timeout=60
+            )
 
         name = body["metadata"]["name"]
         with kube.client() as client:
@@ -464,13 +485,15 @@ def test_two_clusters_each_with_its_operator(
         with kube.client() as a, second_kube.client() as b:
             a.post(SESSIONS, json=first).raise_for_status()
             b.post(SESSIONS, json=second).raise_for_status()
-            _eventually(
+            eventually_sync(
                 lambda: set(_children(a, first["metadata"]["name"])) == ALL,
-                what="the first cluster's children",
+                "the first cluster's children",
+                timeout=60,
             )
-            _eventually(
+            eventually_sync(
                 lambda: set(_children(b, second["metadata"]["name"])) == ALL,
-                what="the second cluster's children",
+                "the second cluster's children",
+                timeout=60,
             )
             assert _children(a, second["metadata"]["name"]) == {}
             assert _children(b, first["metadata"]["name"]) == {}

@@ -5,14 +5,12 @@ card again and stopped (resource gone, everything settled, the ledger clean)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 from sqlalchemy import select, update
@@ -21,29 +19,20 @@ from gshare.capacity.models import GpuCard
 from gshare.credits import repository as credits
 from gshare.credits.models import CreditHold
 from gshare.demo import loopback
-from gshare.devcluster import Cluster
+from gshare.devcluster import Cluster, free_port
 from gshare.identity.models import User
 from gshare.sessions.models import InteractiveSession
 from tests.builders import PASSWORD, hashed
 from tests.capacity.builders import priced_model
 from tests.credits.builders import assert_ledger_clean, funded_wallets
+from tests.eventually import eventually
 from tests.kube.test_operator import NAMESPACE, _reporting, registered
+from tests.scrape import parse, value
 
-T = TypeVar("T")
 JUPYTER_IMAGE = "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001"
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
 CLAIMS = f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
-
-
-async def _until(check: Callable[[], Awaitable[T | None]], what: str, deadline_s: float = 60) -> T:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @dataclass(frozen=True)
@@ -80,13 +69,17 @@ async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
     kube.install_crd()
     kube.create_namespace(NAMESPACE)
     member = await _member(sessions)
-    async with _reporting(kube, database_url, sessions, tmp_path, worker=True) as (_, base):
+    metrics_port = free_port()
+    worker_env = {"GSHARE_METRICS_PORT": str(metrics_port)}
+    async with _reporting(
+        kube, database_url, sessions, tmp_path, worker=True, worker_env=worker_env
+    ) as (_, base):
 
         async def cards() -> int:
             async with sessions() as db:
                 return len((await db.scalars(select(GpuCard))).all())
 
-        await _until(lambda: _at_least(cards, 8), "the inventory")
+        await eventually(lambda: _at_least(cards, 8), "the inventory", timeout=60)
         async with httpx.AsyncClient(base_url=base, timeout=10) as api:
             login = await api.post(
                 "/api/v1/auth/login", json={"email": member.email, "password": PASSWORD}
@@ -120,7 +113,7 @@ async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
             assert created.status_code == 201, created.text
             sid = created.json()["id"]
             name = f"session-{sid}"
-            running = await _until(await in_state("running"), "the session to run")
+            running = await eventually(await in_state("running"), "the session to run", timeout=60)
             assert running["can_open"] is True
             assert running["billing"] is True
             pod = kube_get(kube, f"{PODS}/{name}")
@@ -130,21 +123,26 @@ async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
             assert kube_get(kube, f"{CLAIMS}/vol-{home_claim}") is not None
 
             # The worker meters it while it runs.
-            await _until(lambda: _cost_above_zero(session), "metering")
+            await eventually(lambda: _cost_above_zero(session), "metering", timeout=60)
 
             paused = await api.post(f"/api/v1/sessions/{sid}/pause")
             assert paused.status_code == 200, paused.text
             assert paused.json()["billing"] is False
-            await _until(await in_state("paused"), "the pause")
+            await eventually(await in_state("paused"), "the pause", timeout=60)
             assert kube_get(kube, f"{PODS}/{name}") is None
             assert kube_get(kube, f"{CLAIMS}/vol-{home_claim}") is not None  # volume kept
             cost = (await session())["cost"]
-            await asyncio.sleep(2.5)  # past two metering ticks: a paused session costs nothing
+            # Past two whole metering ticks (the first may have begun before the pause), a paused
+            # session still costs nothing.
+            ticks = await _metering_ticks(metrics_port)
+            await eventually(
+                lambda: _ticked_past(metrics_port, ticks + 3), "three metering ticks", timeout=60
+            )
             assert (await session())["cost"] == cost
 
             resumed = await api.post(f"/api/v1/sessions/{sid}/resume")
             assert resumed.status_code == 200, resumed.text
-            await _until(await in_state("running"), "the resume")
+            await eventually(await in_state("running"), "the resume", timeout=60)
             pod = kube_get(kube, f"{PODS}/{name}")
             assert pod is not None
             assert pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"].startswith("GPU-")
@@ -152,7 +150,7 @@ async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
 
             stopped = await api.post(f"/api/v1/sessions/{sid}/stop")
             assert stopped.status_code == 200, stopped.text
-            await _until(await in_state("stopped"), "the stop")
+            await eventually(await in_state("stopped"), "the stop", timeout=60)
             assert kube_get(kube, f"{SESSIONS}/{name}") is None or _deleting(
                 kube_get(kube, f"{SESSIONS}/{name}")
             )
@@ -171,6 +169,18 @@ async def test_a_session_runs_pauses_resumes_and_stops_on_a_real_cluster(
 
 async def _at_least(count: Callable[[], Awaitable[int]], wanted: int) -> bool:
     return await count() >= wanted
+
+
+async def _metering_ticks(metrics_port: int) -> float:
+    """Ticks of the worker process's metering loop, from its metrics endpoint."""
+    async with httpx.AsyncClient() as client:
+        response = await client.get(f"http://127.0.0.1:{metrics_port}/metrics")
+    response.raise_for_status()
+    return value(parse(response.text), "gshare_worker_loop_runs_total", loop="metering")
+
+
+async def _ticked_past(metrics_port: int, ticks: float) -> bool:
+    return await _metering_ticks(metrics_port) >= ticks
 
 
 async def _cost_above_zero(read: Callable[[], Awaitable[dict[str, Any]]]) -> bool:
@@ -298,7 +308,7 @@ async def test_an_idle_session_is_paused_from_its_clusters_metrics(
                 async with sessions() as db:
                     return len((await db.scalars(select(GpuCard))).all()) >= 8
 
-            await _until(cards, "the inventory")
+            await eventually(cards, "the inventory", timeout=60)
             created = await api.post(
                 "/api/v1/sessions",
                 json={
@@ -315,14 +325,16 @@ async def test_an_idle_session_is_paused_from_its_clusters_metrics(
                 found = dict((await api.get(f"/api/v1/sessions/{sid}")).json())
                 return found if found["state"] in states else None
 
-            await _until(lambda: state_is("running"), "the session to run")
+            await eventually(lambda: state_is("running"), "the session to run", timeout=60)
             pod = kube_get(kube, f"{PODS}/session-{sid}")
             assert pod is not None
             exporter.idle(sid, pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"])
-            reported = await _until(_peak_reported(api, sid), "the utilization report")
+            reported = await eventually(
+                _peak_reported(api, sid), "the utilization report", timeout=60
+            )
             assert reported["peak_vram_mib"] == 1536
-            paused = await _until(
-                lambda: state_is("pausing", "paused"), "the idle pause", deadline_s=150
+            paused = await eventually(
+                lambda: state_is("pausing", "paused"), "the idle pause", timeout=150
             )
             assert "idle" in paused["state_reason"]
             assert paused["billing"] is False

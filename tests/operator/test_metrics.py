@@ -41,7 +41,7 @@ from gshare.operator.utilization import (
 from gshare.sessions.models import InteractiveSession
 from gshare.sessions.schemas import UtilizationReport
 from tests.builders import Builder
-from tests.operator.test_report import _until
+from tests.eventually import eventually
 from tests.processes import start_api, stop
 
 NAMESPACE = "gshare-sessions"
@@ -657,7 +657,7 @@ async def test_the_api_refusing_a_report_does_not_stop_the_reader(
         async def two_reports() -> bool:
             return len(api.received) >= 2
 
-        await _until(two_reports, "a second report after a refused one")
+        await eventually(two_reports, "a second report after a refused one")
     finally:
         running.cancel()
     first, second = _reports(api)[:2]

@@ -4,7 +4,6 @@ one lands, reports the API cannot take are dropped, and only news is sent."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,16 +13,8 @@ from gshare.clusters.tokens import KeySet, new_key
 from gshare.operator.report import Reporter, ReportTarget
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
+from tests.eventually import eventually
 from tests.processes import start_api, stop
-
-
-async def _until(check, what: str, deadline_s: float = 20) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if await check():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def test_refused_tokens_are_retried_and_bad_reports_dropped(
@@ -59,11 +50,14 @@ async def test_refused_tokens_are_retried_and_bad_reports_dropped(
         stranger = str(uuid.uuid4())
         reporter.status_changed(stranger, status)
         reporter.status_changed(str(placed.id), status)
-        await asyncio.sleep(1.0)
+        await eventually(
+            lambda: reporter._refusals.get(str(placed.id), (0, 0.0))[0] >= 2,
+            "the report to be refused twice",
+        )
         assert await phase() == "Pending"  # refused, and kept for another try
         assert str(placed.id) in reporter._pending
         token_file.write_text(keys.mint(str(cluster.id), now))  # the fresh Secret lands
-        await _until(lambda: _is(phase, "Running"), "the report to be delivered")
+        await eventually(lambda: _is(phase, "Running"), "the report to be delivered")
         assert list(reporter._pending) == [stranger]
         reporter.session_gone(stranger)
 
@@ -71,7 +65,7 @@ async def test_refused_tokens_are_retried_and_bad_reports_dropped(
         reporter.status_changed(str(placed.id), dict(status))
         assert reporter._pending == {}
         reporter.status_changed(str(placed.id), {**status, "phase": "Exploded"})
-        await _until(lambda: _empty(reporter._pending), "the bad report to be dropped")
+        await eventually(lambda: not reporter._pending, "the bad report to be dropped")
         assert await phase() == "Running"
     finally:
         running.cancel()
@@ -80,10 +74,6 @@ async def test_refused_tokens_are_retried_and_bad_reports_dropped(
 
 async def _is(read, value: str) -> bool:
     return await read() == value
-
-
-async def _empty(pending: dict) -> bool:
-    return not pending
 
 
 def test_pauses_stay_bounded_however_long_the_trouble() -> None:

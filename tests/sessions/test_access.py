@@ -188,8 +188,8 @@ async def test_access_ends_with_the_sign_in_the_account_or_the_session(build: Bu
 
 
 async def test_used_tickets_are_forgotten_once_expired(build: Builder) -> None:
+    from gshare.sessions.entry import forget_used_tickets
     from gshare.sessions.models import UsedTicket
-    from gshare.sessions.service import forget_used_tickets
 
     owner = await build.user()
     mine = await _running(build, owner)

@@ -1,161 +1,386 @@
-"""Every actor of a session's life interleaved at random on the real service layer and database:
-owners (create, pause, resume, stop, delete, keep running), admins (removing and re-adding a
-member, cancelling from the queue), the queue, the metering and reconcile ticks, and the
-operator's reports (current, late, duplicated and out of order). After every step the
+"""Every actor of a session's life interleaved by a Hypothesis state machine on the real service
+layer and database: owners (create, pause, resume, stop, delete, keep running), admins (removing
+and re-adding a member, cancelling from the queue), the queue, the metering and reconcile ticks,
+and the operator's reports (current, late, duplicated and out of order). After every step the
 invariants hold:
 
 - a session has at most one open hold, and one exactly while it holds a card (priced tiers);
 - it holds a live allocation exactly when its state says it holds one, and billing runs then;
 - every waiting session has a queued request (the queue will move it);
-- every state a session leaves on its own has its mover: starting and pausing expect a report
-  of the current spec, which the model's operator sends when asked, or the reconcile tick's
-  timeouts; after a quiet period with the operator answering, none is left in them;
+- a stopped session has ended;
 - the ledger check is clean.
 
-A failing seed prints the steps that led to it, to become a plain regression test.
+Every state a session leaves on its own has its mover: starting and pausing expect a report of
+the current spec, which the model's operator sends when asked, or the reconcile tick's timeouts;
+after a quiet period with the operator answering, none is left in them. A quiet period is one of
+the steps, and every run ends with one.
+
+A failure shrinks to a short sequence of steps, printed with the answers each step got. It
+becomes a plain regression test: an async test on `build` that makes `await Actors.on(build)`
+and calls the same actors in that order, then `check()`.
 """
 
 from __future__ import annotations
 
-import random
-from datetime import timedelta
+import asyncio
+import itertools
+import sys
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import ClassVar, TypeVar
 
-import pytest
+import httpx
+from hypothesis import HealthCheck, currently_in_test_context, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    invariant,
+    multiple,
+    precondition,
+    rule,
+)
 from sqlalchemy import select
 
+from gshare.api.app import create_app
 from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import AdmissionRequest, Allocation
 from gshare.credits.models import CreditHold
+from gshare.kit.clock import FrozenClock
+from gshare.kit.db import make_engine, make_sessionmaker
+from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
+from gshare.kit.settings import Settings
 from gshare.sessions import lifecycle, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
+from tests.conftest import TEMPLATE
 from tests.credits.builders import assert_ledger_clean
 from tests.sessions.world import API, SessionWorld, session_world, settings_of
 
-STEPS = 100
-SEEDS = [11, 29, 47]
+T = TypeVar("T")
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+TIERS = ["1/4", "exclusive", "1/2"]
+_numbers = itertools.count()
 
 
-async def _check(w: SessionWorld, log: list[str]) -> None:
-    async with w.build.sessions() as db:
-        rows = list(await db.scalars(select(InteractiveSession)))
-        holds = list(await db.scalars(select(CreditHold).where(CreditHold.status == "open")))
-        live = list(await db.scalars(select(Allocation).where(Allocation.status == "live")))
-        queued = set(
-            await db.scalars(select(AdmissionRequest.id).where(AdmissionRequest.status == "queued"))
-        )
-    open_holds = {h.id for h in holds}
-    live_requests = {a.request_id for a in live}
-    where = " > ".join(log[-12:])
-    for row in rows:
-        holding = row.state in lifecycle.HOLDING
-        assert (row.hold_id is not None) == holding, (row.state, where)
-        assert (row.hold_id in open_holds) == holding, (row.state, where)
-        assert (row.request_id in live_requests) == holding, (row.state, where)
-        if row.state in lifecycle.WAITING:
-            assert row.request_id in queued, (row.state, where)
-        if row.state == "stopped":
-            assert row.ended_at is not None, where
-    # Every open hold is the one hold of a session holding a card: none is left behind.
-    held = [r.hold_id for r in rows if r.state in lifecycle.HOLDING]
-    assert sorted(map(str, held)) == sorted(map(str, open_holds)), where
+def _said(line: str) -> None:
+    """What a step got back, printed with the steps of a failing case."""
+    if currently_in_test_context():
+        note(line)
 
 
-async def _report(w: SessionWorld, sid: str, rng: random.Random, log: list[str]) -> None:
-    """The operator reports: usually what the current spec's pod does, sometimes a late report
-    about an earlier spec, sometimes the same report twice."""
-    row = await w.row(sid)
-    current = row.desired_state == "Running"
-    phase = rng.choice(["Running", "Running", "Pending", "Failed"]) if current else "Paused"
-    revision = row.spec_generation
-    if rng.random() < 0.25 and revision > 1:
-        revision = rng.randrange(1, revision)  # late: about an earlier spec
-        phase = rng.choice(["Running", "Pending", "Paused"])
-    log.append(f"report {phase}@{revision}")
-    answer = await w.report(sid, phase, revision=revision)
-    # A session placed on no cluster is not this operator's to report: refused like a bad token.
-    expected = 200 if row.cluster_id is not None else 401
-    assert answer.status_code == expected, (answer.text, " > ".join(log))
-    if rng.random() < 0.2:
-        log.append("duplicate")
-        await w.report(sid, phase, revision=revision)
+@dataclass(frozen=True)
+class Owned:
+    """A session the machine created, and the member who owns it."""
+
+    member: int
+    id: str
 
 
-async def _settle(w: SessionWorld, sessions: list[str]) -> None:
-    """A quiet period with the operator answering for the current spec: nothing is left in a
-    state that moves on its own."""
-    for _ in range(3):
-        for sid in sessions:
-            row = await w.row(sid)
-            if row.state == "starting":
-                await w.report(sid, "Running")
-            elif row.state == "pausing":
-                await w.report(sid, "Paused")
-        await capacity_tasks.dequeue_once(
-            w.build.sessions, settings_of(w.build), w.build.clock.now()
-        )
-    for sid in sessions:
-        row = await w.row(sid)
-        assert row.state not in ("starting", "pausing"), row.state
+@dataclass
+class Actors:
+    """The actors of a session's life on one world, each step one call; the machine and the
+    regression tests drive the same ones."""
 
+    w: SessionWorld
+    root: httpx.AsyncClient
+    created: list[Owned] = field(default_factory=list)  # in the order they were asked for
 
-@pytest.mark.parametrize("seed", SEEDS)
-async def test_random_interleavings_keep_the_lifecycle_exact(build: Builder, seed: int) -> None:
-    rng = random.Random(seed)
-    w = await session_world(build, n_cards=1, users=2, user_credits=50)
-    root = await build.signed_in(await build.user("Root", super_admin=True))
-    settings = settings_of(build)
-    sessions: list[str] = []
-    log: list[str] = []
-    for _ in range(STEPS):
-        member = rng.randrange(2)
-        mine = [s for s in sessions if (await w.row(s)).owner_id == w.capacity.user_ids[member]]
-        choice = rng.choice(
-            ["create", "act", "act", "act", "report", "report", "report", "queue", "meter",
-             "reconcile", "cancel", "membership"]
-        )  # fmt: skip
-        if choice == "create" or (choice in ("act", "report", "cancel") and not mine):
-            tier = rng.choice(["1/4", "exclusive", "1/2"])
-            answer = await w.members[member].post(f"{API}/sessions", json=w.body(tier))
-            log.append(f"create {member} {tier} -> {answer.status_code}")
-            assert answer.status_code in (201, 403, 404, 409), answer.text
-            if answer.status_code == 201:
-                sessions.append(answer.json()["id"])
-        elif choice == "act":
-            sid = rng.choice(mine)
-            action = rng.choice(["pause", "resume", "stop", "keep-running", "delete"])
-            if action == "delete":
-                answer = await w.members[member].delete(f"{API}/sessions/{sid}")
-            else:
-                answer = await w.act(member, sid, action)
-            log.append(f"{action} {member} -> {answer.status_code}")
-            assert answer.status_code in (200, 204, 403, 404, 409), answer.text
-        elif choice == "report":
-            await _report(w, rng.choice(mine), rng, log)
-        elif choice == "queue":
-            log.append("dequeue")
-            await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
-        elif choice == "meter":
-            # Short steps: the API's key ring holds its keys for five minutes of its clock.
-            build.clock.advance(timedelta(seconds=rng.randrange(1, 20)))
-            log.append("meter")
-            await tasks.meter(build.sessions, settings, build.clock.now())
-        elif choice == "reconcile":
-            log.append("reconcile")
-            await tasks.reconcile_once(build.sessions, settings, build.clock.now())
-        elif choice == "cancel":
-            request_id = (await w.row(rng.choice(mine))).request_id
-            answer = await root.delete(f"{API}/queue/{request_id}")
-            log.append(f"cancel -> {answer.status_code}")
-            assert answer.status_code in (204, 404, 409), answer.text
+    @classmethod
+    async def on(cls, build: Builder) -> Actors:
+        w = await session_world(build, n_cards=1, users=2, user_credits=50)
+        root = await build.signed_in(await build.user("Root", super_admin=True))
+        return cls(w, root)
+
+    @property
+    def build(self) -> Builder:
+        return self.w.build
+
+    async def create(self, member: int, tier: str) -> Owned | None:
+        answer = await self.w.members[member].post(f"{API}/sessions", json=self.w.body(tier))
+        _said(f"create {member} {tier} -> {answer.status_code}")
+        assert answer.status_code in (201, 403, 404, 409), answer.text
+        if answer.status_code != 201:
+            return None
+        self.created.append(Owned(member, answer.json()["id"]))
+        return self.created[-1]
+
+    async def owner(self, session: Owned, action: str) -> None:
+        """The owner pauses, resumes, stops, keeps running or deletes the session."""
+        if action == "delete":
+            answer = await self.w.members[session.member].delete(f"{API}/sessions/{session.id}")
         else:
-            user_id = w.capacity.user_ids[member]
-            path = f"{API}/groups/{w.group_id}/members/{user_id}"
-            removed = await root.delete(path)
-            log.append(f"remove {member} -> {removed.status_code}")
-            readded = await root.put(path, json={"role": "member"})
-            assert readded.status_code in (200, 201), readded.text
-        await _check(w, log)
-    await _settle(w, sessions)
-    await _check(w, log)
-    await assert_ledger_clean(build.sessions)
+            answer = await self.w.act(session.member, session.id, action)
+        _said(f"{action} -> {answer.status_code}")
+        assert answer.status_code in (200, 204, 403, 404, 409), answer.text
+
+    async def report(
+        self, session: Owned, phase: str, *, back: int = 0, duplicate: bool = False
+    ) -> None:
+        """The operator reports `phase` for the current spec (a pod that wants to be paused
+        reports Paused), or `back` revisions late about an earlier one; perhaps twice."""
+        row = await self.w.row(session.id)
+        revision = row.spec_generation
+        if back:
+            revision = max(1, revision - back)
+        elif row.desired_state != "Running":
+            phase = "Paused"
+        answer = await self.w.report(session.id, phase, revision=revision)
+        _said(f"report {phase}@{revision} -> {answer.status_code}")
+        # A session placed on no cluster is not this operator's to report: refused like a bad token.
+        expected = 200 if row.cluster_id is not None else 401
+        assert answer.status_code == expected, answer.text
+        if duplicate:
+            await self.w.report(session.id, phase, revision=revision)
+
+    async def dequeue(self) -> None:
+        await capacity_tasks.dequeue_once(
+            self.build.sessions, self.settings, self.build.clock.now()
+        )
+
+    async def meter(self, seconds: int) -> None:
+        self.build.clock.advance(timedelta(seconds=seconds))
+        await tasks.meter(self.build.sessions, self.settings, self.build.clock.now())
+
+    async def reconcile(self) -> None:
+        await tasks.reconcile_once(self.build.sessions, self.settings, self.build.clock.now())
+
+    async def cancel(self, session: Owned) -> None:
+        """An admin cancels the session's admission request from the queue."""
+        request_id = (await self.w.row(session.id)).request_id
+        answer = await self.root.delete(f"{API}/queue/{request_id}")
+        _said(f"cancel -> {answer.status_code}")
+        assert answer.status_code in (204, 404, 409), answer.text
+
+    async def membership(self, member: int) -> None:
+        """An admin removes a member from the group and adds them back."""
+        user_id = self.w.capacity.user_ids[member]
+        path = f"{API}/groups/{self.w.group_id}/members/{user_id}"
+        removed = await self.root.delete(path)
+        readded = await self.root.put(path, json={"role": "member"})
+        _said(f"remove {member} -> {removed.status_code}, re-add -> {readded.status_code}")
+        assert readded.status_code in (200, 201), readded.text
+
+    async def quiet_period(self) -> None:
+        """The operator answers for the current spec and the queue runs; nothing is left in a
+        state that moves on its own."""
+        for _ in range(3):
+            for session in self.created:
+                row = await self.w.row(session.id)
+                if row.state == "starting":
+                    await self.w.report(session.id, "Running")
+                elif row.state == "pausing":
+                    await self.w.report(session.id, "Paused")
+            await self.dequeue()
+        for session in self.created:
+            assert (await self.w.row(session.id)).state not in ("starting", "pausing"), session
+
+    async def check(self) -> list[InteractiveSession]:
+        """The invariants; returns the sessions as they stand."""
+        async with self.build.sessions() as db:
+            rows = list(await db.scalars(select(InteractiveSession)))
+            holds = list(await db.scalars(select(CreditHold).where(CreditHold.status == "open")))
+            live = list(await db.scalars(select(Allocation).where(Allocation.status == "live")))
+            queued = set(
+                await db.scalars(
+                    select(AdmissionRequest.id).where(AdmissionRequest.status == "queued")
+                )
+            )
+        open_holds = {h.id for h in holds}
+        live_requests = {a.request_id for a in live}
+        for row in rows:
+            holding = row.state in lifecycle.HOLDING
+            assert (row.hold_id is not None) == holding, row.state
+            assert (row.hold_id in open_holds) == holding, row.state
+            assert (row.request_id in live_requests) == holding, row.state
+            if row.state in lifecycle.WAITING:
+                assert row.request_id in queued, row.state
+            if row.state == "stopped":
+                assert row.ended_at is not None, row.state
+        # Every open hold is the one hold of a session holding a card: none is left behind.
+        held = [r.hold_id for r in rows if r.state in lifecycle.HOLDING]
+        assert sorted(map(str, held)) == sorted(map(str, open_holds))
+        await assert_ledger_clean(self.build.sessions)
+        return rows
+
+    @property
+    def settings(self) -> Settings:
+        return settings_of(self.build)
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where machines make their worlds: the test run's database server and a scratch folder."""
+
+    postgres: EmbeddedPostgres
+    scratch: Path
+
+
+class Interleavings(RuleBasedStateMachine):
+    """Each run has a world of its own: a database cloned from the migrated template and the
+    real app on its own event loop, as tests/credits/test_stateful.py runs the ledger."""
+
+    home: ClassVar[Home]
+    sessions = Bundle("sessions")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.cleanup = AsyncExitStack()
+        self.made: Actors | None = None
+        self.revised: list[Owned] = []  # sessions with an earlier spec to report late about
+        self.settling = False  # some session is in a state that moves on its own
+
+    @property
+    def populated(self) -> bool:
+        """Some session exists: the ticks and the admins have work."""
+        return self.made is not None and bool(self.made.created)
+
+    @property
+    def actors(self) -> Actors:
+        """The world, made by the first step: a run that Hypothesis ends before any costs
+        nothing."""
+        if self.made is None:
+            self.made = self.run(self._world())
+        return self.made
+
+    async def _world(self) -> Actors:
+        postgres, name = self.home.postgres, f"interleavings_{next(_numbers)}"
+        await ensure_database(postgres.url(), name, template=TEMPLATE)
+        self.cleanup.push_async_callback(drop_database, postgres.url(), name)
+        engine = make_engine(postgres.url(name), pool_size=5)
+        self.cleanup.push_async_callback(engine.dispose)
+        scratch = self.home.scratch / name
+        app_settings = Settings(
+            data_dir=scratch / "data", console_dir=scratch / "no-console", auth_cache_seconds=0
+        )
+        clock = FrozenClock(START)
+        app = create_app(app_settings, database_url=postgres.url(name), clock=clock, engine=engine)
+        await self.cleanup.enter_async_context(app.router.lifespan_context(app))
+        build = Builder(make_sessionmaker(engine), clock, app)
+        self.cleanup.push_async_callback(build.close)
+        return await Actors.on(build)
+
+    def run(self, step: Awaitable[T]) -> T:
+        return self.loop.run_until_complete(step)
+
+    def _close(self) -> None:
+        try:
+            self.run(self.cleanup.aclose())
+            self.run(self.loop.shutdown_asyncgens())
+        finally:
+            self.loop.close()
+
+    def teardown(self) -> None:
+        try:
+            # Hypothesis tears down from a `finally`: after a failed step, keep its error.
+            if self.made is not None and sys.exc_info()[1] is None:
+                self.run(self.made.quiet_period())
+                self.run(self.made.check())
+        finally:
+            self._close()
+
+    @rule(target=sessions, member=st.integers(0, 1), tier=st.sampled_from(TIERS))
+    def create(self, member: int, tier: str) -> object:
+        created = self.run(self.actors.create(member, tier))
+        return multiple() if created is None else created
+
+    @rule(session=sessions)
+    def owner_pauses(self, session: Owned) -> None:
+        self.run(self.actors.owner(session, "pause"))
+
+    @rule(session=sessions)
+    def owner_resumes(self, session: Owned) -> None:
+        self.run(self.actors.owner(session, "resume"))
+
+    @rule(session=sessions)
+    def owner_keeps_it_running(self, session: Owned) -> None:
+        self.run(self.actors.owner(session, "keep-running"))
+
+    @rule(session=sessions, action=st.sampled_from(["stop", "delete"]))
+    def owner_ends(self, session: Owned, action: str) -> None:
+        self.run(self.actors.owner(session, action))
+
+    # The operator reports on the current spec; a pod whose spec wants it paused says Paused.
+    @rule(session=sessions, duplicate=st.booleans())
+    def operator_reports_running(self, session: Owned, duplicate: bool) -> None:
+        self.run(self.actors.report(session, "Running", duplicate=duplicate))
+
+    @rule(session=sessions, duplicate=st.booleans())
+    def operator_reports_pending(self, session: Owned, duplicate: bool) -> None:
+        self.run(self.actors.report(session, "Pending", duplicate=duplicate))
+
+    @rule(session=sessions, duplicate=st.booleans())
+    def operator_reports_failed(self, session: Owned, duplicate: bool) -> None:
+        self.run(self.actors.report(session, "Failed", duplicate=duplicate))
+
+    @precondition(lambda self: bool(self.revised))
+    @rule(
+        data=st.data(),
+        back=st.integers(1, 3),
+        phase=st.sampled_from(["Running", "Pending", "Paused"]),
+        duplicate=st.booleans(),
+    )
+    def operator_reports_late(
+        self, data: st.DataObject, back: int, phase: str, duplicate: bool
+    ) -> None:
+        session = data.draw(st.sampled_from(self.revised), label="session")
+        self.run(self.actors.report(session, phase, back=back, duplicate=duplicate))
+
+    @precondition(lambda self: self.populated)
+    @rule()
+    def dequeue(self) -> None:
+        self.run(self.actors.dequeue())
+
+    # Short steps: the API's key ring holds its keys for five minutes of its clock.
+    @precondition(lambda self: self.populated)
+    @rule(seconds=st.integers(1, 19))
+    def meter(self, seconds: int) -> None:
+        self.run(self.actors.meter(seconds))
+
+    @precondition(lambda self: self.populated)
+    @rule()
+    def reconcile(self) -> None:
+        self.run(self.actors.reconcile())
+
+    @rule(session=sessions)
+    def cancel(self, session: Owned) -> None:
+        self.run(self.actors.cancel(session))
+
+    @precondition(lambda self: self.populated)
+    @rule(member=st.integers(0, 1))
+    def membership(self, member: int) -> None:
+        self.run(self.actors.membership(member))
+
+    @precondition(lambda self: self.settling)
+    @rule()
+    def quiet_period(self) -> None:
+        self.run(self.actors.quiet_period())
+
+    @invariant()
+    def lifecycle_is_exact(self) -> None:
+        if self.made is None:
+            return
+        rows = {str(r.id): r for r in self.run(self.made.check())}
+        self.revised = [s for s in self.made.created if rows[s.id].spec_generation > 1]
+        self.settling = any(r.state in ("starting", "pausing") for r in rows.values())
+
+
+def test_random_interleavings_keep_the_lifecycle_exact(
+    postgres: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    Interleavings.home = Home(postgres, tmp_path)
+    # The same runs everywhere (derandomized, no example database). Making a run's world costs
+    # about as much as 30 steps, so a few long runs.
+    Interleavings.TestCase.settings = settings(
+        max_examples=5,
+        stateful_step_count=60,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    Interleavings.TestCase("runTest").runTest()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import subprocess
 import sys
-import time
 
+from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from gshare.credits.amounts import MICRO
@@ -16,6 +15,7 @@ from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
 from gshare.worker.loops import Worker, worker_loops
 from tests.credits.builders import assert_ledger_clean, funded_wallets, grants
+from tests.eventually import eventually
 from tests.processes import clean_env
 
 
@@ -32,16 +32,26 @@ async def _refills(sessions) -> int:
         return int(await session.scalar(select(func.count()).select_from(CreditRefill)) or 0)
 
 
+async def _refilled(sessions, count: int) -> bool:
+    return await _refills(sessions) >= count
+
+
+def _refill_ticks() -> float:
+    """Ticks of the refill loop in this process, over every worker in it."""
+    runs = REGISTRY.get_sample_value("gshare_worker_loop_runs_total", {"loop": "monthly refill"})
+    return runs or 0.0
+
+
 async def test_two_workers_refill_each_wallet_once(sessions, clock: FrozenClock) -> None:
     await _with_grants(sessions, clock)
     settings = Settings(_env_file=None, refill_interval_seconds=0.01)  # type: ignore[call-arg]
     workers = [Worker(worker_loops(settings, sessions, clock)) for _ in range(2)]
     for worker in workers:
         worker.start()
-    deadline = time.monotonic() + 20
-    while await _refills(sessions) < 4 and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.1)  # more ticks of both workers in the same month change nothing
+    await eventually(lambda: _refilled(sessions, 4), "a refill of each wallet", interval=0.02)
+    # More ticks of both workers in the same month change nothing.
+    ticks = _refill_ticks()
+    await eventually(lambda: _refill_ticks() >= ticks + 4, "four more refill ticks", interval=0.02)
     for worker in workers:
         await worker.stop()
     assert await _refills(sessions) == 4
@@ -64,10 +74,12 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while await _refills(sessions) < 4 and time.monotonic() < deadline:
+
+        async def refilled() -> bool:
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            await asyncio.sleep(0.1)
+            return await _refilled(sessions, 4)
+
+        await eventually(refilled, "the worker process to refill each wallet", timeout=30)
         assert await _refills(sessions) == 4
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -3,7 +3,6 @@ and durations, and the queue length and metering lag its ticks leave."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -11,10 +10,10 @@ from datetime import timedelta
 import pytest
 
 from gshare.kit import metrics
-from gshare.kit.metrics import MetricsServer
 from gshare.worker.loops import Loop, Worker, worker_loops
 from tests.builders import Builder
-from tests.scrape import Samples, metrics_endpoint, scrape, value
+from tests.eventually import eventually
+from tests.scrape import metrics_endpoint, scrape, value
 from tests.sessions.world import session_world, settings_of
 
 
@@ -23,16 +22,6 @@ def worker_gauges() -> Iterator[metrics.WorkerGauges]:
     metrics.WORKER_GAUGES.forget()
     yield metrics.WORKER_GAUGES
     metrics.WORKER_GAUGES.forget()
-
-
-async def _scrape_until(server: MetricsServer, ready, what: str) -> Samples:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        seen = await scrape(server)
-        if ready(seen):
-            return seen
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def test_each_loop_counts_its_runs_failures_and_durations() -> None:
@@ -45,17 +34,18 @@ async def test_each_loop_counts_its_runs_failures_and_durations() -> None:
     worker = Worker([Loop("probe fine", 0.01, fine), Loop("probe broken", 0.01, broken)])
     with metrics_endpoint() as server:
         before = await scrape(server)
+
+        async def three_more_ticks() -> bool:
+            seen = await scrape(server)
+            return all(
+                value(seen, "gshare_worker_loop_runs_total", loop=name)
+                >= value(before, "gshare_worker_loop_runs_total", loop=name) + 3
+                for name in ("probe fine", "probe broken")
+            )
+
         worker.start()
         try:
-            await _scrape_until(
-                server,
-                lambda s: all(
-                    value(s, "gshare_worker_loop_runs_total", loop=name)
-                    >= value(before, "gshare_worker_loop_runs_total", loop=name) + 3
-                    for name in ("probe fine", "probe broken")
-                ),
-                "three ticks of each loop",
-            )
+            await eventually(three_more_ticks, "three ticks of each loop", interval=0.02)
         finally:
             await worker.stop()
         # Compared once the loops have stopped: a scrape in the middle of a tick may see one

@@ -1,5 +1,5 @@
 import { Stack } from '@mantine/core';
-import { PageHeader } from '../admin/PageHeader';
+import { PageHeader } from '../ui/PageHeader';
 import { QueueTable } from './QueueTable';
 
 export function MyRequestsPage() {

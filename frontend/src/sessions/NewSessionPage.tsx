@@ -30,7 +30,7 @@ import {
 import { ApiError, errorMessage } from '../api/errors';
 import type { TierOut } from '../api/types';
 import { useSession } from '../auth/session';
-import { PageHeader } from '../admin/PageHeader';
+import { PageHeader } from '../ui/PageHeader';
 import { formatCredits } from '../ui/amount';
 import { formatMemoryGiB } from '../ui/format';
 import { QueryState } from '../ui/QueryState';

@@ -2,7 +2,7 @@ import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } fro
 import { Link, useParams } from 'react-router';
 import { useSessionDetail, type SessionOut, type TransitionOut } from '../api/hooks/sessions';
 import { useSession } from '../auth/session';
-import { PageHeader } from '../admin/PageHeader';
+import { PageHeader } from '../ui/PageHeader';
 import { formatDateTime } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 import { SessionActions } from './SessionActions';

@@ -2,7 +2,7 @@ import { Button, SimpleGrid, Stack } from '@mantine/core';
 import { Link } from 'react-router';
 import { useSessions } from '../api/hooks/sessions';
 import { useSession } from '../auth/session';
-import { PageHeader } from '../admin/PageHeader';
+import { PageHeader } from '../ui/PageHeader';
 import { QueryState } from '../ui/QueryState';
 import { SessionCard } from './SessionCard';
 

@@ -20,22 +20,15 @@ from gshare import __version__
 from gshare.api import csp, errors
 from gshare.api.middleware import BodyLimit, ClientAddress, RequestMetrics, SecurityHeaders
 from gshare.audit.endpoints import router as audit_router
-from gshare.capacity import admission as capacity_admission
-from gshare.capacity import service as capacity_service
 from gshare.capacity.endpoints import router as capacity_router
-from gshare.clusters import service as clusters_service
 from gshare.clusters.callbacks import unchecked_internal_routes
 from gshare.clusters.endpoints import router as clusters_router
-from gshare.credits import service as credits_service
-from gshare.credits import views as credits_views
 from gshare.credits.endpoints import router as credits_router
-from gshare.events import hub as events_hub
 from gshare.events.endpoints import router as events_router
 from gshare.events.hub import Hub
 from gshare.events.notify import AUTH_CHANNEL, Listener, fan_out
 from gshare.events.relay import EVENTS_CHANNEL
 from gshare.identity import passwords
-from gshare.identity import service as identity_service
 from gshare.identity.endpoints import router as identity_router
 from gshare.identity.permissions import Action
 from gshare.identity.principals import PrincipalCache
@@ -45,10 +38,10 @@ from gshare.kit.errors import ServiceUnavailable
 from gshare.kit.schema_version import current_revision, head_revision
 from gshare.kit.settings import Settings
 from gshare.kit.web import declare
-from gshare.sessions import service as sessions_service
 from gshare.sessions.endpoints import router as sessions_router
 from gshare.worker.endpoints import router as worker_router
 from gshare.worker.health import Recorder
+from gshare.worker.hooks import connect_hooks
 from gshare.worker.loops import Worker, event_relay, worker_loops
 
 log = logging.getLogger(__name__)
@@ -85,20 +78,7 @@ def create_app(
     run_worker: bool = False,
 ) -> FastAPI:
     passwords.configure(settings.password_hash_concurrency)
-    # Sessions first: the credits guard closes the wallet, which only a deletion may do.
-    identity_service.deletion_guard.connect(sessions_service.refuse_while_sessions_in)
-    identity_service.deactivated.connect(sessions_service.pause_deactivated)
-    identity_service.membership_ended.connect(sessions_service.pause_left_group)
-    capacity_admission.cancelling.connect(sessions_service.end_cancelled_wait)
-    identity_service.deletion_guard.connect(credits_service.refuse_while_wallet_holds_credits)
-    clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
-    credits_service.ended_sessions.connect(sessions_service.ended_among)
-    clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
-    clusters_service.card_counts.connect(capacity_service.card_counts)
-    credits_service.ended_sessions.connect(capacity_admission.ended_among)
-    capacity_admission.dequeued.connect(sessions_service.follow_queue)
-    credits_views.session_names.connect(sessions_service.session_names)
-    events_hub.scopes_of.connect(identity_service.event_scopes)
+    connect_hooks()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gshare.api.middleware import SECURITY_HEADERS
-from gshare.kit.db import RETRYABLE_SQLSTATES, Busy, sqlstate
+from gshare.kit.db import RETRYABLE_SQLSTATES, Busy, DatabaseDown, sqlstate, unreachable
 from gshare.kit.errors import GShareError
 
 log = logging.getLogger(__name__)
@@ -71,13 +71,22 @@ def install(app: FastAPI) -> None:
         if sqlstate(exc) in RETRYABLE_SQLSTATES:
             busy = Busy()
             return error_response(busy.status, busy.code, busy.message, {"Retry-After": "1"})
+        if unreachable(exc):
+            log.warning("database unreachable on %s %s: %s", request.method, request.url.path, exc)
+            down = DatabaseDown()
+            return error_response(down.status, down.code, down.message, {"Retry-After": "2"})
         log.exception("database error on %s %s", request.method, request.url.path)
         return error_response(500, "internal_error", "Something went wrong on our side.")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
         # Starlette answers this outside the middleware stack, so the headers are added here.
         headers = {k.decode(): v.decode() for k, v in SECURITY_HEADERS}
         headers["Cache-Control"] = "no-store"
+        if unreachable(exc):  # the server's socket went away while a connection was opened
+            log.warning("database unreachable on %s %s: %s", request.method, request.url.path, exc)
+            down = DatabaseDown()
+            headers["Retry-After"] = "2"
+            return error_response(down.status, down.code, down.message, headers)
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(500, "internal_error", "Something went wrong on our side.", headers)

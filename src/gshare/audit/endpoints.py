@@ -9,10 +9,10 @@ from fastapi import APIRouter, Query
 
 from gshare.audit.repository import AuditFilter, AuditVisibility, list_entries
 from gshare.audit.schemas import AuditEntryOut, AuditPage
+from gshare.identity import service as identity
 from gshare.identity.authz import require
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.identity.repository import user_keys_reached
 from gshare.kit.pagination import page_of, page_request
 from gshare.kit.schemas import NO_NUL, UtcDatetime
 from gshare.kit.web import declare
@@ -42,7 +42,7 @@ async def list_audit(
         everything=actor.is_super_admin,
         org_ids=org_ids,
         group_ids=group_ids,
-        user_keys=None if actor.is_super_admin else user_keys_reached(org_ids, group_ids),
+        user_keys=None if actor.is_super_admin else identity.user_keys_reached(org_ids, group_ids),
     )
     filters = AuditFilter(
         actor_id=actor_id,

@@ -51,7 +51,6 @@ from gshare.capacity.policy import (
 from gshare.capacity.queue import FairShareSettings, Priority, QueuedRequest
 from gshare.clusters import service as clusters
 from gshare.credits import operations
-from gshare.credits import repository as credits
 from gshare.credits.amounts import format_amount, hold_amount
 from gshare.credits.ledger import InsufficientCredits
 from gshare.credits.operations import HoldResolved
@@ -195,13 +194,13 @@ async def _prepare(db: AsyncSession, ask: Ask, now: datetime, window: int) -> _P
     if denial is not None:
         raise PolicyDenied(denial)
     price = tier.price if tier else 0
-    wallet = (await credits.available_to(db, "user", [ask.user_id]))[ask.user_id]
+    wallet = (await operations.available_to(db, "user", [ask.user_id]))[ask.user_id]
     hold = hold_amount(price, window) if price else 0
     return _Prepared(ask, tier, model, policy, price, hold, wallet.wallet_id, wallet.amount)
 
 
 async def _available(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
-    found = await credits.available_to(db, "user", list(set(user_ids)))
+    found = await operations.available_to(db, "user", list(set(user_ids)))
     return {user_id: a.amount for user_id, a in found.items()}
 
 
@@ -299,14 +298,15 @@ async def _commit(
             slot, live_tier_id = fresh.slot, tier.id
     hold_id = None
     if prepared.price > 0:
+        wallet_id = prepared.wallet_id or await operations.account_id(db, "user", ask.user_id, now)
         hold = await operations.place_hold(
             db,
-            wallet_id=prepared.wallet_id or await credits.account_id(db, "user", ask.user_id, now),
+            wallet_id=wallet_id,
             session_id=ask.session_id or ask.request_id,
             rate_per_hour=prepared.price,
             window_seconds=settings.hold_window_seconds,
             now=now,
-            for_group_wallet_id=await credits.account_id(db, "group", ask.group_id, now),
+            for_group_wallet_id=await operations.account_id(db, "group", ask.group_id, now),
         )
         hold_id = hold.id
     values: dict[str, Any] = {
@@ -800,6 +800,18 @@ async def lost_among(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[
 
 async def allocation_of(db: AsyncSession, request_id: uuid.UUID) -> Allocation | None:
     return await repository.allocation_of(db, request_id)
+
+
+async def decision_reason(db: AsyncSession, request_id: uuid.UUID) -> str | None:
+    """Why the queue decided a request as it did (a refusal's reason), if it said."""
+    row = await repository.request(db, request_id)
+    return row.reason if row is not None else None
+
+
+async def lock_user(db: AsyncSession, user_id: uuid.UUID) -> None:
+    """Hold the user's admission lock until commit: what is checked against their policy
+    (here or by a caller, such as their storage total) cannot be raced past meanwhile."""
+    await repository.lock_user(db, user_id)
 
 
 async def sample_usage(db: AsyncSession, now: datetime, settings: Settings) -> bool:

@@ -6,7 +6,7 @@ Admission itself (admit, release, the queue) is in `admission.py`."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -503,6 +503,16 @@ async def usable_tiers(ctx: Context, group_id: uuid.UUID | None) -> list[tuple[G
         policy = await effective_for(db, ctx.actor.user_id, g, o)
         allowed |= {t.id for t, m in pairs if allows_tier(policy, m.name, t.name)}
     return [(t, m) for t, m in pairs if t.id in allowed]
+
+
+async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:
+    """These tiers, retired ones too (what a session was asked on stays nameable)."""
+    return await repository.tiers_by_id(db, ids)
+
+
+async def model_names(db: AsyncSession) -> dict[uuid.UUID, str]:
+    """Every GPU model's name, by its id."""
+    return {m.id: m.name for m in await repository.all_models(db)}
 
 
 async def tier_with_model(db: AsyncSession, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel]:

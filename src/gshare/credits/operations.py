@@ -19,7 +19,7 @@ from gshare.credits import ledger, repository
 from gshare.credits.amounts import format_amount, hold_amount
 from gshare.credits.ledger import Draw, Settlement, Wallet
 from gshare.credits.models import CreditAccount, CreditHold
-from gshare.credits.repository import LockedWallet
+from gshare.credits.repository import Available, LockedWallet
 from gshare.events import outbox
 from gshare.events.notifications import notify_user
 from gshare.kit.errors import Conflict, NotFound
@@ -170,6 +170,21 @@ async def move(
     return Movement(transfer_id, drawn)
 
 
+async def account_id(
+    db: AsyncSession, kind: str, owner_id: uuid.UUID | None, now: datetime
+) -> uuid.UUID:
+    """The wallet of an owner (or a system account), opened the first time it is needed."""
+    return await repository.account_id(db, kind, owner_id, now)
+
+
+async def available_to(
+    db: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, Available]:
+    """What each owner's wallet has available to hold, read without a lock (a hold placed on it
+    checks again under one); owners without an open wallet have 0."""
+    return await repository.available_to(db, kind, owner_ids)
+
+
 async def place_hold(
     session: AsyncSession,
     *,
@@ -298,6 +313,13 @@ async def release_hold(session: AsyncSession, *, hold_id: uuid.UUID, now: dateti
         await _apply(session, wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
     await _resolve(session, hold, "released", 0, released, now)
     return released
+
+
+async def payable(db: AsyncSession, hold_id: uuid.UUID) -> int:
+    """What a hold can still pay: its reserve while it is open, else nothing. The hold is locked
+    until commit, so the figure stays true for the rest of the caller's transaction."""
+    holds = await repository.lock_holds(db, [hold_id])
+    return holds[0].reserved if holds and holds[0].status == "open" else 0
 
 
 async def set_monthly_grant(

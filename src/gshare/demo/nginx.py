@@ -43,6 +43,7 @@ class Nginx:
         self.layout = layout
         self.process: subprocess.Popen[bytes] | None = None
         self.text = ""
+        self._before_reload: set[int] = set()
 
     def _command(self, *extra: str) -> list[str]:
         found = binary()
@@ -113,9 +114,28 @@ class Nginx:
             log.error("%s; keeping the previous configuration", exc)
             self._write(previous)
             return False
+        self._before_reload = self.workers()
         self.process.send_signal(signal.SIGHUP)
         self.text = text
         return True
+
+    def workers(self) -> set[int]:
+        """The process ids of the master's workers (and cache helpers) now."""
+        if self.process is None:
+            return set()
+        return children(self.process.pid)
+
+    def wait_reloaded(self, wait_s: float = 15) -> None:
+        """Wait until the last reload's workers are the only ones: until then an old worker
+        may still take a connection and answer from the previous configuration."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            now = self.workers()
+            if now and not now & self._before_reload:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("nginx's old workers did not exit after a reload")
+            time.sleep(0.05)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -134,6 +154,22 @@ def with_parent(argv: list[str]) -> list[str]:
     setpriv can arrange that: a demo killed outright leaves no nginx or session program."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
+
+
+def children(pid: int) -> set[int]:
+    """The ids of the processes whose parent is `pid`, read from /proc."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # it exited while we looked
+        # the command name in parentheses may hold spaces; the parent id follows the state
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry.name))
+    return found
 
 
 def listening(port: int) -> bool:

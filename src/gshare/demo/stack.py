@@ -33,7 +33,10 @@ from gshare.demo import loopback
 from gshare.kit.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from gshare import devcluster
+    from gshare.capacity.tiers import TierSpec
     from gshare.demo.sessionhost import SessionHost
 
 log = logging.getLogger("gshare.demo")
@@ -87,6 +90,32 @@ DEMO_ADMIN_CREDITS = 100  # of which the admin gets this much to start sessions 
 A100 = "NVIDIA-A100-SXM4-80GB"
 
 
+async def priced_a100(db: AsyncSession, now: datetime, wanted: list[TierSpec]) -> list[uuid.UUID]:
+    """The simulated cards' model, at 8 credits an hour for the whole card, with the `wanted`
+    tiers; their ids, in that order."""
+    from gshare.capacity import service as capacity
+    from gshare.capacity import tiers
+    from gshare.capacity.models import GpuModel
+    from gshare.credits.amounts import MICRO
+    from gshare.kit.ids import new_id
+
+    model = GpuModel(
+        id=new_id(),
+        name=A100,
+        memory_mib=81920,
+        split_count=8,
+        exclusive_price=8 * MICRO,
+        created_at=now,
+    )
+    db.add(model)
+    await db.flush()
+    decided = tiers.tier_set(capacity.card_model(model), wanted)
+    assert isinstance(decided, tiers.TierSetAccepted), decided
+    rows = [capacity.tier_row(model.id, t, now) for t in decided.tiers]
+    db.add_all(rows)
+    return [r.id for r in rows]
+
+
 def seed_demo(url: str, admin_email: str | None) -> None:
     """The first time only: the simulated cards' model priced with its usual tiers, and the
     bootstrap admin in a group of a demo organization with credits, so that sessions can be
@@ -95,11 +124,9 @@ def seed_demo(url: str, admin_email: str | None) -> None:
 
     from sqlalchemy import func, select
 
-    from gshare.capacity import service as capacity
     from gshare.capacity import tiers
     from gshare.capacity.models import GpuModel
     from gshare.credits import operations
-    from gshare.credits import repository as credits
     from gshare.credits.amounts import MICRO
     from gshare.identity.models import Group, Membership, Organization, User
     from gshare.kit.db import make_engine, make_sessionmaker
@@ -111,20 +138,9 @@ def seed_demo(url: str, admin_email: str | None) -> None:
             async with make_sessionmaker(engine)() as db, db.begin():
                 now = datetime.now(UTC)
                 if not await db.scalar(select(func.count()).select_from(GpuModel)):
-                    model = GpuModel(
-                        id=new_id(),
-                        name=A100,
-                        memory_mib=81920,
-                        split_count=8,
-                        exclusive_price=8 * MICRO,
-                        created_at=now,
+                    await priced_a100(
+                        db, now, [tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
                     )
-                    db.add(model)
-                    await db.flush()
-                    wanted = [tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
-                    decided = tiers.tier_set(capacity.card_model(model), wanted)
-                    assert isinstance(decided, tiers.TierSetAccepted), decided
-                    db.add_all(capacity.tier_row(model.id, t, now) for t in decided.tiers)
                 admin = (
                     await db.scalar(select(User).where(User.email == admin_email))
                     if admin_email
@@ -143,9 +159,9 @@ def seed_demo(url: str, admin_email: str | None) -> None:
                 db.add(
                     Membership(user_id=admin.id, group_id=group.id, role="member", created_at=now)
                 )
-                org_wallet = await credits.account_id(db, "org", org.id, now)
-                group_wallet = await credits.account_id(db, "group", group.id, now)
-                user_wallet = await credits.account_id(db, "user", admin.id, now)
+                org_wallet = await operations.account_id(db, "org", org.id, now)
+                group_wallet = await operations.account_id(db, "group", group.id, now)
+                user_wallet = await operations.account_id(db, "user", admin.id, now)
                 await operations.mint(
                     db, wallet_id=org_wallet, amount=DEMO_CREDITS * MICRO, now=now
                 )

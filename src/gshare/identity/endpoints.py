@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.identity import repository, service, signin
-from gshare.identity.capabilities import capabilities_of
+from gshare.identity import service, signin, views
 from gshare.identity.dependencies import (
     COOKIE,
     Ctx,
@@ -21,12 +18,9 @@ from gshare.identity.dependencies import (
 )
 from gshare.identity.password_policy import MIN_LENGTH, judge_password
 from gshare.identity.permissions import Action
-from gshare.identity.principals import Principal
-from gshare.identity.repository import GrantView, MembershipView
 from gshare.identity.schemas import (
     AdminGrantOut,
     AdminGrantPage,
-    CapabilitiesOut,
     GroupCreate,
     GroupOut,
     GroupPage,
@@ -45,7 +39,6 @@ from gshare.identity.schemas import (
     PasswordCheckOut,
     PasswordCheckRequest,
     PasswordResetRequest,
-    RoleGrantOut,
     UserCreate,
     UserOut,
     UserPage,
@@ -66,70 +59,6 @@ from gshare.kit.web import (
 router = APIRouter(prefix="/api/v1")
 Limit = Annotated[int | None, Query(ge=1, le=200)]
 Cursor = Annotated[str | None, Query(max_length=512)]
-
-
-# ---- conversions ---------------------------------------------------------------------------
-
-
-def membership_out(view: MembershipView, now: datetime) -> MembershipOut:
-    m = view.membership
-    return MembershipOut(
-        user_id=view.user.id,
-        user_email=view.user.email,
-        user_name=view.user.name,
-        group_id=view.group.id,
-        group_name=view.group.name,
-        org_id=view.org.id,
-        org_name=view.org.name,
-        role=m.role,
-        expires_at=m.expires_at,
-        active=m.expires_at is None or m.expires_at > now,
-        created_at=m.created_at,
-    )
-
-
-def grant_out(view: GrantView) -> AdminGrantOut:
-    g = view.grant
-    return AdminGrantOut(
-        user_id=view.user.id,
-        user_email=view.user.email,
-        user_name=view.user.name,
-        role=g.role,
-        org_id=g.org_id,
-        group_id=g.group_id,
-        created_at=g.created_at,
-    )
-
-
-async def me_out(session: AsyncSession, principal: Principal, now: datetime) -> MeOut:
-    roles = [RoleGrantOut(role="super_admin")] if principal.is_super_admin else []
-    for view in await repository.grants(session, user_id=principal.user_id):
-        roles.append(
-            RoleGrantOut(
-                role=view.grant.role,
-                org_id=view.org_id,
-                group_id=view.grant.group_id,
-                org_name=view.org_name,
-                group_name=view.group_name,
-            )
-        )
-    memberships = await repository.memberships(session, user_id=principal.user_id)
-    return MeOut(
-        user=UserOut(
-            id=principal.user_id,
-            email=principal.email,
-            name=principal.name,
-            active=principal.active,
-            must_change_password=principal.must_change_password,
-            is_super_admin=principal.is_super_admin,
-            created_at=principal.created_at,
-        ),
-        roles=roles,
-        memberships=[membership_out(v, now) for v in memberships],
-        capabilities=CapabilitiesOut.model_validate(capabilities_of(principal.actor)),
-        csrf_token=principal.csrf_token,
-        must_change_password=principal.must_change_password,
-    )
 
 
 # ---- sign-in and the caller ----------------------------------------------------------------
@@ -216,7 +145,7 @@ async def change_password(
         login_expires_at=fresh.expires_at,
         last_seen_at=fresh.last_seen_at,
     )
-    return await me_out(session, renewed, now)
+    return await views.me_out(session, renewed, now)
 
 
 @router.post("/auth/password-check", response_model=PasswordCheckOut, **declare(Action.SELF))
@@ -245,7 +174,7 @@ async def me(request: Request, principal: PendingOk) -> Response:
         return Response(entry.me_body, media_type="application/json")
     epoch = cache.epoch
     async with sessions_of(request)() as session:
-        body = (await me_out(session, principal, now)).model_dump_json().encode()
+        body = (await views.me_out(session, principal, now)).model_dump_json().encode()
     cache.remember_body(key, body, epoch)
     return Response(body, media_type="application/json")
 
@@ -381,7 +310,7 @@ async def list_members(
     group_id: uuid.UUID, ctx: Ctx, limit: Limit = None, cursor: Cursor = None
 ) -> MembershipPage:
     items, nxt = await service.list_members(ctx, group_id, page_request(limit, cursor))
-    return MembershipPage(items=[membership_out(v, ctx.now) for v in items], next_cursor=nxt)
+    return MembershipPage(items=[views.membership_out(v, ctx.now) for v in items], next_cursor=nxt)
 
 
 @router.put(
@@ -395,7 +324,7 @@ async def put_member(
     view = await service.put_member(
         ctx, group_id, user_id, role=body.role, expires_at=body.expires_at
     )
-    return membership_out(view, ctx.now)
+    return views.membership_out(view, ctx.now)
 
 
 @router.delete(
@@ -419,7 +348,7 @@ async def list_org_admins(
     org_id: uuid.UUID, ctx: Ctx, limit: Limit = None, cursor: Cursor = None
 ) -> AdminGrantPage:
     items, nxt = await service.list_org_admins(ctx, org_id, page_request(limit, cursor))
-    return AdminGrantPage(items=[grant_out(v) for v in items], next_cursor=nxt)
+    return AdminGrantPage(items=[views.grant_out(v) for v in items], next_cursor=nxt)
 
 
 @router.put(
@@ -428,7 +357,7 @@ async def list_org_admins(
     **declare(Action.ORG_ADMINS_MANAGE, 404),
 )
 async def put_org_admin(org_id: uuid.UUID, user_id: uuid.UUID, ctx: Ctx) -> AdminGrantOut:
-    return grant_out(await service.put_org_admin(ctx, org_id, user_id))
+    return views.grant_out(await service.put_org_admin(ctx, org_id, user_id))
 
 
 @router.delete(
@@ -449,7 +378,7 @@ async def list_group_admins(
     group_id: uuid.UUID, ctx: Ctx, limit: Limit = None, cursor: Cursor = None
 ) -> AdminGrantPage:
     items, nxt = await service.list_group_admins(ctx, group_id, page_request(limit, cursor))
-    return AdminGrantPage(items=[grant_out(v) for v in items], next_cursor=nxt)
+    return AdminGrantPage(items=[views.grant_out(v) for v in items], next_cursor=nxt)
 
 
 @router.put(
@@ -458,7 +387,7 @@ async def list_group_admins(
     **declare(Action.GROUP_ADMINS_MANAGE, 404),
 )
 async def put_group_admin(group_id: uuid.UUID, user_id: uuid.UUID, ctx: Ctx) -> AdminGrantOut:
-    return grant_out(await service.put_group_admin(ctx, group_id, user_id))
+    return views.grant_out(await service.put_group_admin(ctx, group_id, user_id))
 
 
 @router.delete(

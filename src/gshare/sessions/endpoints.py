@@ -22,7 +22,7 @@ from gshare.identity.permissions import Action
 from gshare.kit.errors import NotAuthenticated
 from gshare.kit.idempotency import IdempotencyKey, respond_once
 from gshare.kit.web import AppSettings, DbSession, Now, client_of, declare
-from gshare.sessions import access, catalog, reaping, service, views
+from gshare.sessions import access, catalog, entry, reaping, service, views
 from gshare.sessions.lifecycle import State
 from gshare.sessions.models import InteractiveSession
 from gshare.sessions.schemas import (
@@ -99,7 +99,7 @@ async def session_access(
     with a live console sign-in, gets through."""
     ticket = access.ticket_in(request.headers.get("x-original-url"))
     cookie = request.cookies.get(access.ACCESS_COOKIE)
-    admitted = await service.check_access(
+    admitted = await entry.check_access(
         db,
         await internal_keys(request).for_tokens([ticket, cookie], now),
         session_id,
@@ -133,7 +133,7 @@ async def enter_session(
     session_id: uuid.UUID, ctx: Ctx, principal: SignedIn, request: Request
 ) -> SessionEntryOut:
     """A one-minute link into the session's page, for its owner only."""
-    url = await service.entry_link(
+    url = await entry.entry_link(
         ctx, await internal_keys(request).get(ctx.now), session_id, principal.login_id
     )
     return SessionEntryOut(url=url)

@@ -34,16 +34,18 @@ def idle_since(
     is what the last samples said."""
     if not sample.has_series:
         return previous or running_since or now
+    if sample.gpu_util_percent is not None and sample.gpu_util_percent >= threshold_percent:
+        return None
     if sample.last_kernel_seconds is not None:
         if sample.last_kernel_seconds < KERNEL_BUSY_SECONDS:
             return None
         since = now - timedelta(seconds=sample.last_kernel_seconds)
-        floor = running_since or since
-        return previous or max(since, floor)
+        if running_since is not None:
+            since = max(since, running_since)
+        # A kernel after what the last samples said (one came late, or far apart) moves it on.
+        return max(previous, since) if previous is not None else since
     if sample.gpu_util_percent is None:
         return previous  # nothing to tell by
-    if sample.gpu_util_percent >= threshold_percent:
-        return None
     return previous or now
 
 

@@ -53,8 +53,6 @@ Action = Literal[
 # States in which the session holds an allocation (or waits for one, queued).
 HOLDING: frozenset[State] = frozenset({"starting", "running"})
 WAITING: frozenset[State] = frozenset({"queued", "resuming"})
-# States with a resource in the cluster that the operator reconciles.
-IN_CLUSTER: frozenset[State] = frozenset({"starting", "running", "pausing", "paused", "stopping"})
 FINAL: frozenset[State] = frozenset({"stopped"})
 
 

@@ -1,11 +1,12 @@
-"""Sessions' use cases: creating, pausing, resuming, stopping and deleting a session, following
-what its operator and the admission queue report, and letting its owner into its page.
+"""Sessions' use cases: creating, pausing, resuming, stopping and deleting a session, and
+following what its operator and the admission queue report. (Letting its owner into its page is
+entry.py's.)
 
 Each change of state goes through `_move`, which asks `lifecycle.py` whether it is allowed and
 does what it says in the caller's transaction: releasing the allocation and settling the hold
 (capacity and credits), withdrawing a queued request, bumping the resource's wanted generation
-(the apply loop in tasks.py takes it to the cluster after commit), recording the transition and
-announcing it. Nothing here commits.
+(the apply loop in tasks.py takes it to the cluster after commit), recording the transition,
+announcing it and, on a resume, asking capacity for a card again. Nothing here commits.
 """
 
 from __future__ import annotations
@@ -19,21 +20,19 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import admission
-from gshare.capacity import repository as capacity_repository
 from gshare.capacity import service as capacity
 from gshare.capacity.admission import Ask, DequeueSummary
 from gshare.clusters import service as clusters
-from gshare.clusters.tokens import InvalidToken, KeySet
-from gshare.credits import repository as credits_repository
+from gshare.credits import operations as credits
 from gshare.events import outbox
 from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
-from gshare.kit.errors import Conflict, Forbidden, GShareError, NotAuthenticated, NotFound
+from gshare.kit.errors import Conflict, Forbidden, NotFound
 from gshare.kit.ids import new_id
 from gshare.kit.settings import Settings
-from gshare.sessions import access, lifecycle, metering, repository
+from gshare.sessions import lifecycle, metering, repository
 from gshare.sessions.lifecycle import InvalidTransition
 from gshare.sessions.models import InteractiveSession, SessionVolume, Volume
 from gshare.sessions.schemas import SessionCreate, StatusReport
@@ -92,8 +91,7 @@ async def _settle(db: AsyncSession, row: InteractiveSession, now: datetime, reas
         rest = metering.capture(row.price_per_hour, row.billed_from, row.metered_until, now)
         used = rest.amount
         # What the hold can still pay is what will be captured (it is locked until commit).
-        holds = await credits_repository.lock_holds(db, [row.hold_id])
-        payable = holds[0].reserved if holds and holds[0].status == "open" else 0
+        payable = await credits.payable(db, row.hold_id)
         row.cost += min(rest.amount, payable)
         row.metered_until = rest.until
     await admission.release(db, row.request_id, now, reason=reason[:20], used=used)
@@ -109,8 +107,10 @@ async def _move(
     reason: str,
     actor_id: uuid.UUID | None = None,
     release_reason: str | None = None,
+    settings: Settings | None = None,
 ) -> lifecycle.Transition:
-    """Change the session's state as `lifecycle.TABLE` says for `action`."""
+    """Change the session's state as `lifecycle.TABLE` says for `action`. A change that asks
+    for a card again (`admit`) needs the `settings` admission runs with."""
     try:
         step = lifecycle.transition(row.state, action)
     except InvalidTransition as exc:
@@ -133,6 +133,9 @@ async def _move(
         row.ended_at = now
     await repository.record_transition(db, row.id, previous, step.to, reason, actor_id, now)
     await announce(db, row)
+    if step.admit:
+        assert settings is not None, f"{action!r} asks for a card: admission needs the settings"
+        await _admit(db, row, now, settings)
     return step
 
 
@@ -312,7 +315,7 @@ async def _volumes_for(
     the shared volumes of the owner's groups the request names."""
     db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
     # One create at a time per user: the storage total below cannot be raced past.
-    await capacity_repository.lock_user(db, user_id)
+    await admission.lock_user(db, user_id)
     if body.home_volume_id is not None:
         home = await repository.volume(db, body.home_volume_id, lock=True)
         if home is None or home.kind != "home" or home.owner_id != user_id or home.deleted_at:
@@ -377,12 +380,24 @@ async def _volumes_for(
 
 
 async def _by_owner(
-    ctx: Context, session_id: uuid.UUID, action: lifecycle.Action, reason: str
+    ctx: Context,
+    session_id: uuid.UUID,
+    action: lifecycle.Action,
+    reason: str,
+    settings: Settings | None = None,
 ) -> InteractiveSession:
     """The owner asks for `action` on their session: check, move, audit."""
     require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
     row = await _own(ctx, session_id, lock=True)
-    await _move(ctx.session, row, action, ctx.now, reason=reason, actor_id=ctx.actor.user_id)
+    await _move(
+        ctx.session,
+        row,
+        action,
+        ctx.now,
+        reason=reason,
+        actor_id=ctx.actor.user_id,
+        settings=settings,
+    )
     await audit(
         ctx, f"session.{action}", target_type="session", target_id=row.id, group_id=row.group_id
     )
@@ -393,7 +408,14 @@ async def pause(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
     return await _by_owner(ctx, session_id, "pause", "Paused by its owner.")
 
 
-def _left_group() -> Forbidden:
+async def still_in_group(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID | None, now: datetime
+) -> bool:
+    """Whether the owner is still in the group the session runs for (it uses its cards)."""
+    return group_id is not None and await identity.is_current_member(db, user_id, group_id, now)
+
+
+def left_group() -> Forbidden:
     return Forbidden(
         "You are no longer in the group this session runs for.", code="not_in_session_group"
     )
@@ -401,11 +423,9 @@ def _left_group() -> Forbidden:
 
 async def resume(ctx: Context, session_id: uuid.UUID, settings: Settings) -> InteractiveSession:
     row = await _own(ctx, session_id)
-    if not await _still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
-        raise _left_group()
-    row = await _by_owner(ctx, session_id, "resume", "Resumed by its owner.")
-    await _admit(ctx.session, row, ctx.now, settings)
-    return row
+    if not await still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
+        raise left_group()
+    return await _by_owner(ctx, session_id, "resume", "Resumed by its owner.", settings)
 
 
 async def stop(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
@@ -565,8 +585,8 @@ async def follow_queue(db: AsyncSession, summary: DequeueSummary, now: datetime)
                 await _allocated(db, row, allocation, now)
                 await announce_started(db, row, now)
             continue
-        request = await capacity_repository.request(db, row.request_id) if row.request_id else None
-        why = request.reason if request is not None and request.reason else "The queue refused it."
+        reason = await admission.decision_reason(db, row.request_id) if row.request_id else None
+        why = reason or "The queue refused it."
         await _move(db, row, "refused", now, reason=why)
         await _tell_owner(
             db,
@@ -789,135 +809,3 @@ async def refuse_while_sessions_live(db: AsyncSession, cluster_id: uuid.UUID) ->
 async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
     """Which of these sessions have ended (for the ledger check: none may keep an open hold)."""
     return await repository.ended_among(db, ids)
-
-
-async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id: uuid.UUID) -> str:
-    """A link that lets the session's owner, and only them, into its page.
-
-    Nobody else gets one, the super admin included: a session is its owner's workspace. Others
-    are told the session does not exist, so its existence does not leak."""
-    row = await repository.session_row(ctx.session, session_id)
-    if row is None or row.owner_id != ctx.actor.user_id or row.ended_at is not None:
-        raise NotFound("No such session.", code="session_not_found")
-    domain = (
-        await clusters.sessions_domain_of(ctx.session, row.cluster_id) if row.cluster_id else None
-    )
-    if domain is None or row.state != "running" or row.phase != "Running":
-        what = row.state if row.state != "running" else "not ready yet"
-        raise Conflict(f"The session is not running (it is {what}).", code="session_not_running")
-    if not await _still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
-        raise _left_group()
-    grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
-    ticket = access.mint_ticket(keys, grant, ctx.now)
-    await audit(ctx, "session.enter", target_type="session", target_id=session_id)
-    return access.entry_link(session_id, domain, ticket)
-
-
-@dataclass(frozen=True)
-class Admitted:
-    """An allowed request to a session's page; `cookie` is a fresh access token to set, if any."""
-
-    user_id: uuid.UUID
-    email: str
-    cookie: str | None
-
-
-async def check_access(
-    db: AsyncSession,
-    keys: KeySet,
-    session_id: uuid.UUID,
-    *,
-    ticket: str | None,
-    cookie: str | None,
-    now: datetime,
-    client: str = "",
-    route: str = "",
-) -> Admitted:
-    """Decide one request to a session's page (ingress-nginx's auth-url).
-
-    A ticket in the URL (a fresh entry from the console) is tried first and used up; otherwise,
-    or if it fails, the access cookie. Either must name this session, and its owner's console
-    sign-in must still be live. A ticket, or a cookie a quarter of an hour old, earns a fresh
-    cookie."""
-    presented = [(t, from_ticket) for t, from_ticket in ((ticket, True), (cookie, False)) if t]
-    if not presented:
-        raise NotAuthenticated("Open the session from the console.", code="no_session_access")
-    refusals: list[GShareError] = []
-    for token, from_ticket in presented:
-        read = access.read_ticket if from_ticket else access.read_access
-        try:
-            grant = read(keys, token, now)
-        except InvalidToken:
-            refusals.append(_expired())
-            continue
-        if grant.session_id != session_id:
-            refusals.append(_denied("This access is for another session."))
-            continue
-        email = await _owner_signed_in(db, grant, now)
-        if email is None:
-            refusals.append(_denied())
-            continue
-        if from_ticket and not await repository.use_ticket(db, grant.token_id, grant.expires_at):
-            refusals.append(_ticket_reused(session_id, grant, now, client, route))
-            continue
-        renew = from_ticket or now - grant.issued_at >= access.ACCESS_RENEW_AFTER
-        fresh = access.Grant(session_id, grant.user_id, grant.login_id, now)
-        return Admitted(
-            grant.user_id, email, access.mint_access(keys, fresh, now) if renew else None
-        )
-    raise refusals[0]
-
-
-async def _owner_signed_in(db: AsyncSession, grant: access.Grant, now: datetime) -> str | None:
-    """The owner's email, if the grant is theirs, the session is live and meant to run, its
-    owner is still in the group it runs for, and the console sign-in the grant came from is
-    still live."""
-    found = await repository.open_group(db, grant.session_id, grant.user_id)
-    if found is None or not await _still_in_group(db, grant.user_id, found[0], now):
-        return None
-    return await identity.signed_in_email(db, grant.user_id, grant.login_id, now)
-
-
-async def _still_in_group(
-    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID | None, now: datetime
-) -> bool:
-    return group_id is not None and await identity.is_current_member(db, user_id, group_id, now)
-
-
-def _expired() -> NotAuthenticated:
-    return NotAuthenticated(
-        "Your access to this session has ended; open it again from the console.",
-        code="session_access_expired",
-    )
-
-
-def _denied(
-    message: str = "You cannot enter this session; open it again from the console.",
-) -> Forbidden:
-    return Forbidden(message, code="session_access_denied")
-
-
-def _ticket_reused(
-    session_id: uuid.UUID, grant: access.Grant, now: datetime, client: str, route: str
-) -> NotAuthenticated:
-    """A ticket presented again: someone else may hold the link. Counted, and the first of each
-    window audited, like every refused internal call."""
-    refusal = clusters.Refusal(
-        action="session.access",
-        reason="ticket_reused",
-        route=route or "/internal/v1/session-access/{session_id}",
-        client=client,
-        target_type="session",
-        target_id=session_id,
-        actor_id=grant.user_id,
-    )
-    return NotAuthenticated(
-        "This link was used already; open the session again from the console.",
-        code="session_access_expired",
-        durable=[clusters.refusal_later(refusal, now)],
-    )
-
-
-async def forget_used_tickets(db: AsyncSession, now: datetime) -> None:
-    """Used tickets past their expiry could not be used again anyway."""
-    await repository.forget_tickets_before(db, now - access.TICKET_LIFETIME)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import admission
-from gshare.capacity import repository as capacity_repository
+from gshare.capacity import service as capacity
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
 from gshare.kit.settings import Settings
@@ -43,8 +43,8 @@ async def sessions_out(
     *,
     with_history: bool = False,
 ) -> list[SessionOut]:
-    tiers = await capacity_repository.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
-    models = {m.id: m.name for m in await capacity_repository.all_models(db)}
+    tiers = await capacity.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
+    models = await capacity.model_names(db)
     mounts: dict[uuid.UUID, list[MountOut]] = {}
     for m in await repository.mounts_of(db, [r.id for r in rows]):
         mounts.setdefault(m.session_id, []).append(

@@ -15,7 +15,6 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.capacity import tasks as capacity_tasks
-from gshare.capacity.admission import dequeued
 from gshare.capacity.service import CAPACITY_CHANNEL
 from gshare.clusters.keystore import key_store_for, load_or_create, rotate_if_due
 from gshare.clusters.kubeconfigs import store_for
@@ -36,8 +35,9 @@ from gshare.kit.db import run_in_transaction
 from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
 from gshare.sessions import tasks as session_tasks
-from gshare.sessions.service import follow_queue, forget_used_tickets
+from gshare.sessions.entry import forget_used_tickets
 from gshare.worker.health import Recorder
+from gshare.worker.hooks import connect_hooks
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +75,7 @@ def worker_loops(
     settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock
 ) -> list[Loop]:
     zone = ZoneInfo(settings.credits_timezone)
-    # Sessions follow what the queue decides, in the dequeue's own transaction.
-    dequeued.connect(follow_queue)
+    connect_hooks()
 
     async def refill() -> object:
         now = clock.now()

@@ -5,7 +5,7 @@ import { useAudit, type AuditFilters } from '../../api/hooks/audit';
 import type { AuditEntryOut, AuditOutcome } from '../../api/types';
 import { formatDateTime, fromDateTimeInput } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { UserPicker } from '../users/UserPicker';
 
 const OUTCOME_COLORS: Record<AuditOutcome, string> = { allowed: 'green', denied: 'orange', failed: 'red' };

@@ -1,6 +1,6 @@
 import { Stack } from '@mantine/core';
 import { QueueTable } from '../../queue/QueueTable';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 
 export function QueuePage() {
   return (

@@ -15,7 +15,7 @@ import { parseAmount } from '../../ui/amount';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate, formatMemoryGiB } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { FormModal } from './FormModal';
 
 const KIND_LABELS: Record<TierKind, string> = { fraction: 'Fraction', exclusive: 'Exclusive', mig: 'MIG' };

@@ -1,3 +1,12 @@
+import type { PolicyScope } from '../../api/types';
+
+export const SCOPE_LABELS: Record<PolicyScope, string> = {
+  global: 'Global',
+  organization: 'Organization',
+  group: 'Group',
+  user: 'User',
+};
+
 /** The keys a policy document may set (the server's `capacity/policy.py` KEYS), in its order. */
 export type PolicyKeyKind = 'names' | 'int' | 'float' | 'bool';
 

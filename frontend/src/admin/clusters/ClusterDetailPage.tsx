@@ -8,7 +8,7 @@ import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDateTime, formatMemoryGiB } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { CardActions } from './CardActions';
 import { CardPicture } from './CardPicture';
 import { CardCounts, CardHealthBadge, cardHealth, ClusterStatusBadge, TimeAgo } from './clusterParts';

@@ -6,7 +6,7 @@ import type { ClusterOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { PagedTable } from '../../ui/PagedTable';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { CardCounts, ClusterStatusBadge, TimeAgo } from './clusterParts';
 import { RegisterClusterModal } from './RegisterClusterModal';
 import { removeClusterMessage } from './removeMessage';

@@ -6,7 +6,7 @@ import type { WalletOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { QueryState } from '../../ui/QueryState';
 import { OrgPicker } from '../OrgPicker';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { CreditActionModal, type CreditAction } from './CreditActionModal';
 import { allocateAction, mintAction, monthlyGrantAction, takeBackAction } from './creditActions';
 import { LedgerCheckResult } from './LedgerCheck';

@@ -3,7 +3,7 @@ import { Link, useParams } from 'react-router';
 import { useWallet } from '../../api/hooks/wallets';
 import { QueryState } from '../../ui/QueryState';
 import { WalletView } from '../../wallet/WalletView';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 
 const KIND_LABELS = { org: 'Organization wallet', group: 'Group wallet', user: 'Member wallet' } as const;
 

@@ -6,7 +6,7 @@ import type { GroupOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { QueryState } from '../../ui/QueryState';
 import { AdminGrantsSection } from '../AdminGrantsSection';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { MembersSection } from './MembersSection';
 
 function GroupAdmins({ group }: { group: GroupOut }) {

@@ -2,7 +2,7 @@ import { Anchor, List, Stack, Text, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { useSession } from '../../auth/session';
 import { OrgPicker } from '../OrgPicker';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { GroupsSection } from './GroupsSection';
 
 function AdministeredGroups() {

@@ -4,10 +4,10 @@ import { Link } from 'react-router';
 import { useCreateGroup, useDeleteGroup, useGroups, useRenameGroup } from '../../api/hooks/groups';
 import type { GroupOut } from '../../api/types';
 import { useSession } from '../../auth/session';
-import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
 import { NameModal } from '../../ui/NameModal';
+import { RenameDeleteActions } from '../../ui/RenameDeleteActions';
 
 /** Groups of one organization: list, create, rename, delete. */
 export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; heading?: string }) {
@@ -53,22 +53,15 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
             </Table.Td>
             <Table.Td>{formatDate(group.created_at)}</Table.Td>
             <Table.Td>
-              <Group gap="xs" justify="flex-end">
-                {can('group.update', { orgId, groupId: group.id }) && (
-                  <Button size="xs" variant="default" onClick={() => setRenaming(group)}>
-                    Rename
-                  </Button>
-                )}
-                {can('group.delete', { orgId, groupId: group.id }) && (
-                  <ConfirmButton
-                    label="Delete"
-                    title="Delete group"
-                    message={`Delete “${group.name}”? Only a group without members can be deleted.`}
-                    confirmLabel="Delete group"
-                    onConfirm={() => deleteGroup.mutateAsync(group.id)}
-                  />
-                )}
-              </Group>
+              <RenameDeleteActions
+                noun="group"
+                name={group.name}
+                deleteNote="Only a group without members can be deleted."
+                onRename={can('group.update', { orgId, groupId: group.id }) ? () => setRenaming(group) : undefined}
+                onDelete={
+                  can('group.delete', { orgId, groupId: group.id }) ? () => deleteGroup.mutateAsync(group.id) : undefined
+                }
+              />
             </Table.Td>
           </Table.Tr>
         )}

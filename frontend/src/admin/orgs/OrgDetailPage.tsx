@@ -9,7 +9,7 @@ import { QueryState } from '../../ui/QueryState';
 import { NameModal } from '../../ui/NameModal';
 import { AdminGrantsSection } from '../AdminGrantsSection';
 import { GroupsSection } from '../groups/GroupsSection';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 
 function OrgAdmins({ orgId, orgName }: { orgId: string; orgName: string }) {
   const { can } = useSession();

@@ -1,15 +1,15 @@
-import { Anchor, Button, Group, Stack, Table, TextInput } from '@mantine/core';
+import { Anchor, Button, Stack, Table, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useCreateOrg, useDeleteOrg, useOrgs, useRenameOrg } from '../../api/hooks/orgs';
 import type { OrgOut } from '../../api/types';
 import { useSession } from '../../auth/session';
-import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
 import { NameModal } from '../../ui/NameModal';
-import { PageHeader } from '../PageHeader';
+import { RenameDeleteActions } from '../../ui/RenameDeleteActions';
+import { PageHeader } from '../../ui/PageHeader';
 
 export function OrgsPage() {
   const { can } = useSession();
@@ -57,22 +57,13 @@ export function OrgsPage() {
             </Table.Td>
             <Table.Td>{formatDate(org.created_at)}</Table.Td>
             <Table.Td>
-              <Group gap="xs" justify="flex-end">
-                {can('org.update', { orgId: org.id }) && (
-                  <Button size="xs" variant="default" onClick={() => setRenaming(org)}>
-                    Rename
-                  </Button>
-                )}
-                {can('org.delete', { orgId: org.id }) && (
-                  <ConfirmButton
-                    label="Delete"
-                    title="Delete organization"
-                    message={`Delete “${org.name}”? Only an organization without groups can be deleted.`}
-                    confirmLabel="Delete organization"
-                    onConfirm={() => deleteOrg.mutateAsync(org.id)}
-                  />
-                )}
-              </Group>
+              <RenameDeleteActions
+                noun="organization"
+                name={org.name}
+                deleteNote="Only an organization without groups can be deleted."
+                onRename={can('org.update', { orgId: org.id }) ? () => setRenaming(org) : undefined}
+                onDelete={can('org.delete', { orgId: org.id }) ? () => deleteOrg.mutateAsync(org.id) : undefined}
+              />
             </Table.Td>
           </Table.Tr>
         )}

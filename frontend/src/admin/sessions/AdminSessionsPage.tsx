@@ -1,6 +1,6 @@
 import { Stack, Tabs } from '@mantine/core';
 import { useSearchParams } from 'react-router';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { AdminSessionsTable } from './AdminSessionsTable';
 import { useSession } from '../../auth/session';
 import { WORKER_HEALTH } from './access';

@@ -5,8 +5,8 @@ import { formatAmount } from '../../ui/amount';
 import { formatDateTime } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 import { gpuSlice, SESSION_TYPE_LABELS, STATE_LABELS, STATE_OPTIONS } from '../../sessions/sessionParts';
+import { useActionableGroups } from '../actionableGroups';
 import { ADMINISTERS_GROUP } from './access';
-import { useAdministeredGroups } from './administeredGroups';
 
 function SessionRow({ session, groupName }: { session: SessionOut; groupName: string }) {
   const state = STATE_LABELS[session.state];
@@ -45,7 +45,7 @@ function SessionRow({ session, groupName }: { session: SessionOut; groupName: st
 export function AdminSessionsTable() {
   const [states, setStates] = useState<SessionOut['state'][]>([]);
   const [groupId, setGroupId] = useState<string | null>(null);
-  const groups = useAdministeredGroups(ADMINISTERS_GROUP);
+  const groups = useActionableGroups(ADMINISTERS_GROUP);
   const sessions = useSessions({ scope: 'admin', state: states, group_id: groupId ?? undefined });
   const items = sessions.data?.items ?? [];
   const filtered = states.length > 0 || groupId !== null;

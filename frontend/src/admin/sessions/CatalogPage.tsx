@@ -6,7 +6,7 @@ import { ConfirmButton } from '../../ui/ConfirmButton';
 import { QueryState } from '../../ui/QueryState';
 import { SESSION_TYPE_LABELS, SESSION_TYPE_OPTIONS } from '../../sessions/sessionParts';
 import { FormModal } from '../capacity/FormModal';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 
 // What the server accepts as an image reference (registry/name:tag or @digest).
 const REFERENCE = /^[a-z0-9]([a-z0-9._/:@-]*[A-Za-z0-9_])?$/;

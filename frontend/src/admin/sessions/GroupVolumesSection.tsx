@@ -1,4 +1,4 @@
-import { Button, Group, NumberInput, SegmentedControl, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Button, Group, NumberInput, SegmentedControl, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import {
   useCreateGroupVolume,
@@ -8,12 +8,11 @@ import {
   type VolumeOut,
 } from '../../api/hooks/sessions';
 import { ConfirmButton } from '../../ui/ConfirmButton';
-import { formatDate } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
-import { VolumeUsers } from '../../sessions/sessionParts';
+import { VolumeTable } from '../../sessions/VolumeTable';
+import { useActionableGroups } from '../actionableGroups';
 import { FormModal } from '../capacity/FormModal';
 import { ADMINISTERS_GROUP } from './access';
-import { useAdministeredGroups } from './administeredGroups';
 
 type AccessMode = SharedVolumeCreate['access_mode'];
 
@@ -79,37 +78,22 @@ function NewVolumeModal({ groupId, groupName, opened, onClose }: NewVolumeModalP
   );
 }
 
-function VolumeRow({ volume, groupId }: { volume: VolumeOut; groupId: string }) {
+function DeleteSharedVolume({ volume, groupId }: { volume: VolumeOut; groupId: string }) {
   const remove = useDeleteGroupVolume();
   const inUse = volume.used_by.length > 0;
   return (
-    <Table.Tr>
-      <Table.Td>
-        <Text size="sm" fw={500}>
-          {volume.name}
-        </Text>
-      </Table.Td>
-      <Table.Td style={{ whiteSpace: 'nowrap' }}>{volume.size_gib} GiB</Table.Td>
-      <Table.Td>{ACCESS_LABELS[volume.access_mode as NonNullable<AccessMode>] ?? volume.access_mode}</Table.Td>
-      <Table.Td>
-        <VolumeUsers volume={volume} />
-      </Table.Td>
-      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDate(volume.created_at)}</Table.Td>
-      <Table.Td>
-        <ConfirmButton
-          label="Delete"
-          title="Delete shared volume"
-          message={
-            inUse
-              ? `${volume.name} is used by ${volume.used_by.length} session(s); they must stop before it can be deleted.`
-              : `Delete ${volume.name} (${volume.size_gib} GiB)? Everything saved in it is lost for every member.`
-          }
-          confirmLabel="Delete volume"
-          disabled={inUse}
-          onConfirm={() => remove.mutateAsync({ groupId, volumeId: volume.id })}
-        />
-      </Table.Td>
-    </Table.Tr>
+    <ConfirmButton
+      label="Delete"
+      title="Delete shared volume"
+      message={
+        inUse
+          ? `${volume.name} is used by ${volume.used_by.length} session(s); they must stop before it can be deleted.`
+          : `Delete ${volume.name} (${volume.size_gib} GiB)? Everything saved in it is lost for every member.`
+      }
+      confirmLabel="Delete volume"
+      disabled={inUse}
+      onConfirm={() => remove.mutateAsync({ groupId, volumeId: volume.id })}
+    />
   );
 }
 
@@ -123,25 +107,12 @@ function GroupVolumes({ groupId, groupName }: { groupId: string; groupName: stri
         <Button onClick={() => setAdding(true)}>New shared volume</Button>
       </Group>
       <QueryState query={volumes} isEmpty={items.length === 0} empty={`${groupName} has no shared volumes.`}>
-        <Table.ScrollContainer minWidth={760}>
-          <Table striped aria-label="Shared volumes">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Size</Table.Th>
-                <Table.Th>Access</Table.Th>
-                <Table.Th>Used by</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th aria-label="Actions" />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {items.map((volume) => (
-                <VolumeRow key={volume.id} volume={volume} groupId={groupId} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
+        <VolumeTable
+          volumes={items}
+          label="Shared volumes"
+          minWidth={760}
+          actions={(volume) => <DeleteSharedVolume volume={volume} groupId={groupId} />}
+        />
       </QueryState>
       <NewVolumeModal groupId={groupId} groupName={groupName} opened={adding} onClose={() => setAdding(false)} />
     </Stack>
@@ -150,7 +121,7 @@ function GroupVolumes({ groupId, groupName }: { groupId: string; groupName: stri
 
 /** The shared volumes of a group the admin administers: created and deleted here. */
 export function GroupVolumesSection() {
-  const groups = useAdministeredGroups(ADMINISTERS_GROUP);
+  const groups = useActionableGroups(ADMINISTERS_GROUP);
   const [chosen, setChosen] = useState<string | null>(null);
   const first = groups.options[0]?.items[0]?.value ?? null;
   const groupId = chosen ?? first;

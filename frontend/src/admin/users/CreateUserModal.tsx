@@ -6,7 +6,7 @@ import type { MembershipRole, UserOut } from '../../api/types';
 import { PasswordStrength } from '../../auth/PasswordStrength';
 import { useSession } from '../../auth/session';
 import { SecretInput } from '../../ui/SecretInput';
-import { useAssignableGroups } from './groupOptions';
+import { useActionableGroups } from '../actionableGroups';
 
 const ROLE_OPTIONS = [
   { value: 'member', label: 'Member' },
@@ -26,7 +26,7 @@ export function CreateUserModal({ opened, onClose, onCreated }: CreateUserModalP
   // Only someone allowed to create users outside any group may leave the group empty.
   const mustPickGroup = !can('user.create');
   const create = useCreateUser();
-  const groups = useAssignableGroups(opened);
+  const groups = useActionableGroups('user.create', { enabled: opened });
   const [form, setForm] = useState(EMPTY);
   const [problem, setProblem] = useState<string | null>(null);
 

@@ -8,7 +8,7 @@ import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
-import { PageHeader } from '../PageHeader';
+import { PageHeader } from '../../ui/PageHeader';
 import { CreateUserModal } from './CreateUserModal';
 import { ResetPasswordModal } from './ResetPasswordModal';
 

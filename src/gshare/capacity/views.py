@@ -1,0 +1,231 @@
+"""Capacity responses: cards, models and tiers, policies, admission previews and the queue in
+the API's shapes.
+
+The functions that load what their rows name (the occupants' and requesters' emails) run one
+query however many rows they are given.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity import admission, mig, service
+from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
+from gshare.capacity.policy import EffectivePolicy
+from gshare.capacity.schemas import (
+    AdmissionPreviewOut,
+    CardOut,
+    EffectivePolicyOut,
+    EffectiveValueOut,
+    GpuModelOut,
+    MigChoicesOut,
+    PolicyOut,
+    PriorityOut,
+    QueueItemOut,
+    TierOut,
+)
+from gshare.credits.amounts import format_amount
+from gshare.identity import service as identity
+
+_SCOPE_NAMES = {0: "global", 1: "organization", 2: "group", 3: "user"}
+
+
+# ---- cards ---------------------------------------------------------------------------------
+
+
+async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list[CardOut]:
+    emails = await identity.emails(db, [a.user_id for v in views for a in v.held])
+    out = []
+    for view in views:
+        card = view.card
+        occupied = {a.slot for a in view.held}
+        out.append(
+            CardOut(
+                id=card.id,
+                uuid=card.uuid,
+                node=card.node,
+                model=card.model,
+                memory_mib=card.memory_mib,
+                cores=card.cores,
+                split_count=card.split_count,
+                healthy=card.healthy,
+                missing=card.missing,
+                last_seen_at=card.last_seen_at,
+                pool=card.pool,
+                carved_tier=view.carved_tier.name if view.carved_tier else None,
+                carved_slots=card.carved_slots if view.held else None,
+                free_slots=view.free_slots if view.held else None,
+                mig_instances=[
+                    {
+                        "profile": i["profile"],
+                        "start": i["start"],
+                        "occupied": i["start"] in occupied,
+                    }
+                    for i in card.mig_layout
+                ],
+                occupants=[
+                    {
+                        "request_id": a.request_id,
+                        "user_id": a.user_id,
+                        "user_email": emails.get(a.user_id, ""),
+                        "group_id": a.group_id,
+                        "tier": a.tier_name,
+                        "slot": a.slot,
+                        "mig_profile": a.mig_profile,
+                        "vram_mib": a.vram_mib,
+                        "status": a.status,
+                        "admitted_at": a.admitted_at,
+                    }
+                    for a in view.held
+                ],
+            )
+        )
+    return out
+
+
+async def card_out(db: AsyncSession, view: service.CardView) -> CardOut:
+    return (await cards_out(db, [view]))[0]
+
+
+def mig_choices_out(geometry_name: str, layouts: Sequence[Sequence[str]]) -> MigChoicesOut:
+    geometry = mig.geometry_for(geometry_name)
+    profiles = [p.name for p in geometry.profiles] if geometry else []
+    return MigChoicesOut(
+        geometry=geometry_name, profiles=profiles, layouts=[list(x) for x in layouts]
+    )
+
+
+# ---- models and tiers ----------------------------------------------------------------------
+
+
+def tier_out(tier: GpuTier, model: GpuModel) -> TierOut:
+    return TierOut(
+        id=tier.id,
+        model_id=model.id,
+        model=model.name,
+        name=tier.name,
+        kind=tier.kind,
+        denominator=tier.denominator,
+        mig_profile=tier.mig_profile,
+        vram_mib=tier.vram_mib,
+        compute_percent=tier.compute_percent,
+        price_per_hour=format_amount(tier.price),
+        price_is_default=tier.price_is_default,
+        retired_at=tier.retired_at,
+    )
+
+
+def model_out(model: GpuModel, tiers: Sequence[GpuTier]) -> GpuModelOut:
+    geometry = mig.geometry_for(model.name)
+    return GpuModelOut(
+        id=model.id,
+        name=model.name,
+        memory_mib=model.memory_mib,
+        split_count=model.split_count,
+        exclusive_price=format_amount(model.exclusive_price),
+        mig_geometry=geometry.model if geometry else None,
+        tiers=[tier_out(t, model) for t in tiers],
+    )
+
+
+# ---- policies ------------------------------------------------------------------------------
+
+
+def policy_out(kind: str, scope_id: uuid.UUID | None, row: ResourcePolicy | None) -> PolicyOut:
+    return PolicyOut(
+        scope=kind,
+        scope_id=scope_id,
+        values=service.policy_values(row),
+        updated_at=row.updated_at if row else None,
+    )
+
+
+def effective_policy_out(
+    user_id: uuid.UUID, group_id: uuid.UUID, policy: EffectivePolicy
+) -> EffectivePolicyOut:
+    values = []
+    for key, found in policy.values.items():
+        value: Any = found.value
+        if isinstance(value, frozenset):
+            value = sorted(value)
+        values.append(
+            EffectiveValueOut(
+                key=key,
+                value=value,
+                scope=_SCOPE_NAMES[int(found.scope.kind)] if found.scope else None,
+                scope_id=found.scope.id if found.scope else None,
+            )
+        )
+    return EffectivePolicyOut(user_id=user_id, group_id=group_id, values=values)
+
+
+# ---- admission and the queue ---------------------------------------------------------------
+
+
+def preview_out(found: admission.Preview) -> AdmissionPreviewOut:
+    denial = found.denial
+    return AdmissionPreviewOut(
+        outcome=found.outcome,
+        message=found.message,
+        price_per_hour=format_amount(found.price),
+        available_credits=format_amount(max(found.available, 0)),
+        hours_affordable=found.hours,
+        queue_position=found.position,
+        estimated_wait_seconds=(
+            found.estimated_wait.total_seconds() if found.estimated_wait else None
+        ),
+        policy_key=denial.key if denial else None,
+        policy_scope=denial.scope if denial else None,
+    )
+
+
+def _priority_out(standing: admission.Standing) -> PriorityOut:
+    p = standing.priority
+    return PriorityOut(
+        value=p.value,
+        waited_seconds=p.waited.total_seconds(),
+        wait_bonus=p.wait_bonus,
+        user_usage=p.user_usage,
+        group_usage=p.group_usage,
+        weight=p.weight,
+        starving=p.starving,
+    )
+
+
+async def queue_out(
+    db: AsyncSession,
+    rows: Sequence[AdmissionRequest],
+    standings: dict[uuid.UUID, admission.Standing],
+    *,
+    with_priorities: bool,
+) -> list[QueueItemOut]:
+    """Requests with each queued one's standing; its priority only `with_priorities` (admins)."""
+    emails = await identity.emails(db, list({r.user_id for r in rows}))
+    items = []
+    for row in rows:
+        standing = standings.get(row.id) if row.status == "queued" else None
+        items.append(
+            QueueItemOut(
+                id=row.id,
+                user_id=row.user_id,
+                user_email=emails.get(row.user_id, ""),
+                group_id=row.group_id,
+                model=row.model,
+                tier=row.tier_name,
+                status=row.status,
+                reason=row.reason,
+                enqueued_at=row.enqueued_at,
+                decided_at=row.decided_at,
+                position=standing.position if standing else None,
+                estimated_wait_seconds=(
+                    standing.estimated_wait.total_seconds() if standing else None
+                ),
+                reserved_card_id=row.reserved_card_id,
+                priority=_priority_out(standing) if with_priorities and standing else None,
+            )
+        )
+    return items
