@@ -1,6 +1,7 @@
 """`make helm-lint`: the chart checked the way a platform team would before installing it.
 
-1. `helm lint --strict` with the defaults and with every overlay in deploy/values/.
+1. `helm lint --strict` with the defaults and with every overlay in deploy/values/, which checks
+   them against values.schema.json too.
 2. Every overlay rendered (and the all-in-one with every optional switch on), and every object,
    with the policies in deploy/policies/, server-side dry-run against a real kube-apiserver (the
    test control plane, with the CRDs of CloudNativePG, external-secrets, the Prometheus operator

@@ -1,15 +1,17 @@
-"""Write docs/reference/settings.md and docs/reference/errors.md from the code
-(`make reference-docs`); tests/docs/test_reference.py fails when either differs.
+"""Write docs/reference/settings.md, docs/reference/errors.md and docs/reference/cli.md from the
+code (`make reference-docs`); tests/docs/test_reference.py fails when any of them differs.
 
 Settings come from the pydantic model, with the comments and validator docstrings of
 src/gshare/kit/settings.py. Error codes come from parsing src/gshare: each class of the
 GShareError family with its default code and its docstring (what the code means, first), every
 call of one (its `code=` or the class's code, and its message), and what the API's error
-handlers answer on their own.
+handlers answer on their own. The command line comes from the argparse parser `gshare` builds in
+src/gshare/cli.py: every command with its help and its options.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 import sys
@@ -22,12 +24,14 @@ from datetime import timedelta
 from http import HTTPStatus
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
+from unittest import mock
 
 import annotated_types
 from pydantic import TypeAdapter
 from pydantic.fields import FieldInfo
 
+from gshare import cli
 from gshare.kit.settings import PREFIX, READ_ELSEWHERE, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +39,8 @@ PACKAGE = ROOT / "src" / "gshare"
 SETTINGS_SOURCE = PACKAGE / "kit" / "settings.py"
 SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 ERRORS_PAGE = ROOT / "docs" / "reference" / "errors.md"
+CLI_SOURCE = PACKAGE / "cli.py"
+CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
 
 ERROR_ROOT = "gshare.kit.errors.GShareError"
 ERROR_RESPONSE = "gshare.api.errors.error_response"
@@ -770,8 +776,156 @@ def render_errors(package: Path = PACKAGE) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Command line ------------------------------------------------------------------------------
+
+
+class _Parsing(Exception):
+    """Raised in place of parsing, with the parser that was about to parse."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__(parser.prog)
+        self.parser = parser
+
+
+def cli_parser() -> argparse.ArgumentParser:
+    """The parser of `gshare`. cli.main builds it and parses at once, so it is caught at that
+    parse, before any setting is read or anything runs."""
+
+    def caught(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> NoReturn:
+        raise _Parsing(self)
+
+    with mock.patch.object(argparse.ArgumentParser, "parse_args", caught):
+        try:
+            cli.main([])
+        except _Parsing as parsing:
+            return parsing.parser
+    raise SystemExit("gshare.cli.main returned without parsing its arguments")
+
+
+@dataclass(frozen=True)
+class Option:
+    invocation: str  # as `--help` shows it: `--email EMAIL`
+    default: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    usage: str
+    options: tuple[Option, ...]
+
+
+def _sentence(text: str | None) -> str:
+    text = re.sub(r"\s+", " ", text or "").strip()
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _usage(parser: argparse.ArgumentParser) -> str:
+    formatter = argparse.HelpFormatter(parser.prog, width=1000)  # on one line
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, "")
+    return formatter.format_help().strip()
+
+
+def _option_default(action: argparse.Action) -> str:
+    if action.required:
+        return "required"
+    if action.nargs == 0:
+        return "off"
+    if action.default is None or action.default == argparse.SUPPRESS:
+        return "(none)"
+    return f"`{action.default}`"
+
+
+def _options(parser: argparse.ArgumentParser) -> tuple[Option, ...]:
+    formatter = argparse.HelpFormatter(parser.prog)
+    return tuple(
+        Option(
+            invocation=formatter._format_action_invocation(action),
+            default=_option_default(action),
+            help=_sentence(action.help),
+        )
+        for action in parser._actions
+        if not isinstance(action, argparse._HelpAction | argparse._SubParsersAction)
+    )
+
+
+def cli_commands(parser: argparse.ArgumentParser) -> list[Command]:
+    """Every command of the parser, in the order `gshare --help` lists them."""
+    commands = []
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            commands.append(
+                Command(
+                    name=name,
+                    help=_sentence(helps.get(name) or sub.description),
+                    usage=_usage(sub),
+                    options=_options(sub),
+                )
+            )
+    return commands
+
+
+def _anchor(heading: str) -> str:
+    """The fragment GitHub gives a heading."""
+    return re.sub(r"[^a-z0-9 _-]", "", heading.lower()).replace(" ", "-")
+
+
+def render_cli() -> str:
+    parser = cli_parser()
+    env_file = Settings.model_config.get("env_file")
+    read_from = f"`{PREFIX}` environment variables" + (f" or `{env_file}`" if env_file else "")
+    lines = [
+        _header(_shown(CLI_SOURCE)),
+        "# Command line",
+        "",
+        f"`{parser.prog}`: {_sentence(parser.description)}",
+        "",
+        "It starts GShare's processes and does a few tasks for whoever runs the host; people "
+        f"use the console, not this command. Every command reads its settings from {read_from} "
+        "(see [settings.md](settings.md)); the options below are only those given on the "
+        "command line. Every command also takes `-h` or `--help`.",
+        "",
+        "```",
+        _usage(parser),
+        "```",
+        "",
+    ]
+    commands = cli_commands(parser)
+    lines += _table(
+        ("Command", "What it does"),
+        (
+            (f"[`{parser.prog} {c.name}`](#{_anchor(f'{parser.prog} {c.name}')})", _cell(c.help))
+            for c in commands
+        ),
+    )
+    for command in commands:
+        lines += ["", f"## `{parser.prog} {command.name}`", "", command.help, "", "```"]
+        lines += [command.usage, "```", ""]
+        if command.options:
+            lines += _table(
+                ("Option", "Default", "Description"),
+                ((f"`{o.invocation}`", o.default, _cell(o.help)) for o in command.options),
+            )
+        else:
+            lines.append("It takes no options.")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
-    for page, text in ((SETTINGS_PAGE, render_settings()), (ERRORS_PAGE, render_errors())):
+    pages = (
+        (SETTINGS_PAGE, render_settings()),
+        (ERRORS_PAGE, render_errors()),
+        (CLI_PAGE, render_cli()),
+    )
+    for page, text in pages:
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(text)
         print(page, file=sys.stderr)

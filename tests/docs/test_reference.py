@@ -1,22 +1,30 @@
-"""The reference pages are what hack/reference_docs.py makes from the code, never kept by hand."""
+"""The reference pages are what hack/reference_docs.py makes from the code, never kept by hand;
+the changelog's compatibility table says what the code says."""
 
 from __future__ import annotations
 
 import importlib.util
 import re
 import shutil
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
+from gshare import cli
 from gshare.kit.errors import GShareError
+from gshare.kit.schema_version import head_revision
 from gshare.kit.settings import READ_ELSEWHERE, Settings
+from gshare.operator.crd import session_crd
 from tests.docs.hack import reference_docs as load_reference_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 ERRORS_PAGE = ROOT / "docs" / "reference" / "errors.md"
+CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
+CHANGELOG = ROOT / "CHANGELOG.md"
 STALE = "the page differs from what the code says: run `make reference-docs`"
 
 
@@ -56,8 +64,12 @@ def test_the_errors_page_is_what_make_reference_docs_writes(reference_docs: Modu
     assert ERRORS_PAGE.read_text() == reference_docs.render_errors(), STALE
 
 
-def test_both_pages_say_they_are_generated() -> None:
-    for page in (SETTINGS_PAGE, ERRORS_PAGE):
+def test_the_cli_page_is_what_make_reference_docs_writes(reference_docs: ModuleType) -> None:
+    assert CLI_PAGE.read_text() == reference_docs.render_cli(), STALE
+
+
+def test_every_page_says_it_is_generated() -> None:
+    for page in (SETTINGS_PAGE, ERRORS_PAGE, CLI_PAGE):
         first = page.read_text().splitlines()[0]
         assert "Generated" in first
         assert "`make reference-docs`" in first
@@ -79,6 +91,67 @@ def test_defaults_are_written_as_a_person_would_and_secrets_show_none() -> None:
     assert rows["GSHARE_API_DOCS"][1:3] == ["boolean", "`false`"]
     assert rows["GSHARE_OPERATOR_NAMESPACE"][1:] == ["operator", "`src/gshare/operator/main.py`"]
     assert rows["GSHARE_TESTENV_CACHE"][1:] == ["test tooling", "`hack/testenv.sh`"]
+
+
+def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def _sections(page: str) -> dict[str, str]:
+    """Each `## `heading`` of the page, with the text under it."""
+    parts = re.split(r"^## `([^`]+)`$", page, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_cli_page_has_every_command_and_option_that_gshare_help_shows(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # argparse wraps to the terminal
+    listed = re.findall(r"^    ([a-z][a-z-]*)\b", _help(["--help"], capsys), re.MULTILINE)
+    assert {"up", "migrate", "recover-admin", "rotate-keys"} <= set(listed)
+    sections = _sections(CLI_PAGE.read_text())
+    assert list(sections) == [f"gshare {name}" for name in listed]
+    for name in listed:
+        shown = _help([name, "--help"], capsys)
+        options = set(re.findall(r"(--[a-z][a-z-]*)", shown)) - {"--help"}
+        on_page = set(re.findall(r"^\| `(--[a-z][a-z-]*)", sections[f"gshare {name}"], re.M))
+        assert on_page == options, f"gshare {name}: {STALE}"
+        assert shown.split("\n\n")[0].replace("usage: ", "").split() == (
+            sections[f"gshare {name}"].split("```")[1].split()
+        )
+    rows = _rows(sections["gshare recover-admin"])
+    assert rows["--email EMAIL"][1] == "required"
+    assert rows["--name NAME"][1] == "`Administrator`"
+    assert _rows(sections["gshare rotate-keys"])["--drop-old"][1] == "off"
+
+
+def _compatibility() -> list[dict[str, str]]:
+    text = CHANGELOG.read_text()
+    section = text[text.index("## Compatibility") :].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("|")]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in table]
+    return [dict(zip(cells[0], row, strict=True)) for row in cells[2:]]
+
+
+def test_the_changelogs_current_release_has_the_versions_the_code_has() -> None:
+    chart = yaml.safe_load((ROOT / "charts" / "gshare" / "Chart.yaml").read_text())
+    package = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    crd = session_crd()["spec"]
+    stored = next(version["name"] for version in crd["versions"] if version["storage"])
+    assert package == chart["appVersion"], "pyproject.toml and Chart.yaml's appVersion differ"
+    current = _compatibility()[0]
+    assert current == {
+        "Release": package,
+        "Chart version": chart["version"],
+        "App version (package and images)": chart["appVersion"],
+        "GShareSession CRD": f"{crd['group']}/{stored}",
+        "Database schema revision": head_revision(),
+    }, "CHANGELOG.md's compatibility table is stale: its top row is the current release"
+    releases = re.findall(r"^## \[(\d[^\]]*)\]", CHANGELOG.read_text(), re.MULTILINE)
+    assert releases[0] == package, "the newest release in CHANGELOG.md is not the package's"
 
 
 def test_every_code_on_the_errors_page_is_in_the_source() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+import uuid
 from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ from gshare.kit.clock import FrozenClock
 from gshare.kit.db import make_engine, make_sessionmaker
 from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
 from gshare.kit.settings import Settings
-from gshare.sessions import lifecycle, tasks
+from gshare.sessions import lifecycle, repository, service, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
 from tests.conftest import TEMPLATE
@@ -164,6 +165,15 @@ class Actors:
         _said(f"remove {member} -> {removed.status_code}, re-add -> {readded.status_code}")
         assert readded.status_code in (200, 201), readded.text
 
+    async def resource_removed(self, session: Owned) -> None:
+        """The apply loop deleted a stopping session's resource and the cluster confirmed it
+        (what `tasks.apply_pending` does after a successful delete)."""
+        async with self.build.sessions() as db, db.begin():
+            row = await repository.session_row(db, uuid.UUID(session.id), lock=True)
+            if row is not None and row.state == "stopping":
+                await service.removed(db, row, self.build.clock.now())
+                _said("resource removed")
+
     async def quiet_period(self) -> None:
         """The operator answers for the current spec and the queue runs; nothing is left in a
         state that moves on its own."""
@@ -174,9 +184,12 @@ class Actors:
                     await self.w.report(session.id, "Running")
                 elif row.state == "pausing":
                     await self.w.report(session.id, "Paused")
+                elif row.state == "stopping":
+                    await self.resource_removed(session)
             await self.dequeue()
         for session in self.created:
-            assert (await self.w.row(session.id)).state not in ("starting", "pausing"), session
+            state = (await self.w.row(session.id)).state
+            assert state not in ("starting", "pausing", "stopping"), (session, state)
 
     async def check(self) -> list[InteractiveSession]:
         """The invariants; returns the sessions as they stand."""
@@ -317,6 +330,16 @@ class Interleavings(RuleBasedStateMachine):
     def operator_reports_failed(self, session: Owned, duplicate: bool) -> None:
         self.run(self.actors.report(session, "Failed", duplicate=duplicate))
 
+    @rule(session=sessions)
+    def apply_loop_removes_the_resource(self, session: Owned) -> None:
+        self.run(self.actors.resource_removed(session))
+
+    @rule(session=sessions)
+    def operator_sees_the_pod_start_then_vanish(self, session: Owned) -> None:
+        """Ready, then gone without a pause (a node lost, a pod evicted): the session is lost."""
+        self.run(self.actors.report(session, "Running"))
+        self.run(self.actors.report(session, "Pending"))
+
     @precondition(lambda self: bool(self.revised))
     @rule(
         data=st.data(),
@@ -365,8 +388,12 @@ class Interleavings(RuleBasedStateMachine):
         if self.made is None:
             return
         rows = {str(r.id): r for r in self.run(self.made.check())}
+        REACHED.update(r.state for r in rows.values())
         self.revised = [s for s in self.made.created if rows[s.id].spec_generation > 1]
-        self.settling = any(r.state in ("starting", "pausing") for r in rows.values())
+        self.settling = any(r.state in ("starting", "pausing", "stopping") for r in rows.values())
+
+
+REACHED: set[str] = set()  # every state some run's check saw
 
 
 def test_random_interleavings_keep_the_lifecycle_exact(
@@ -376,11 +403,14 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     # The same runs everywhere (derandomized, no example database). Making a run's world costs
     # about as much as 30 steps, so a few long runs.
     Interleavings.TestCase.settings = settings(
-        max_examples=5,
+        max_examples=8,
         stateful_step_count=60,
         deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
+    REACHED.clear()
     Interleavings.TestCase("runTest").runTest()
+    # The runs walk the whole lifecycle: a state never reached is a part never tried.
+    assert set(REACHED) == set(lifecycle.STATES), sorted(set(lifecycle.STATES) - REACHED)

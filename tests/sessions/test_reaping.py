@@ -236,6 +236,30 @@ async def test_a_session_that_never_starts_fails_and_is_settled(build: Builder) 
     await assert_ledger_clean(build.sessions)
 
 
+async def test_a_stop_its_cluster_never_confirms_ends_after_the_report_timeout(
+    build: Builder,
+) -> None:
+    """A stopping session waits on the cluster to confirm its resource is gone; a cluster that
+    stops answering must not keep it (and the cluster's removal) waiting forever."""
+    w = await session_world(build)
+    sid = (await w.running())["id"]
+    stopped = await w.act(0, sid, "stop")
+    assert stopped.json()["state"] == "stopping"
+    settings = settings_of(build)
+    build.clock.advance(timedelta(minutes=settings.session_report_timeout_minutes - 1))
+    assert await tasks.reconcile_once(build.sessions, settings, build.clock.now()) == 0
+    assert (await w.read(0, sid))["state"] == "stopping"
+    build.clock.advance(timedelta(minutes=2))
+    assert await tasks.reconcile_once(build.sessions, settings, build.clock.now()) == 1
+    ended = await w.read(0, sid)
+    assert ended["state"] == "stopped"
+    assert "not confirmed the removal" in ended["state_reason"]
+    row = await w.row(sid)
+    assert row.ended_at is not None
+    assert row.applied_generation < row.spec_generation  # the delete is still to be taken over
+    await assert_ledger_clean(build.sessions)
+
+
 async def test_a_replayed_or_older_utilization_report_changes_nothing(build: Builder) -> None:
     w = await _idle_world(build)
     sid = (await w.running())["id"]

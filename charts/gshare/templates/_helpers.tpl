@@ -84,3 +84,19 @@ Secret gshare-operator-token in the system namespace, as src/gshare/clusters/kub
 {{- define "gshare.operatorTokenSecret" -}}
 gshare-operator-token
 {{- end }}
+
+{{/* "true" when the values say where the console's TLS ends: at its Ingress
+(console.tlsSecretName) or in front of it (console.tlsTerminatedInFront); empty otherwise. */}}
+{{- define "gshare.consoleTls" -}}
+{{- if or .Values.console.tlsSecretName .Values.console.tlsTerminatedInFront }}true{{ end }}
+{{- end }}
+
+{{/* GSHARE_COOKIE_SECURE: always over HTTPS, which console.https states or, left empty, the TLS
+values imply; otherwise auto (Secure on the requests that came over HTTPS). */}}
+{{- define "gshare.cookieSecure" -}}
+{{- $https := dig "https" nil .Values.console }}
+{{- if kindIs "invalid" $https }}
+{{- $https = eq (include "gshare.consoleTls" .) "true" }}
+{{- end }}
+{{- ternary "always" "auto" $https }}
+{{- end }}

@@ -282,13 +282,13 @@ async def silent_since(
     return list(await db.scalars(query))
 
 
-async def starting_since(
-    db: AsyncSession, cutoff: datetime, limit: int = 500
+async def in_state_since(
+    db: AsyncSession, state: str, cutoff: datetime, limit: int = 500
 ) -> list[InteractiveSession]:
-    """Sessions that have been starting since before `cutoff`, locked."""
+    """Sessions that have been in `state` since before `cutoff`, locked."""
     query = (
         select(InteractiveSession)
-        .where(InteractiveSession.state == "starting", InteractiveSession.state_changed_at < cutoff)
+        .where(InteractiveSession.state == state, InteractiveSession.state_changed_at < cutoff)
         .order_by(InteractiveSession.id)
         .limit(limit)
         .with_for_update(skip_locked=True)

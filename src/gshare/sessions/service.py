@@ -766,9 +766,15 @@ async def fail(db: AsyncSession, row: InteractiveSession, now: datetime, why: st
     )
 
 
-async def removed(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
-    """The session's resource is gone from its cluster after a stop."""
-    await _move(db, row, "removed", now, reason="Stopped; its resource is removed.")
+async def removed(
+    db: AsyncSession,
+    row: InteractiveSession,
+    now: datetime,
+    reason: str = "Stopped; its resource is removed.",
+) -> None:
+    """The session's resource is gone from its cluster after a stop (or the cluster has not
+    confirmed it for too long: `reason` says so)."""
+    await _move(db, row, "removed", now, reason=reason)
 
 
 async def session_names(db: AsyncSession, ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:

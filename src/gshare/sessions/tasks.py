@@ -282,8 +282,8 @@ async def reconcile_once(
     sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
 ) -> int:
     """Sessions their cluster has not reported for too long, and those whose card went missing,
-    are lost; those that never started fail. Either is settled. Sessions whose owner is no
-    longer in their group are paused."""
+    are lost; those that never started fail. Either is settled. A stop the cluster has not
+    confirmed for as long ends. Sessions whose owner is no longer in their group are paused."""
     cutoff = now - timedelta(minutes=settings.session_report_timeout_minutes)
 
     async def work(db: AsyncSession) -> int:
@@ -296,8 +296,8 @@ async def reconcile_once(
                 "Its cluster has not reported it for "
                 f"{settings.session_report_timeout_minutes:g} minutes.",
             )
-        stuck = await repository.starting_since(
-            db, now - timedelta(minutes=settings.session_start_timeout_minutes)
+        stuck = await repository.in_state_since(
+            db, "starting", now - timedelta(minutes=settings.session_start_timeout_minutes)
         )
         for row in stuck:
             said = f" The cluster says: {row.phase_message}." if row.phase_message else ""
@@ -308,6 +308,19 @@ async def reconcile_once(
                 f"It did not start within {settings.session_start_timeout_minutes:g} minutes."
                 + said,
             )
+        # A stop whose removal the cluster has not confirmed for as long (it does not answer,
+        # or is gone): stopped all the same. It holds nothing; the apply loop still deletes
+        # the resource once the cluster answers again.
+        unconfirmed = await repository.in_state_since(db, "stopping", cutoff)
+        for row in unconfirmed:
+            await service.removed(
+                db,
+                row,
+                now,
+                "Stopped; its cluster has not confirmed the removal for "
+                f"{settings.session_report_timeout_minutes:g} minutes, and removes it once it "
+                "answers again.",
+            )
         # A guest's membership expiring is announced by nothing: noticed here.
         left = await service.pause_outside_groups(db, now)
         holding = await repository.running_gpu_sessions(db)
@@ -315,6 +328,6 @@ async def reconcile_once(
         for row in holding:
             if row.request_id in lost:
                 await service.lose(db, row, now, "Its card went missing from its cluster.")
-        return len(silent) + len(stuck) + len(lost) + left
+        return len(silent) + len(stuck) + len(unconfirmed) + len(lost) + left
 
     return await run_in_transaction(sessions, work)
