@@ -51,21 +51,21 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
     sessions = make_sessionmaker(engine)
     now = datetime.now(UTC)
     groups: list[tuple[uuid.UUID, list[uuid.UUID]]] = []
-    async with sessions() as session, session.begin():
-        org = await repository.account_id(session, "org", uuid.uuid4(), now)
-        await operations.mint(session, wallet_id=org, amount=10**9 * MICRO, now=now)
+    async with sessions() as db, db.begin():
+        org = await repository.account_id(db, "org", uuid.uuid4(), now)
+        await operations.mint(db, wallet_id=org, amount=10**9 * MICRO, now=now)
         for _ in range(clients):
-            group = await repository.account_id(session, "group", uuid.uuid4(), now)
+            group = await repository.account_id(db, "group", uuid.uuid4(), now)
             await operations.move(
-                session, from_id=org, to_id=group, amount=10**8 * MICRO, kind="allocation", now=now
+                db, from_id=org, to_id=group, amount=10**8 * MICRO, kind="allocation", now=now
             )
             users = [
-                await repository.account_id(session, "user", uuid.uuid4(), now)
+                await repository.account_id(db, "user", uuid.uuid4(), now)
                 for _ in range(USERS_PER_GROUP)
             ]
             for user in users:
                 await operations.move(
-                    session,
+                    db,
                     from_id=group,
                     to_id=user,
                     amount=10**4 * MICRO,
@@ -73,7 +73,7 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
                     now=now,
                 )
             groups.append((group, users))
-        await session.execute(
+        await db.execute(
             text(
                 "CREATE TABLE bench_pairs "
                 "(n int PRIMARY KEY, src uuid NOT NULL, dst uuid NOT NULL, funder uuid NOT NULL)"
@@ -83,7 +83,7 @@ async def setup(url: str, clients: int) -> list[tuple[uuid.UUID, list[uuid.UUID]
         for group, users in groups:
             for user in users:
                 n += 1
-                await session.execute(
+                await db.execute(
                     text("INSERT INTO bench_pairs VALUES (:n, :s, :d, :f)"),
                     {"n": n, "s": group, "d": user, "f": org},
                 )

@@ -36,8 +36,8 @@ class Builder:
     clients: list[httpx.AsyncClient] = field(default_factory=list)
 
     async def _add(self, *rows: object) -> None:
-        async with self.sessions() as session, session.begin():
-            session.add_all(rows)
+        async with self.sessions() as db, db.begin():
+            db.add_all(rows)
 
     async def user(
         self,

@@ -39,8 +39,8 @@ async def build_world(build: Builder) -> World:
     b1 = await build.group(org_b, "Group B1")
     users = {role: await build.user(role.replace("_", " ").title()) for role in ROLES}
     users["super_admin"].is_super_admin = True
-    async with build.sessions() as session, session.begin():
-        await session.merge(users["super_admin"])
+    async with build.sessions() as db, db.begin():
+        await db.merge(users["super_admin"])
     await build.org_admin(users["org_admin_a"], org_a)
     await build.org_admin(users["org_admin_b"], org_b)
     await build.group_admin(users["group_admin_a1"], a1)
@@ -72,13 +72,13 @@ async def build_world(build: Builder) -> World:
         "no_tier": str(uuid.uuid4()),
         "no_request": str(uuid.uuid4()),
     }
-    async with build.sessions() as session, session.begin():
+    async with build.sessions() as db, db.begin():
         for key, kind, owner in (
             ("A_wallet", "org", org_a.id),
             ("A1_wallet", "group", a1.id),
             ("target_wallet", "user", target.id),
         ):
-            ids[key] = str(await account_id(session, kind, owner, build.clock.now()))
+            ids[key] = str(await account_id(db, kind, owner, build.clock.now()))
     clients = {role: await build.signed_in(user) for role, user in users.items()}
     return World(ids, clients, build.anonymous())
 

@@ -78,9 +78,9 @@ async def test_members_cannot_read_the_audit_log(build: Builder) -> None:
 async def test_the_audit_table_is_append_only(build: Builder) -> None:
     root = await build.user(super_admin=True)
     await build.signed_in(root)
-    async with build.sessions() as session:
+    async with build.sessions() as db:
         with pytest.raises(DBAPIError, match="cannot be changed"):
-            await session.execute(text("DELETE FROM audit_entries"))
+            await db.execute(text("DELETE FROM audit_entries"))
 
 
 async def test_admins_see_the_sign_ins_of_their_users_only(build: Builder) -> None:

@@ -122,9 +122,9 @@ async def test_bad_callbacks_get_401_and_are_audited(
         response = await _put(client, mine, token, _report(1, [("n", "GPU-x", True)]))
         assert response.status_code == 401, reason
         assert response.json()["error"]["code"] == "invalid_token"
-    async with sessions() as session:
+    async with sessions() as db:
         denied = (
-            await session.scalars(select(AuditEntry).where(AuditEntry.action == "cluster.callback"))
+            await db.scalars(select(AuditEntry).where(AuditEntry.action == "cluster.callback"))
         ).all()
     assert sorted(e.detail["reason"] for e in denied) == [
         "expired",
@@ -200,8 +200,8 @@ async def test_one_clusters_store_trouble_does_not_stop_the_token_refresh(
         sessions, FailingFirst(), KeySet([new_key(clock.now())]), clock.now()
     )  # type: ignore[arg-type]
     assert outcome.failed == 2
-    async with sessions() as session:
-        rows = {c.name: c for c in (await session.scalars(select(Cluster))).all()}
+    async with sessions() as db:
+        rows = {c.name: c for c in (await db.scalars(select(Cluster))).all()}
     assert rows["a-broken"].status == "unreachable"
     assert "the secret store is down" in rows["a-broken"].status_message
     assert (

@@ -26,18 +26,18 @@ class Wallets:
 
 
 async def tenancy(
-    session: AsyncSession, now: datetime, *, groups: int, members: int
+    db: AsyncSession, now: datetime, *, groups: int, members: int
 ) -> tuple[uuid.UUID, list[tuple[uuid.UUID, list[uuid.UUID]]]]:
     """An organization with `groups` groups of `members` members each, as real rows (refills
     pay a grant only while its payer still applies). Returns the ids."""
     org = Organization(id=uuid.uuid4(), name=f"Org {uuid.uuid4().hex[:8]}", created_at=now)
-    session.add(org)
-    await session.flush()
+    db.add(org)
+    await db.flush()
     made = []
     for g in range(groups):
         group = Group(id=uuid.uuid4(), org_id=org.id, name=f"Group {g}", created_at=now)
-        session.add(group)
-        await session.flush()
+        db.add(group)
+        await db.flush()
         user_ids = []
         for _ in range(members):
             user = User(
@@ -49,14 +49,12 @@ async def tenancy(
                 created_at=now,
                 password_changed_at=now,
             )
-            session.add(user)
-            await session.flush()
-            session.add(
-                Membership(user_id=user.id, group_id=group.id, role="member", created_at=now)
-            )
+            db.add(user)
+            await db.flush()
+            db.add(Membership(user_id=user.id, group_id=group.id, role="member", created_at=now))
             user_ids.append(user.id)
         made.append((group.id, user_ids))
-    await session.flush()
+    await db.flush()
     return org.id, made
 
 
@@ -71,16 +69,16 @@ async def funded_wallets(
 ) -> Wallets:
     """The wallets of an org, one group and `users` members, funded top-down with the real
     operations."""
-    async with sessions() as session, session.begin():
-        org_id, [(group_id, user_ids)] = await tenancy(session, now, groups=1, members=users)
-        org = await repository.account_id(session, "org", org_id, now)
-        group = await repository.account_id(session, "group", group_id, now)
-        people = [await repository.account_id(session, "user", u, now) for u in user_ids]
+    async with sessions() as db, db.begin():
+        org_id, [(group_id, user_ids)] = await tenancy(db, now, groups=1, members=users)
+        org = await repository.account_id(db, "org", org_id, now)
+        group = await repository.account_id(db, "group", group_id, now)
+        people = [await repository.account_id(db, "user", u, now) for u in user_ids]
         if org_credits:
-            await operations.mint(session, wallet_id=org, amount=org_credits * MICRO, now=now)
+            await operations.mint(db, wallet_id=org, amount=org_credits * MICRO, now=now)
         if group_credits:
             await operations.move(
-                session,
+                db,
                 from_id=org,
                 to_id=group,
                 amount=group_credits * MICRO,
@@ -90,7 +88,7 @@ async def funded_wallets(
         for person in people:
             if user_credits:
                 await operations.move(
-                    session,
+                    db,
                     from_id=group,
                     to_id=person,
                     amount=user_credits * MICRO,
@@ -101,8 +99,8 @@ async def funded_wallets(
 
 
 async def assert_ledger_clean(sessions: async_sessionmaker[AsyncSession]) -> invariants.Report:
-    async with sessions() as session:
-        report = await invariants.check(session)
+    async with sessions() as db:
+        report = await invariants.check(db)
     assert report.violations == [], report.violations
     return report
 
@@ -112,16 +110,16 @@ async def grants(
 ) -> None:
     """Monthly grants down the tree: the org minted, the group paid by the org, users by the
     group (amounts in whole credits)."""
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         await operations.set_monthly_grant(
-            session, wallet_id=w.org, amount=org * MICRO, funding_wallet_id=None
+            db, wallet_id=w.org, amount=org * MICRO, funding_wallet_id=None
         )
         await operations.set_monthly_grant(
-            session, wallet_id=w.group, amount=group * MICRO, funding_wallet_id=w.org
+            db, wallet_id=w.group, amount=group * MICRO, funding_wallet_id=w.org
         )
         for person in w.users:
             await operations.set_monthly_grant(
-                session, wallet_id=person, amount=user * MICRO, funding_wallet_id=w.group
+                db, wallet_id=person, amount=user * MICRO, funding_wallet_id=w.group
             )
 
 

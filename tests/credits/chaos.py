@@ -45,17 +45,17 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
     def now() -> datetime:
         return datetime.now(UTC)
 
-    async def dawdle(session: AsyncSession) -> None:
+    async def dawdle(db: AsyncSession) -> None:
         # Widen the window in which a kill lands mid-transaction.
         if rng.random() < 0.3:
-            await session.execute(text("SELECT pg_sleep(:s)"), {"s": rng.random() * 0.02})
+            await db.execute(text("SELECT pg_sleep(:s)"), {"s": rng.random() * 0.02})
 
-    async def transfer(session: AsyncSession) -> object:
+    async def transfer(db: AsyncSession) -> object:
         parent, child = rng.choice(pairs)
         source, target = (parent, child) if rng.random() < 0.6 else (child, parent)
-        await dawdle(session)
+        await dawdle(db)
         return await operations.move(
-            session,
+            db,
             from_id=source,
             to_id=target,
             amount=rng.randint(1, 40_000_000),
@@ -63,11 +63,11 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
             now=now(),
         )
 
-    async def hold(session: AsyncSession) -> object:
-        await dawdle(session)
+    async def hold(db: AsyncSession) -> object:
+        await dawdle(db)
         user = rng.choice(users)
         return await operations.place_hold(
-            session,
+            db,
             wallet_id=user,
             session_id=uuid.uuid4(),
             rate_per_hour=rng.randint(100_000, 5_000_000),
@@ -76,9 +76,9 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
             for_group_wallet_id=group_of[user] if rng.random() < 0.5 else None,
         )
 
-    async def on_open_hold(session: AsyncSession) -> object:
+    async def on_open_hold(db: AsyncSession) -> object:
         row = (
-            await session.execute(
+            await db.execute(
                 text(
                     "SELECT id, reserved FROM credit_holds WHERE status = 'open' "
                     "ORDER BY random() LIMIT 1"
@@ -88,20 +88,20 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
         if row is None:
             return None
         choice = rng.random()
-        await dawdle(session)
+        await dawdle(db)
         if choice < 0.35:
             return await operations.capture(
-                session, hold_id=row.id, amount=rng.randint(1, max(1, row.reserved)), now=now()
+                db, hold_id=row.id, amount=rng.randint(1, max(1, row.reserved)), now=now()
             )
         if choice < 0.5:
-            return await operations.extend_hold(session, hold_id=row.id, now=now())
+            return await operations.extend_hold(db, hold_id=row.id, now=now())
         if choice < 0.85:
             return await operations.settle_hold(
-                session, hold_id=row.id, used=rng.randint(0, row.reserved + 10), now=now()
+                db, hold_id=row.id, used=rng.randint(0, row.reserved + 10), now=now()
             )
-        return await operations.release_hold(session, hold_id=row.id, now=now())
+        return await operations.release_hold(db, hold_id=row.id, now=now())
 
-    async def replay(session: AsyncSession) -> object:
+    async def replay(db: AsyncSession) -> object:
         # Keys are shared by every client: the same key always means the same transfer, so
         # replays must return the stored result; now and then a key is misused on purpose.
         index = rng.randrange(60)
@@ -112,14 +112,14 @@ async def main(url: str, plan_path: str, progress_path: str, seed: int, ops: int
         key = f"chaos-{index}"
 
         async def work() -> StoredResult:
-            await dawdle(session)
+            await dawdle(db)
             transfer_id = await operations.move(
-                session, from_id=parent, to_id=child, amount=1 + index, kind="allocation", now=now()
+                db, from_id=parent, to_id=child, amount=1 + index, kind="allocation", now=now()
             )
             return StoredResult(201, str(transfer_id).encode())
 
         return await run_once(
-            session,
+            db,
             actor_id=ACTOR,
             key=key,
             print_=fingerprint("transfer", params),

@@ -319,26 +319,26 @@ async def test_consumption_per_day(build: Builder, sessions) -> None:
     group = t.group
     member = t.member
     now = build.clock.now()
-    async with sessions() as session, session.begin():
-        org_w = await repository.account_id(session, "org", org.id, now)
-        group_w = await repository.account_id(session, "group", group.id, now)
-        user_w = await repository.account_id(session, "user", member.id, now)
-        await operations.mint(session, wallet_id=org_w, amount=100_000_000, now=now)
+    async with sessions() as db, db.begin():
+        org_w = await repository.account_id(db, "org", org.id, now)
+        group_w = await repository.account_id(db, "group", group.id, now)
+        user_w = await repository.account_id(db, "user", member.id, now)
+        await operations.mint(db, wallet_id=org_w, amount=100_000_000, now=now)
         await operations.move(
-            session, from_id=org_w, to_id=group_w, amount=50_000_000, kind="allocation", now=now
+            db, from_id=org_w, to_id=group_w, amount=50_000_000, kind="allocation", now=now
         )
         await operations.move(
-            session, from_id=group_w, to_id=user_w, amount=20_000_000, kind="allocation", now=now
+            db, from_id=group_w, to_id=user_w, amount=20_000_000, kind="allocation", now=now
         )
         hold = await operations.place_hold(
-            session,
+            db,
             wallet_id=user_w,
             session_id=group.id,
             rate_per_hour=2_000_000,
             window_seconds=3600,
             now=now,
         )
-        await operations.capture(session, hold_id=hold.id, amount=1_500_000, now=now)
+        await operations.capture(db, hold_id=hold.id, amount=1_500_000, now=now)
     member_c = await build.signed_in(member)
     wallet = await _wallet(member_c, "/api/v1/wallets/me")
     assert (wallet["balance"], wallet["held"], wallet["available"]) == ("18.5", "0.5", "18")
@@ -409,8 +409,8 @@ async def test_grants_end_with_their_reason_and_can_always_be_cleared(
     await build.member(gone, t.group)
     gone_wallet = (await _wallet(lead_c, f"/api/v1/users/{gone.id}/wallet"))["id"]
     assert (await lead_c.put(grant.format(gone_wallet), json={"amount": "5"})).is_success
-    async with sessions() as session, session.begin():
-        await session.execute(
+    async with sessions() as db, db.begin():
+        await db.execute(
             Membership.__table__.delete().where(Membership.user_id == gone.id)  # type: ignore[attr-defined]
         )
     cleared = await lead_c.put(grant.format(gone_wallet), json={"amount": "0"})

@@ -19,18 +19,18 @@ async def test_no_one_can_bill_another_wallet(build: Builder, sessions) -> None:
     org = await build.org()
     group = await build.group(org)
     now = build.clock.now()
-    async with sessions() as session, session.begin():
-        org_w = await repository.account_id(session, "org", org.id, now)
-        group_w = await repository.account_id(session, "group", group.id, now)
-        alice_w = await repository.account_id(session, "user", alice.id, now)
-        bob_w = await repository.account_id(session, "user", bob.id, now)
-        await operations.mint(session, wallet_id=org_w, amount=100 * MICRO, now=now)
+    async with sessions() as db, db.begin():
+        org_w = await repository.account_id(db, "org", org.id, now)
+        group_w = await repository.account_id(db, "group", group.id, now)
+        alice_w = await repository.account_id(db, "user", alice.id, now)
+        bob_w = await repository.account_id(db, "user", bob.id, now)
+        await operations.mint(db, wallet_id=org_w, amount=100 * MICRO, now=now)
         await operations.move(
-            session, from_id=org_w, to_id=group_w, amount=50 * MICRO, kind="allocation", now=now
+            db, from_id=org_w, to_id=group_w, amount=50 * MICRO, kind="allocation", now=now
         )
         for wallet in (alice_w, bob_w):
             await operations.move(
-                session,
+                db,
                 from_id=group_w,
                 to_id=wallet,
                 amount=10 * MICRO,
@@ -38,8 +38,8 @@ async def test_no_one_can_bill_another_wallet(build: Builder, sessions) -> None:
                 now=now,
             )
 
-    async with sessions() as session, session.begin():
-        ctx = Context(session=session, actor=Actor(user_id=alice.id, email=alice.email), now=now)
+    async with sessions() as db, db.begin():
+        ctx = Context(db=db, actor=Actor(user_id=alice.id, email=alice.email), now=now)
         for other in (bob_w, group_w, org_w):
             with pytest.raises(Forbidden) as refused:
                 await service.hold_for_session(
@@ -70,20 +70,20 @@ async def test_a_session_names_only_a_group_its_owner_is_in(build: Builder, sess
     mine, other = await build.group(org, "Mine"), await build.group(org, "Other")
     await build.member(alice, mine)
     now = build.clock.now()
-    async with sessions() as session, session.begin():
-        org_w = await repository.account_id(session, "org", org.id, now)
-        mine_w = await repository.account_id(session, "group", mine.id, now)
-        alice_w = await repository.account_id(session, "user", alice.id, now)
-        await operations.mint(session, wallet_id=org_w, amount=10 * MICRO, now=now)
+    async with sessions() as db, db.begin():
+        org_w = await repository.account_id(db, "org", org.id, now)
+        mine_w = await repository.account_id(db, "group", mine.id, now)
+        alice_w = await repository.account_id(db, "user", alice.id, now)
+        await operations.mint(db, wallet_id=org_w, amount=10 * MICRO, now=now)
         await operations.move(
-            session, from_id=org_w, to_id=mine_w, amount=5 * MICRO, kind="allocation", now=now
+            db, from_id=org_w, to_id=mine_w, amount=5 * MICRO, kind="allocation", now=now
         )
         await operations.move(
-            session, from_id=mine_w, to_id=alice_w, amount=5 * MICRO, kind="allocation", now=now
+            db, from_id=mine_w, to_id=alice_w, amount=5 * MICRO, kind="allocation", now=now
         )
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         actor = Actor(user_id=alice.id, email=alice.email, member_of={mine.id: org.id})
-        ctx = Context(session=session, actor=actor, now=now)
+        ctx = Context(db=db, actor=actor, now=now)
         with pytest.raises(Forbidden) as refused:
             await service.hold_for_session(
                 ctx,

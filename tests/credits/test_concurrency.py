@@ -28,26 +28,26 @@ async def _plan(sessions, now, tmp_path: Path) -> Path:
     """One organization, four groups of four members, each wallet with a grant; real tenancy
     rows, because refills pay only grants whose payer still applies."""
     groups: dict[str, list[str]] = {}
-    async with sessions() as session, session.begin():
-        org_id, made = await tenancy(session, now, groups=4, members=4)
-        org = await repository.account_id(session, "org", org_id, now)
-        await operations.mint(session, wallet_id=org, amount=100_000 * MICRO, now=now)
+    async with sessions() as db, db.begin():
+        org_id, made = await tenancy(db, now, groups=4, members=4)
+        org = await repository.account_id(db, "org", org_id, now)
+        await operations.mint(db, wallet_id=org, amount=100_000 * MICRO, now=now)
         await operations.set_monthly_grant(
-            session, wallet_id=org, amount=50_000 * MICRO, funding_wallet_id=None
+            db, wallet_id=org, amount=50_000 * MICRO, funding_wallet_id=None
         )
         for group_id, member_ids in made:
-            group = await repository.account_id(session, "group", group_id, now)
+            group = await repository.account_id(db, "group", group_id, now)
             await operations.move(
-                session, from_id=org, to_id=group, amount=10_000 * MICRO, kind="allocation", now=now
+                db, from_id=org, to_id=group, amount=10_000 * MICRO, kind="allocation", now=now
             )
             await operations.set_monthly_grant(
-                session, wallet_id=group, amount=5_000 * MICRO, funding_wallet_id=org
+                db, wallet_id=group, amount=5_000 * MICRO, funding_wallet_id=org
             )
             users = []
             for member_id in member_ids:
-                user = await repository.account_id(session, "user", member_id, now)
+                user = await repository.account_id(db, "user", member_id, now)
                 await operations.move(
-                    session,
+                    db,
                     from_id=group,
                     to_id=user,
                     amount=500 * MICRO,
@@ -55,7 +55,7 @@ async def _plan(sessions, now, tmp_path: Path) -> Path:
                     now=now,
                 )
                 await operations.set_monthly_grant(
-                    session, wallet_id=user, amount=300 * MICRO, funding_wallet_id=group
+                    db, wallet_id=user, amount=300 * MICRO, funding_wallet_id=group
                 )
                 users.append(str(user))
             groups[str(group)] = users
@@ -119,9 +119,9 @@ async def test_eight_processes_thousands_of_operations_and_kills_break_nothing(
     assert total >= 5000, total
     report = await assert_ledger_clean(sessions)
     assert report.minted >= 100_000 * MICRO
-    async with sessions() as session:
+    async with sessions() as db:
         counts = (
-            await session.execute(
+            await db.execute(
                 text(
                     "SELECT (SELECT count(*) FROM credit_transfers), "
                     "(SELECT count(*) FROM credit_transfers WHERE kind = 'capture'), "

@@ -27,8 +27,8 @@ RATE = 2 * MICRO  # 2 credits an hour
 async def _wallet(
     sessions: async_sessionmaker[AsyncSession], wallet_id: uuid.UUID
 ) -> CreditAccount:
-    async with sessions() as session:
-        account = await session.get(CreditAccount, wallet_id)
+    async with sessions() as db:
+        account = await db.get(CreditAccount, wallet_id)
         assert account is not None
         return account
 
@@ -37,9 +37,9 @@ async def test_a_hold_reserves_captures_extends_and_settles(sessions, clock: Fro
     now = clock.now()
     w = await funded_wallets(sessions, now, user_credits=5)
     user = w.users[0]
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         hold = await operations.place_hold(
-            session,
+            db,
             wallet_id=user,
             session_id=uuid.uuid4(),
             rate_per_hour=RATE,
@@ -48,19 +48,19 @@ async def test_a_hold_reserves_captures_extends_and_settles(sessions, clock: Fro
         )
     account = await _wallet(sessions, user)
     assert (account.balance, account.held) == (5 * MICRO, 2 * MICRO)
-    async with sessions() as session, session.begin():
-        await operations.capture(session, hold_id=hold.id, amount=MICRO + 500_000, now=now)
+    async with sessions() as db, db.begin():
+        await operations.capture(db, hold_id=hold.id, amount=MICRO + 500_000, now=now)
         with pytest.raises(HoldExhausted):
-            await operations.capture(session, hold_id=hold.id, amount=MICRO, now=now)
-    async with sessions() as session, session.begin():
-        await operations.extend_hold(session, hold_id=hold.id, now=now)
-        outcome = await operations.settle_hold(session, hold_id=hold.id, used=MICRO, now=now)
+            await operations.capture(db, hold_id=hold.id, amount=MICRO, now=now)
+    async with sessions() as db, db.begin():
+        await operations.extend_hold(db, hold_id=hold.id, now=now)
+        outcome = await operations.settle_hold(db, hold_id=hold.id, used=MICRO, now=now)
     assert (outcome.captured, outcome.released, outcome.uncollected) == (MICRO, 1_500_000, 0)
     account = await _wallet(sessions, user)
     assert (account.balance, account.held) == (2_500_000, 0)
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         with pytest.raises(HoldResolved):
-            await operations.release_hold(session, hold_id=hold.id, now=now)
+            await operations.release_hold(db, hold_id=hold.id, now=now)
     report = await assert_ledger_clean(sessions)
     assert report.consumed == 2_500_000
 
@@ -68,20 +68,20 @@ async def test_a_hold_reserves_captures_extends_and_settles(sessions, clock: Fro
 async def test_a_hold_needs_available_credits(sessions, clock: FrozenClock) -> None:
     now = clock.now()
     w = await funded_wallets(sessions, now, user_credits=1)
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         with pytest.raises(InsufficientCredits):
             await operations.place_hold(
-                session,
+                db,
                 wallet_id=w.users[0],
                 session_id=uuid.uuid4(),
                 rate_per_hour=RATE,
                 window_seconds=3600,
                 now=now,
             )
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         with pytest.raises(Conflict, match="personal wallets"):
             await operations.place_hold(
-                session,
+                db,
                 wallet_id=w.group,
                 session_id=uuid.uuid4(),
                 rate_per_hour=1,
@@ -96,9 +96,9 @@ async def test_a_hold_is_resolved_exactly_once_under_racing_settlements(
 ) -> None:
     now = clock.now()
     w = await funded_wallets(sessions, now, user_credits=10)
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         hold = await operations.place_hold(
-            session,
+            db,
             wallet_id=w.users[0],
             session_id=uuid.uuid4(),
             rate_per_hour=RATE,
@@ -138,18 +138,18 @@ async def test_refill_tops_up_to_the_grant_and_records_shortfall(
     now = clock.now()
     w = await funded_wallets(sessions, now, users=2, org_credits=0, group_credits=0, user_credits=0)
     rich, poor = w.users
-    async with sessions() as session, session.begin():
+    async with sessions() as db, db.begin():
         await operations.set_monthly_grant(
-            session, wallet_id=w.org, amount=100 * MICRO, funding_wallet_id=None
+            db, wallet_id=w.org, amount=100 * MICRO, funding_wallet_id=None
         )
         await operations.set_monthly_grant(
-            session, wallet_id=w.group, amount=30 * MICRO, funding_wallet_id=w.org
+            db, wallet_id=w.group, amount=30 * MICRO, funding_wallet_id=w.org
         )
         await operations.set_monthly_grant(
-            session, wallet_id=rich, amount=20 * MICRO, funding_wallet_id=w.group
+            db, wallet_id=rich, amount=20 * MICRO, funding_wallet_id=w.group
         )
         await operations.set_monthly_grant(
-            session, wallet_id=poor, amount=20 * MICRO, funding_wallet_id=w.group
+            db, wallet_id=poor, amount=20 * MICRO, funding_wallet_id=w.group
         )
     summary = await refill_month(sessions, "2026-03", now)
     assert summary.refilled == 4
@@ -157,8 +157,8 @@ async def test_refill_tops_up_to_the_grant_and_records_shortfall(
     balances = sorted([(await _wallet(sessions, x)).balance // MICRO for x in (rich, poor)])
     assert balances == [10, 20]  # the group had 30 for two grants of 20
     assert summary.shortfall == 10 * MICRO
-    async with sessions() as session:
-        refills = (await session.scalars(select(CreditRefill))).all()
+    async with sessions() as db:
+        refills = (await db.scalars(select(CreditRefill))).all()
     assert sorted(r.shortfall // MICRO for r in refills) == [0, 0, 0, 10]
     # Next month: a balance at or above its grant is left alone.
     clock.advance(timedelta(days=31))
@@ -190,14 +190,14 @@ async def test_two_racing_refill_runs_refill_each_wallet_once(sessions, clock: F
 async def test_the_check_finds_a_tampered_ledger(sessions, clock: FrozenClock) -> None:
     await funded_wallets(sessions, clock.now())
     await assert_ledger_clean(sessions)
-    async with sessions() as session, session.begin():
-        await session.execute(
+    async with sessions() as db, db.begin():
+        await db.execute(
             text("UPDATE credit_accounts SET balance = balance + 1 WHERE kind = 'group'")
         )
-    async with sessions() as session:
+    async with sessions() as db:
         from gshare.credits import invariants
 
-        report = await invariants.check(session)
+        report = await invariants.check(db)
     names = {v.invariant for v in report.violations}
     assert "every cached balance equals the sum of its entries" in names
     assert "everything minted is in a wallet or consumed" in names
@@ -205,9 +205,9 @@ async def test_the_check_finds_a_tampered_ledger(sessions, clock: FrozenClock) -
 
 async def test_ledger_rows_cannot_be_edited(sessions, clock: FrozenClock) -> None:
     await funded_wallets(sessions, clock.now())
-    async with sessions() as session:
+    async with sessions() as db:
         with pytest.raises(Exception, match="cannot be changed"):
-            await session.execute(text("UPDATE credit_entries SET amount = amount * 2"))
+            await db.execute(text("UPDATE credit_entries SET amount = amount * 2"))
 
 
 async def test_accounts_are_created_once_under_concurrency(sessions, clock: FrozenClock) -> None:
@@ -234,8 +234,8 @@ async def test_the_check_sees_an_entry_posted_to_the_wrong_wallet(
     w = await funded_wallets(sessions, now, users=2, user_credits=0)
     intended, wrong = w.users
     transfer_id = uuid.uuid4()
-    async with sessions() as session, session.begin():
-        session.add(
+    async with sessions() as db, db.begin():
+        db.add(
             CreditTransfer(
                 id=transfer_id,
                 kind="allocation",
@@ -245,8 +245,8 @@ async def test_the_check_sees_an_entry_posted_to_the_wrong_wallet(
                 created_at=now,
             )
         )
-        await session.flush()
-        session.add_all(
+        await db.flush()
+        db.add_all(
             [
                 CreditEntry(
                     transfer_id=transfer_id, account_id=w.group, amount=-MICRO, created_at=now
@@ -256,7 +256,7 @@ async def test_the_check_sees_an_entry_posted_to_the_wrong_wallet(
                 ),
             ]
         )
-    async with sessions() as session:
-        report = await invariants.check(session)
+    async with sessions() as db:
+        report = await invariants.check(db)
     named = {v.invariant: v.detail for v in report.violations}
     assert str(transfer_id) in named["each transfer has one debit and one credit of equal amount"]

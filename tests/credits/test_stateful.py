@@ -70,8 +70,8 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def tx(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         async def go() -> T:
-            async with self.sessions() as session, session.begin():
-                return await work(session)
+            async with self.sessions() as db, db.begin():
+                return await work(db)
 
         return self.run(go())
 
@@ -93,11 +93,11 @@ class LedgerMachine(RuleBasedStateMachine):
 
     @initialize()
     def wallets(self) -> None:
-        async def create(session: AsyncSession) -> list[uuid.UUID]:
+        async def create(db: AsyncSession) -> list[uuid.UUID]:
             return [
-                await repository.account_id(session, kind, uuid.uuid4(), NOW)
+                await repository.account_id(db, kind, uuid.uuid4(), NOW)
                 for kind in ("org", "group", "group", "user", "user")
-            ] + [await repository.account_id(session, "mint", None, NOW)]
+            ] + [await repository.account_id(db, "mint", None, NOW)]
 
         self.org, self.group, self.group2, self.alice, self.bob, self.mint_account = self.tx(create)
         for wallet in (self.org, self.group, self.group2, self.alice, self.bob):
@@ -243,10 +243,10 @@ class LedgerMachine(RuleBasedStateMachine):
         if not self.balance:
             return
 
-        async def read(session: AsyncSession) -> tuple[dict[uuid.UUID, tuple[int, int]], Any, Any]:
-            accounts = await repository.accounts_by_id(session, list(self.balance))
-            lots = await repository.lots_of(session, list(self.balance))
-            report = await invariants.check(session)
+        async def read(db: AsyncSession) -> tuple[dict[uuid.UUID, tuple[int, int]], Any, Any]:
+            accounts = await repository.accounts_by_id(db, list(self.balance))
+            lots = await repository.lots_of(db, list(self.balance))
+            report = await invariants.check(db)
             return {k: (a.balance, a.held) for k, a in accounts.items()}, lots, report
 
         stored, lots, report = self.tx(read)

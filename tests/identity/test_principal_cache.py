@@ -147,8 +147,8 @@ async def test_reads_are_served_from_the_cache_until_a_change_is_announced(
     async with _client(second_app, user) as reader:
         assert (await reader.get("/api/v1/me")).json()["user"]["name"] == "Cached Name"
         # A write that announces nothing is not seen by reads for the cache's lifetime ...
-        async with sessions() as session, session.begin():
-            await session.execute(update(User).where(User.id == user.id).values(name="Quiet"))
+        async with sessions() as db, db.begin():
+            await db.execute(update(User).where(User.id == user.id).values(name="Quiet"))
         assert (await reader.get("/api/v1/me")).json()["user"]["name"] == "Cached Name"
         # ... while a change made through the API is announced and seen at once.
         renamed = await reader.patch(f"/api/v1/users/{user.id}", json={"name": "Loud Name"})

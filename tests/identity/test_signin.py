@@ -129,10 +129,8 @@ async def test_failed_sign_in_is_audited_even_though_the_request_failed(
 ) -> None:
     user = await build.user()
     await build.anonymous().post(LOGIN, json={"email": user.email, "password": "wrong-pass-123"})
-    async with sessions() as session:
-        rows = (
-            await session.scalars(select(AuditEntry).where(AuditEntry.action == "auth.login"))
-        ).all()
+    async with sessions() as db:
+        rows = (await db.scalars(select(AuditEntry).where(AuditEntry.action == "auth.login"))).all()
     assert [(r.outcome, r.target_id, r.detail["reason"]) for r in rows] == [
         ("failed", user.email, "wrong_password")
     ]
@@ -300,8 +298,8 @@ async def test_long_passwords_up_to_256_characters_are_accepted(build: Builder) 
 async def test_login_records_one_audit_entry(build: Builder, sessions) -> None:
     user = await build.user()
     await build.signed_in(user)
-    async with sessions() as session:
-        count = await session.scalar(
+    async with sessions() as db:
+        count = await db.scalar(
             select(func.count()).where(
                 AuditEntry.action == "auth.login", AuditEntry.outcome == "allowed"
             )
@@ -319,8 +317,8 @@ async def test_long_emails_are_throttled_and_audited_too(build: Builder, session
         LOGIN, json={"email": user.email, "password": PASSWORD}
     )
     assert refused.status_code == 429
-    async with sessions() as session:
-        failed = await session.scalar(
+    async with sessions() as db:
+        failed = await db.scalar(
             select(func.count()).where(
                 AuditEntry.action == "auth.login", AuditEntry.target_id == user.email
             )
@@ -423,13 +421,13 @@ def test_attempts_whose_outcome_never_came_are_forgotten() -> None:
 
 
 async def _failures_by_client(sessions) -> list[str]:
-    async with sessions() as session:
-        return list(await session.scalars(select(SignInFailure.client).order_by(SignInFailure.id)))
+    async with sessions() as db:
+        return list(await db.scalars(select(SignInFailure.client).order_by(SignInFailure.id)))
 
 
 async def _failed_login_clients(sessions) -> list[str]:
-    async with sessions() as session:
-        rows = await session.scalars(
+    async with sessions() as db:
+        rows = await db.scalars(
             select(AuditEntry)
             .where(AuditEntry.action == "auth.login", AuditEntry.outcome == "failed")
             .order_by(AuditEntry.id)
@@ -476,8 +474,8 @@ async def test_an_unparseable_peer_address_is_recorded_as_a_bounded_placeholder(
     assert signed_in.status_code == 200
     # Failures are counted per client bucket: an IPv6 address by its /64.
     assert await _failures_by_client(sessions) == ["unknown", "fe80::/64"]
-    async with sessions() as session:
-        login = (await session.scalars(select(LoginSession))).one()
+    async with sessions() as db:
+        login = (await db.scalars(select(LoginSession))).one()
     assert login.client == "198.51.100.7"
 
 

@@ -30,9 +30,9 @@ async def test_a_change_is_committed_before_its_response_is_sent(
     async def send(message: dict) -> None:
         if message["type"] == "http.response.start":
             # At the moment the status line leaves, another connection must see the row.
-            async with sessions() as session:
+            async with sessions() as db:
                 seen_at_response.append(
-                    await session.scalar(select(func.count()).select_from(Organization)) or 0
+                    await db.scalar(select(func.count()).select_from(Organization)) or 0
                 )
 
     scope = {

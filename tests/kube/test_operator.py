@@ -282,8 +282,8 @@ async def registered(kube: Cluster, sessions, store, now: datetime) -> ClusterRo
         inventory_sequence=0,
         created_at=now,
     )
-    async with sessions() as session, session.begin():
-        session.add(cluster)
+    async with sessions() as db, db.begin():
+        db.add(cluster)
     await store.put(cluster.id, kube.embedded_kubeconfig())
     return cluster
 
@@ -357,8 +357,8 @@ async def test_the_operator_reports_hamis_inventory_to_the_api(
     from gshare.capacity.models import GpuCard
 
     async def cards() -> dict[str, tuple[str, bool]]:
-        async with sessions() as session:
-            rows = (await session.scalars(select(GpuCard))).all()
+        async with sessions() as db:
+            rows = (await db.scalars(select(GpuCard))).all()
         return {r.uuid: (r.node, r.healthy) for r in rows}
 
     async with _reporting(kube, database_url, sessions, tmp_path):
@@ -411,7 +411,7 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
         body = _session()
         session_id = uuid.UUID(body["spec"]["sessionId"])
         now = datetime.now(UTC)
-        async with sessions() as session, session.begin():
+        async with sessions() as db, db.begin():
             owner = User(
                 id=uuid.UUID(body["spec"]["ownerId"]),
                 email=f"{session_id}@example.org",
@@ -423,9 +423,9 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
                 created_at=now,
                 password_changed_at=now,
             )
-            session.add(owner)
-            await session.flush()
-            session.add(
+            db.add(owner)
+            await db.flush()
+            db.add(
                 InteractiveSession(
                     id=session_id,
                     owner_id=owner.id,
@@ -441,8 +441,8 @@ async def test_the_operator_reports_each_sessions_status_to_the_api(
             )
 
         async def stored() -> tuple[str, int]:
-            async with sessions() as session:
-                row = await session.get(InteractiveSession, session_id)
+            async with sessions() as db:
+                row = await db.get(InteractiveSession, session_id)
                 assert row is not None
                 return row.phase, row.observed_generation
 

@@ -47,8 +47,8 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
         inventory_sequence=0,
         created_at=clock.now(),
     )
-    async with sessions() as session, session.begin():
-        session.add_all([live, dead])
+    async with sessions() as db, db.begin():
+        db.add_all([live, dead])
     await store.put(live.id, kube.embedded_kubeconfig())
     await store.put(dead.id, kube.embedded_kubeconfig().replace(kube.server, "https://127.0.0.1:9"))
 
@@ -77,10 +77,10 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
     assert fourth.refreshed == 1
     assert replaced.verify(_token(kube), clock.now()) == str(live.id)
 
-    async with sessions() as session:
+    async with sessions() as db:
         stored = {
             c.name: (c.status, c.status_message)
-            for c in [await session.get(Cluster, live.id), await session.get(Cluster, dead.id)]
+            for c in [await db.get(Cluster, live.id), await db.get(Cluster, dead.id)]
         }
     assert stored["live"] == ("connected", "")
     assert stored["dead"][0] == "unreachable"
@@ -97,10 +97,10 @@ async def test_tokens_are_written_and_refreshed_well_before_they_expire(
         inventory_sequence=0,
         created_at=clock.now(),
     )
-    async with sessions() as session, session.begin():
-        await session.delete(await session.get(Cluster, live.id))
-        await session.delete(await session.get(Cluster, dead.id))
-        session.add(again)
+    async with sessions() as db, db.begin():
+        await db.delete(await db.get(Cluster, live.id))
+        await db.delete(await db.get(Cluster, dead.id))
+        db.add(again)
     await store.put(again.id, kube.embedded_kubeconfig())
     fifth = await refresh_operator_tokens(sessions, store, replaced, clock.now())
     assert (fifth.refreshed, fifth.fresh) == (1, 0)

@@ -46,8 +46,8 @@ async def test_registration_checks_the_cluster_and_keeps_the_kubeconfig_out_of_t
     # Only what was checked is kept: the current context's server and embedded credentials.
     assert yaml.safe_load(stored.read_text()) == parse_kubeconfig(kubeconfig)
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
-    async with sessions() as session:
-        rows = (await session.execute(text("SELECT * FROM clusters"))).mappings().all()
+    async with sessions() as db:
+        rows = (await db.execute(text("SELECT * FROM clusters"))).mappings().all()
     assert len(rows) == 2
     client_key = json.loads(kubeconfig)["users"][0]["user"]["client-key-data"]
     assert all(client_key not in str(dict(row)) for row in rows)

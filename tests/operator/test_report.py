@@ -38,8 +38,8 @@ async def test_refused_tokens_are_retried_and_bad_reports_dropped(
     running = asyncio.create_task(reporter.run())
 
     async def phase() -> str:
-        async with build.sessions() as session:
-            row = await session.get(InteractiveSession, placed.id)
+        async with build.sessions() as db:
+            row = await db.get(InteractiveSession, placed.id)
             assert row is not None
             return row.phase
 

@@ -31,8 +31,8 @@ async def _running(build: Builder, owner: User) -> InteractiveSession:
 
 
 async def _set_desired(build: Builder, session_id: uuid.UUID, state: str) -> None:
-    async with build.sessions() as session, session.begin():
-        await session.execute(
+    async with build.sessions() as db, db.begin():
+        await db.execute(
             update(InteractiveSession)
             .where(InteractiveSession.id == session_id)
             .values(desired_state=state)
@@ -104,9 +104,9 @@ async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> N
     # The ticket, replayed now, is refused too.
     assert (await _check(ingress, mine.id, link=link)).status_code == 401
 
-    async with build.sessions() as session:
+    async with build.sessions() as db:
         entered = (
-            await session.scalars(select(AuditEntry).where(AuditEntry.action == "session.enter"))
+            await db.scalars(select(AuditEntry).where(AuditEntry.action == "session.enter"))
         ).all()
     assert [(e.actor_id, e.target_id) for e in entered] == [(owner.id, str(mine.id))]
 
@@ -182,8 +182,8 @@ async def test_access_ends_with_the_sign_in_the_account_or_the_session(build: Bu
     # So does deactivating the account, whatever sign-in the cookie came from.
     console = await build.signed_in(owner)
     cookie = await cookie_for(mine)
-    async with build.sessions() as session, session.begin():
-        await session.execute(update(User).where(User.id == owner.id).values(active=False))
+    async with build.sessions() as db, db.begin():
+        await db.execute(update(User).where(User.id == owner.id).values(active=False))
     assert (await _check(ingress, mine.id, cookie=cookie)).status_code == 403
 
 
@@ -198,14 +198,14 @@ async def test_used_tickets_are_forgotten_once_expired(build: Builder) -> None:
     assert (await _check(build.anonymous(), mine.id, link=link)).status_code == 204
 
     async def count() -> int:
-        async with build.sessions() as session:
-            return len((await session.scalars(select(UsedTicket))).all())
+        async with build.sessions() as db:
+            return len((await db.scalars(select(UsedTicket))).all())
 
-    async with build.sessions() as session, session.begin():
-        await forget_used_tickets(session, build.clock.now())
+    async with build.sessions() as db, db.begin():
+        await forget_used_tickets(db, build.clock.now())
     assert await count() == 1
-    async with build.sessions() as session, session.begin():
-        await forget_used_tickets(session, build.clock.now() + timedelta(minutes=3))
+    async with build.sessions() as db, db.begin():
+        await forget_used_tickets(db, build.clock.now() + timedelta(minutes=3))
     assert await count() == 0
 
 
@@ -253,9 +253,9 @@ async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
     link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
     doubled = f"{link}&gshare_ticket=other"
     assert (await _check(build.anonymous(), mine.id, link=doubled)).status_code == 401
-    async with build.sessions() as session:
+    async with build.sessions() as db:
         reused = (
-            await session.scalars(
+            await db.scalars(
                 select(AuditEntry).where(
                     AuditEntry.action == "session.access", AuditEntry.outcome == "denied"
                 )

@@ -23,19 +23,19 @@ async def test_a_cluster_with_live_sessions_is_not_removed(
     assert refused.status_code == 409
     assert refused.json()["error"]["code"] == "cluster_has_live_sessions"
     assert refused.json()["error"]["message"].startswith("The cluster still runs 1 session(s);")
-    async with build.sessions() as session:
-        assert await session.get(Cluster, cluster.id) is not None
+    async with build.sessions() as db:
+        assert await db.get(Cluster, cluster.id) is not None
 
-    async with build.sessions() as session, session.begin():
-        await session.execute(
+    async with build.sessions() as db, db.begin():
+        await db.execute(
             update(InteractiveSession)
             .where(InteractiveSession.id == live.id)
             .values(ended_at=build.clock.now())
         )
     assert (await admin.delete(f"/api/v1/clusters/{cluster.id}")).status_code == 204
-    async with build.sessions() as session:
-        assert await session.get(Cluster, cluster.id) is None
+    async with build.sessions() as db:
+        assert await db.get(Cluster, cluster.id) is None
         # Ended sessions stay in the record, no longer tied to the removed cluster.
-        kept = await session.get(InteractiveSession, ended.id)
+        kept = await db.get(InteractiveSession, ended.id)
         assert kept is not None
         assert kept.cluster_id is None

@@ -45,8 +45,8 @@ async def _post(client: httpx.AsyncClient, session_id, token: str | None, body: 
 
 
 async def _stored(build: Builder, session_id: uuid.UUID) -> InteractiveSession:
-    async with build.sessions() as session:
-        row = await session.get(InteractiveSession, session_id)
+    async with build.sessions() as db:
+        row = await db.get(InteractiveSession, session_id)
         assert row is not None
         return row
 
@@ -76,8 +76,8 @@ async def test_newer_reports_are_stored_and_stale_ones_change_nothing(
     assert (await _post(client, running.id, token, paused)).json()["applied"] is True
     row = await _stored(build, running.id)
     assert (row.phase, row.observed_generation, row.status_at) == ("Paused", 2, clock.now())
-    async with build.sessions() as session:
-        contacted = await session.get(Cluster, cluster.id)
+    async with build.sessions() as db:
+        contacted = await db.get(Cluster, cluster.id)
         assert contacted is not None
         assert contacted.last_contact_at == clock.now()
 
@@ -120,9 +120,9 @@ async def test_only_the_sessions_own_cluster_may_report_it(
         assert response.json()["error"]["code"] == "invalid_token", reason
     assert (await _stored(build, placed.id)).phase == "Pending"
     assert (await _stored(build, unplaced.id)).phase == "Pending"
-    async with build.sessions() as session:
+    async with build.sessions() as db:
         denied = (
-            await session.scalars(select(AuditEntry).where(AuditEntry.action == "cluster.callback"))
+            await db.scalars(select(AuditEntry).where(AuditEntry.action == "cluster.callback"))
         ).all()
     # One entry per reason from this client in the window; the three sessions this cluster does
     # not run share one.

@@ -28,8 +28,8 @@ async def _with_grants(sessions, clock: FrozenClock):
 
 
 async def _refills(sessions) -> int:
-    async with sessions() as session:
-        return int(await session.scalar(select(func.count()).select_from(CreditRefill)) or 0)
+    async with sessions() as db:
+        return int(await db.scalar(select(func.count()).select_from(CreditRefill)) or 0)
 
 
 async def _refilled(sessions, count: int) -> bool:

@@ -175,8 +175,8 @@ def _health_routes(app: FastAPI) -> None:
         """The database is reachable and at the expected schema."""
         sessions: async_sessionmaker[AsyncSession] = request.app.state.sessions
         try:
-            async with sessions() as session:
-                await session.execute(text("SELECT 1"))
+            async with sessions() as db:
+                await db.execute(text("SELECT 1"))
             await check_schema(request.app.state.engine)
         except UnmigratedDatabase as exc:
             raise NotMigrated(str(exc)) from None

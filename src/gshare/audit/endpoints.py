@@ -56,6 +56,6 @@ async def list_audit(
         until=until,
     )
     page = page_request(limit, cursor)
-    rows = await list_entries(ctx.session, visibility, filters, page)
+    rows = await list_entries(ctx.db, visibility, filters, page)
     items, nxt = page_of(rows, page, lambda e: (e.id,))
     return AuditPage(items=[AuditEntryOut.model_validate(e) for e in items], next_cursor=nxt)

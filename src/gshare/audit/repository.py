@@ -40,7 +40,7 @@ class AuditVisibility:
 
 
 async def list_entries(
-    session: AsyncSession, visibility: AuditVisibility, filters: AuditFilter, page: PageRequest
+    db: AsyncSession, visibility: AuditVisibility, filters: AuditFilter, page: PageRequest
 ) -> Sequence[AuditEntry]:
     conditions: list[ColumnElement[bool]] = []
     if not visibility.everything:
@@ -82,4 +82,4 @@ async def list_entries(
     query = (
         select(AuditEntry).where(*conditions).order_by(AuditEntry.id.desc()).limit(page.limit + 1)
     )
-    return (await session.scalars(query)).all()
+    return (await db.scalars(query)).all()

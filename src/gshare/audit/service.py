@@ -26,8 +26,8 @@ class AuditEvent:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-async def record(session: AsyncSession, event: AuditEvent, *, now: datetime) -> None:
-    session.add(
+async def record(db: AsyncSession, event: AuditEvent, *, now: datetime) -> None:
+    db.add(
         AuditEntry(
             at=now,
             actor_id=event.actor_id,
@@ -41,13 +41,13 @@ async def record(session: AsyncSession, event: AuditEvent, *, now: datetime) -> 
             detail=event.detail,
         )
     )
-    await session.flush()
+    await db.flush()
 
 
 def record_later(event: AuditEvent, *, now: datetime) -> DurableWrite:
     """An audit write that survives the failing request's rollback."""
 
-    async def write(session: AsyncSession) -> None:
-        await record(session, event, now=now)
+    async def write(db: AsyncSession) -> None:
+        await record(db, event, now=now)
 
     return write

@@ -863,7 +863,7 @@ class Preview:
 async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     """What admitting `ask` would do now; changes nothing."""
     require(ctx, Action.ADMISSION_PREVIEW, target_type="admission")
-    db = ctx.session
+    db = ctx.db
     available = (await _available(db, [ask.user_id]))[ask.user_id]
     try:
         prepared = await _prepare(db, ask, ctx.now, settings.hold_window_seconds)
@@ -928,7 +928,7 @@ async def queue_view(
 ) -> tuple[list[AdmissionRequest], dict[uuid.UUID, Standing], bool]:
     """The caller's own requests, or (admins) every request in the groups they administer;
     with each queued one's standing. The third value says whether priorities may be shown."""
-    db = ctx.session
+    db = ctx.db
     if not whole_scope:
         require(ctx, Action.QUEUE_READ_OWN, target_type="queue")
         rows = await repository.requests_of(db, user_id=ctx.actor.user_id)
@@ -945,8 +945,8 @@ async def queue_view(
 async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
     """Withdraw a queued request: its owner, or an admin of its group."""
     require(ctx, Action.QUEUE_CANCEL, target_type="admission_request", target_id=request_id)
-    row = await repository.request(ctx.session, request_id)
-    org_id = None if row is None else await identity.group_org(ctx.session, row.group_id)
+    row = await repository.request(ctx.db, request_id)
+    org_id = None if row is None else await identity.group_org(ctx.db, row.group_id)
     if row is None or not (
         row.user_id == ctx.actor.user_id
         or ctx.actor.is_super_admin
@@ -958,14 +958,14 @@ async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
     # What waits on the request stops waiting first (and withdraws it), locking in the order
     # the waiters lock: their own row, then the request.
     by_owner = row.user_id == ctx.actor.user_id
-    waited = any(await cancelling.results(ctx.session, request_id, ctx.now, by_owner))
-    row = await repository.request(ctx.session, request_id, lock=True)
+    waited = any(await cancelling.results(ctx.db, request_id, ctx.now, by_owner))
+    row = await repository.request(ctx.db, request_id, lock=True)
     assert row is not None
     if not waited:
         if row.status != "queued":  # decided meanwhile by someone else
             raise Conflict(f"The request is {row.status.replace('_', ' ')}.", code="not_queued")
         _decide(row, "cancelled", "Cancelled.", ctx.now)
-    await _announce(ctx.session, [_change(r) for r in [row, *await repository.queued(ctx.session)]])
+    await _announce(ctx.db, [_change(r) for r in [row, *await repository.queued(ctx.db)]])
     await audit(
         ctx,
         "queue.cancel",
@@ -973,5 +973,5 @@ async def cancel(ctx: Context, request_id: uuid.UUID) -> AdmissionRequest:
         target_id=request_id,
         group_id=row.group_id,
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
     return row

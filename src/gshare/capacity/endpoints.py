@@ -75,7 +75,7 @@ async def report_inventory(
 async def list_cards(cluster_id: uuid.UUID, ctx: Ctx) -> CardPage:
     """Each card with its pool, carving, occupants and free slots or MIG instances."""
     return CardPage(
-        items=await views.cards_out(ctx.session, await service.cluster_cards(ctx, cluster_id))
+        items=await views.cards_out(ctx.db, await service.cluster_cards(ctx, cluster_id))
     )
 
 
@@ -86,7 +86,7 @@ async def list_cards(cluster_id: uuid.UUID, ctx: Ctx) -> CardPage:
 )
 async def put_card_pool(card_id: uuid.UUID, body: PoolPut, ctx: Ctx) -> CardOut:
     """Move a card between the hami-core and mig pools; only while nothing is allocated on it."""
-    return await views.card_out(ctx.session, await service.set_pool(ctx, card_id, body.pool))
+    return await views.card_out(ctx.db, await service.set_pool(ctx, card_id, body.pool))
 
 
 @router.put(
@@ -97,7 +97,7 @@ async def put_card_pool(card_id: uuid.UUID, body: PoolPut, ctx: Ctx) -> CardOut:
 async def put_mig_layout(card_id: uuid.UUID, body: MigLayoutPut, ctx: Ctx) -> CardOut:
     """Set a mig-pool card's MIG instances; only layouts the GPU accepts, only while empty."""
     items = [(i.profile, i.start) for i in body.instances]
-    return await views.card_out(ctx.session, await service.set_mig_layout(ctx, card_id, items))
+    return await views.card_out(ctx.db, await service.set_mig_layout(ctx, card_id, items))
 
 
 @router.get(
@@ -307,9 +307,7 @@ async def list_queue(
     """The caller's own requests, newest first; `scope=all` (admins): every request in the
     groups they administer, with each queued request's priority and its parts."""
     rows, standings, admin = await admission.queue_view(ctx, settings, whole_scope=scope == "all")
-    return QueuePage(
-        items=await views.queue_out(ctx.session, rows, standings, with_priorities=admin)
-    )
+    return QueuePage(items=await views.queue_out(ctx.db, rows, standings, with_priorities=admin))
 
 
 @router.delete(

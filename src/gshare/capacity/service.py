@@ -201,16 +201,16 @@ def _card_view(card: GpuCard, held: list[Allocation], carved: GpuTier | None) ->
 
 async def cluster_cards(ctx: Context, cluster_id: uuid.UUID) -> list[CardView]:
     require(ctx, Action.CAPACITY_READ, target_type="cluster", target_id=cluster_id)
-    if not await clusters.cluster_exists(ctx.session, cluster_id):
+    if not await clusters.cluster_exists(ctx.db, cluster_id):
         raise NotFound("No such cluster.", code="cluster_not_found")
-    cards = await repository.cards_of(ctx.session, cluster_id)
-    held = await repository.held_on_cards(ctx.session, [c.id for c in cards])
+    cards = await repository.cards_of(ctx.db, cluster_id)
+    held = await repository.held_on_cards(ctx.db, [c.id for c in cards])
     by_card: dict[uuid.UUID, list[Allocation]] = {}
     for allocation in held:
         if allocation.live_card_id is not None:
             by_card.setdefault(allocation.live_card_id, []).append(allocation)
     carved = await repository.tiers_by_id(
-        ctx.session, [c.carved_tier_id for c in cards if c.carved_tier_id]
+        ctx.db, [c.carved_tier_id for c in cards if c.carved_tier_id]
     )
     return [
         _card_view(
@@ -224,10 +224,10 @@ async def cluster_cards(ctx: Context, cluster_id: uuid.UUID) -> list[CardView]:
 
 async def _busy_card(ctx: Context, card_id: uuid.UUID) -> GpuCard:
     """The card, locked, refused when anything is allocated on it."""
-    card = await repository.card(ctx.session, card_id, lock=True)
+    card = await repository.card(ctx.db, card_id, lock=True)
     if card is None:
         raise NotFound("No such card.", code="card_not_found")
-    held = await repository.held_count(ctx.session, card_id)
+    held = await repository.held_count(ctx.db, card_id)
     if held:
         raise Conflict(
             f"{held} allocation(s) are on this card; it changes only while empty.",
@@ -256,8 +256,8 @@ async def set_pool(ctx: Context, card_id: uuid.UUID, pool: str) -> CardView:
             target_id=card_id,
             detail={"from": before, "to": pool, "uuid": card.uuid},
         )
-        await capacity_changed(ctx.session, f"pool {card_id}")
-    await ctx.session.flush()
+        await capacity_changed(ctx.db, f"pool {card_id}")
+    await ctx.db.flush()
     return _card_view(card, [], None)
 
 
@@ -286,15 +286,15 @@ async def set_mig_layout(
         target_id=card_id,
         detail={"layout": [f"{p.profile}@{p.start}" for p in decision.placements]},
     )
-    await capacity_changed(ctx.session, f"layout {card_id}")
-    await ctx.session.flush()
+    await capacity_changed(ctx.db, f"layout {card_id}")
+    await ctx.db.flush()
     return _card_view(card, [], None)
 
 
 async def mig_choices(ctx: Context, card_id: uuid.UUID) -> tuple[str, list[tuple[str, ...]]]:
     """The card's MIG geometry and every layout it accepts that no instance could be added to."""
     require(ctx, Action.CAPACITY_READ, target_type="card", target_id=card_id)
-    card = await repository.card(ctx.session, card_id)
+    card = await repository.card(ctx.db, card_id)
     if card is None:
         raise NotFound("No such card.", code="card_not_found")
     geometry = mig.geometry_for(card.model)
@@ -317,8 +317,8 @@ def _spec(tier: GpuTier) -> tiers.TierSpec:
 
 async def list_models(ctx: Context) -> list[tuple[GpuModel, list[GpuTier]]]:
     require(ctx, Action.CAPACITY_READ, target_type="gpu_model")
-    models = await repository.all_models(ctx.session)
-    all_tiers = await repository.tiers(ctx.session, [m.id for m in models], active_only=False)
+    models = await repository.all_models(ctx.db)
+    all_tiers = await repository.tiers(ctx.db, [m.id for m in models], active_only=False)
     return [(m, [t for t in all_tiers if t.model_id == m.id]) for m in models]
 
 
@@ -332,9 +332,9 @@ async def create_model(
 ) -> GpuModel:
     """Price a GPU model; its memory and split count default to its smallest reported card."""
     require(ctx, Action.CAPACITY_MANAGE, target_type="gpu_model", target_id=name)
-    if await repository.model_named(ctx.session, name) is not None:
+    if await repository.model_named(ctx.db, name) is not None:
         raise Conflict(f"{name} is priced already.", code="already_exists")
-    seen_memory, seen_split = await repository.model_cards(ctx.session, name)
+    seen_memory, seen_split = await repository.model_cards(ctx.db, name)
     memory = memory_mib or seen_memory
     split = split_count or seen_split
     if memory is None or split is None:
@@ -350,9 +350,9 @@ async def create_model(
         exclusive_price=exclusive_price,
         created_at=ctx.now,
     )
-    ctx.session.add(model)
+    ctx.db.add(model)
     try:
-        await ctx.session.flush()
+        await ctx.db.flush()
     except Exception as exc:
         raise Conflict(f"{name} is priced already.", code="already_exists") from exc
     await audit(
@@ -366,7 +366,7 @@ async def create_model(
 
 
 async def _model(ctx: Context, model_id: uuid.UUID) -> GpuModel:
-    model = await repository.model(ctx.session, model_id, lock=True)
+    model = await repository.model(ctx.db, model_id, lock=True)
     if model is None:
         raise NotFound("No such GPU model.", code="gpu_model_not_found")
     return model
@@ -385,7 +385,7 @@ async def update_model(ctx: Context, model_id: uuid.UUID, exclusive_price: int) 
     model = await _model(ctx, model_id)
     before = model.exclusive_price
     model.exclusive_price = exclusive_price
-    active = await repository.tiers(ctx.session, [model.id])
+    active = await repository.tiers(ctx.db, [model.id])
     for tier, built in zip(active, _built(model, [_spec(t) for t in active]), strict=True):
         tier.price = built.price
     await audit(
@@ -395,7 +395,7 @@ async def update_model(ctx: Context, model_id: uuid.UUID, exclusive_price: int) 
         target_id=model_id,
         detail={"from": before, "to": exclusive_price},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
     return model
 
 
@@ -419,11 +419,11 @@ def tier_row(model_id: uuid.UUID, built: tiers.Tier, now: datetime) -> GpuTier:
 async def add_tier(ctx: Context, model_id: uuid.UUID, spec: tiers.TierSpec) -> GpuTier:
     require(ctx, Action.CAPACITY_MANAGE, target_type="gpu_model", target_id=model_id)
     model = await _model(ctx, model_id)
-    active = await repository.tiers(ctx.session, [model.id])
+    active = await repository.tiers(ctx.db, [model.id])
     built = _built(model, [*(_spec(t) for t in active), spec])[-1]
     tier = tier_row(model.id, built, ctx.now)
-    ctx.session.add(tier)
-    await ctx.session.flush()
+    ctx.db.add(tier)
+    await ctx.db.flush()
     await audit(
         ctx,
         "tier.create",
@@ -435,7 +435,7 @@ async def add_tier(ctx: Context, model_id: uuid.UUID, spec: tiers.TierSpec) -> G
 
 
 async def _active_tier(ctx: Context, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel]:
-    tier = await repository.tier(ctx.session, tier_id)
+    tier = await repository.tier(ctx.db, tier_id)
     if tier is None or tier.retired_at is not None:
         raise NotFound("No such tier.", code="tier_not_found")
     return tier, await _model(ctx, tier.model_id)
@@ -456,7 +456,7 @@ async def set_tier_price(ctx: Context, tier_id: uuid.UUID, price: int | None) ->
         target_id=tier_id,
         detail={"from": before, "to": tier.price, "default": tier.price_is_default},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
     return tier
 
 
@@ -472,15 +472,15 @@ async def retire_tier(ctx: Context, tier_id: uuid.UUID) -> None:
         target_id=tier_id,
         detail={"model": model.name, "name": tier.name},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 async def tiers_of(ctx: Context, model_id: uuid.UUID) -> list[GpuTier]:
-    return await repository.tiers(ctx.session, [model_id], active_only=False)
+    return await repository.tiers(ctx.db, [model_id], active_only=False)
 
 
 async def model_of(ctx: Context, tier: GpuTier) -> GpuModel:
-    model = await repository.model(ctx.session, tier.model_id)
+    model = await repository.model(ctx.db, tier.model_id)
     assert model is not None
     return model
 
@@ -488,7 +488,7 @@ async def model_of(ctx: Context, tier: GpuTier) -> GpuModel:
 async def usable_tiers(ctx: Context, group_id: uuid.UUID | None) -> list[tuple[GpuTier, GpuModel]]:
     """Active tiers the caller's policy allows in `group_id`, or in any group they are in."""
     require(ctx, Action.TIERS_READ, target_type="tier")
-    db = ctx.session
+    db = ctx.db
     models = {m.id: m for m in await repository.all_models(db)}
     pairs = [(t, models[t.model_id]) for t in await repository.tiers(db, list(models))]
     groups = {**ctx.actor.guest_of, **ctx.actor.member_of}
@@ -547,7 +547,7 @@ SET_ACTIONS = {
 
 async def _scope_of(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> Scope:
     """The permission scope of a policy's scope; 404 when it does not exist."""
-    db = ctx.session
+    db = ctx.db
     if kind == "global":
         return GLOBAL
     assert scope_id is not None
@@ -573,7 +573,7 @@ def policy_values(row: ResourcePolicy | None) -> dict[str, Any]:
 async def get_policy(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> ResourcePolicy | None:
     scope = await _scope_of(ctx, kind, scope_id)
     require(ctx, READ_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
-    return await repository.policy(ctx.session, kind, scope_id)
+    return await repository.policy(ctx.db, kind, scope_id)
 
 
 def _stored(values: dict[str, Any]) -> dict[str, Any]:
@@ -592,10 +592,10 @@ async def put_policy(
     values = _stored(dict(read.values))
     if values:
         await repository.put_policy(
-            ctx.session, kind, scope_id, values, ctx.now, ctx.actor.user_id, new_id()
+            ctx.db, kind, scope_id, values, ctx.now, ctx.actor.user_id, new_id()
         )
     else:  # a policy that sets nothing is no policy
-        await repository.delete_policy(ctx.session, kind, scope_id)
+        await repository.delete_policy(ctx.db, kind, scope_id)
     await audit(
         ctx,
         "policy.set",
@@ -605,16 +605,16 @@ async def put_policy(
         group_id=scope.group_id,
         detail={"scope": kind, "values": values},
     )
-    row = await repository.policy(ctx.session, kind, scope_id)
+    row = await repository.policy(ctx.db, kind, scope_id)
     if row is not None:
-        await ctx.session.refresh(row)
+        await ctx.db.refresh(row)
     return row
 
 
 async def delete_policy(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> None:
     scope = await _scope_of(ctx, kind, scope_id)
     require(ctx, SET_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
-    if not await repository.delete_policy(ctx.session, kind, scope_id):
+    if not await repository.delete_policy(ctx.db, kind, scope_id):
         raise NotFound("This scope sets no policy.", code="policy_not_found")
     await audit(
         ctx,
@@ -669,7 +669,7 @@ async def effective_policy_of(
     Only the user, the super admin and admins of that very group see it: the policy of a group
     in another organization says what that organization decided, which is not theirs to read.
     A membership that has expired counts as none."""
-    user_scope = await identity.user_scope_of(ctx.session, user_id)
+    user_scope = await identity.user_scope_of(ctx.db, user_id)
     if user_scope is None:
         raise NotFound("No such user.", code="user_not_found")
     require(
@@ -687,7 +687,7 @@ async def effective_policy_of(
     org_id = groups.get(group_id)
     if (
         org_id is None
-        or await identity.membership_org(ctx.session, user_id, group_id, ctx.now) is None
+        or await identity.membership_org(ctx.db, user_id, group_id, ctx.now) is None
         or not (
             actor.user_id == user_id
             or actor.is_super_admin
@@ -695,4 +695,4 @@ async def effective_policy_of(
         )
     ):
         raise NotFound("The user is not in that group.", code="not_in_group")
-    return group_id, await effective_for(ctx.session, user_id, group_id, org_id)
+    return group_id, await effective_for(ctx.db, user_id, group_id, org_id)

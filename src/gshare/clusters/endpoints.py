@@ -81,7 +81,7 @@ async def register_cluster(body: ClusterRegister, ctx: Ctx, request: Request) ->
         sessions_domain=body.sessions_domain,
         local_cluster=settings_of(request).local_cluster,
     )
-    summary = (await service.summaries(ctx.session, [cluster.id]))[0]
+    summary = (await service.summaries(ctx.db, [cluster.id]))[0]
     return ClusterOut(**_out(summary))
 
 

@@ -113,9 +113,9 @@ async def register(
         inventory_sequence=0,
         created_at=ctx.now,
     )
-    ctx.session.add(cluster)
+    ctx.db.add(cluster)
     try:
-        await ctx.session.flush()
+        await ctx.db.flush()
     except IntegrityError as exc:
         raise Conflict(
             f"A cluster named {name!r} is registered already.", code="already_exists"
@@ -127,7 +127,7 @@ async def register(
         target_id=cluster.id,
         detail={"name": name, "api_server": probe.server, "sessions_domain": sessions_domain},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
     # Only what was checked is kept: the current context's server and embedded credentials.
     # Written last, so nothing after it can fail; if the commit still does, the registry says
     # the kubeconfig is missing and removal cleans it up.
@@ -157,7 +157,7 @@ async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = ""
     """Forget a cluster. Its kubeconfig is deleted from the store by the caller once this is
     committed, so a failed removal never leaves a cluster without its kubeconfig."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
-    cluster = await repository.cluster(ctx.session, cluster_id, lock=True)
+    cluster = await repository.cluster(ctx.db, cluster_id, lock=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
     if local_cluster and cluster.name == local_cluster:
@@ -166,8 +166,8 @@ async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = ""
             f"{cluster.name!r} is the cluster the control plane runs in, kept registered by the "
             "worker; unset GSHARE_LOCAL_CLUSTER (the chart's localCluster.name) to remove it."
         )
-    await removal_guard.check(ctx.session, cluster_id)
-    await ctx.session.delete(cluster)
+    await removal_guard.check(ctx.db, cluster_id)
+    await ctx.db.delete(cluster)
     await audit(
         ctx,
         "cluster.remove",
@@ -175,7 +175,7 @@ async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = ""
         target_id=cluster_id,
         detail={"name": cluster.name},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 async def summaries(db: AsyncSession, ids: list[uuid.UUID] | None = None) -> list[Summary]:
@@ -193,12 +193,12 @@ async def summaries(db: AsyncSession, ids: list[uuid.UUID] | None = None) -> lis
 
 async def list_clusters(ctx: Context) -> list[Summary]:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster")
-    return await summaries(ctx.session)
+    return await summaries(ctx.db)
 
 
 async def cluster_detail(ctx: Context, cluster_id: uuid.UUID) -> Summary:
     require(ctx, Action.CLUSTERS_READ, target_type="cluster", target_id=cluster_id)
-    found = await summaries(ctx.session, [cluster_id])
+    found = await summaries(ctx.db, [cluster_id])
     if not found:
         raise NotFound("No such cluster.", code="cluster_not_found")
     return found[0]
@@ -366,7 +366,7 @@ async def list_refusals(
 ) -> tuple[list[CallbackRefusal], tuple[str, str, str] | None]:
     """Refused internal calls per source, reason and window, newest first."""
     require(ctx, Action.CLUSTERS_READ, target_type="callback_refusal")
-    rows = await repository.refusals(ctx.session, page.limit + 1, _refusals_after(page))
+    rows = await repository.refusals(ctx.db, page.limit + 1, _refusals_after(page))
     items = rows[: page.limit]
     last = items[-1] if len(rows) > page.limit else None
     after = (last.window_start.isoformat(), last.source, last.reason) if last else None

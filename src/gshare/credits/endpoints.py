@@ -119,7 +119,7 @@ async def wallet_tree(org_id: uuid.UUID, ctx: Ctx) -> WalletTreeOut:
 async def mint(body: MintRequest, ctx: Ctx, idempotency_key: IdempotencyKey = None) -> Response:
     """New credits into an organization's wallet."""
     return await respond_once(
-        ctx.session,
+        ctx.db,
         actor_id=ctx.actor.user_id,
         key=idempotency_key,
         operation="mint",
@@ -145,7 +145,7 @@ async def transfer(
     group (or of its organization). Only what the source has available can move.
     """
     return await respond_once(
-        ctx.session,
+        ctx.db,
         actor_id=ctx.actor.user_id,
         key=idempotency_key,
         operation="transfer",
@@ -168,7 +168,7 @@ async def set_monthly_grant(
 ) -> Response:
     """Set a wallet's monthly grant ("0" removes it). Set by an admin of the parent scope."""
     return await respond_once(
-        ctx.session,
+        ctx.db,
         actor_id=ctx.actor.user_id,
         key=idempotency_key,
         operation="monthly-grant",

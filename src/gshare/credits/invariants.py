@@ -38,8 +38,8 @@ class Report:
         return not self.violations
 
 
-async def _rows(session: AsyncSession, sql: str) -> list[str]:
-    return [", ".join(str(v) for v in row) for row in (await session.execute(text(sql))).all()]
+async def _rows(db: AsyncSession, sql: str) -> list[str]:
+    return [", ".join(str(v) for v in row) for row in (await db.execute(text(sql))).all()]
 
 
 CHECKS: list[tuple[str, str]] = [
@@ -133,8 +133,8 @@ _TOTALS = text(
 )
 
 
-async def check(session: AsyncSession, ended_sessions: EndedSessions | None = None) -> Report:
-    totals = (await session.execute(_TOTALS)).one()
+async def check(db: AsyncSession, ended_sessions: EndedSessions | None = None) -> Report:
+    totals = (await db.execute(_TOTALS)).one()
     report = Report(
         minted=int(totals.minted),
         in_wallets=int(totals.in_wallets),
@@ -154,7 +154,7 @@ async def check(session: AsyncSession, ended_sessions: EndedSessions | None = No
             )
         )
     for name, sql in CHECKS:
-        rows = await _rows(session, sql)
+        rows = await _rows(db, sql)
         if rows:
             report.violations.append(Violation(name, "; ".join(rows)))
     name = "no hold is left open for a session that has ended"
@@ -163,11 +163,11 @@ async def check(session: AsyncSession, ended_sessions: EndedSessions | None = No
     else:
         open_ids = [
             uuid.UUID(str(r[0]))
-            for r in await session.execute(
+            for r in await db.execute(
                 text("SELECT session_id FROM credit_holds WHERE status = 'open'")
             )
         ]
-        ended = await ended_sessions(session, open_ids) if open_ids else set()
+        ended = await ended_sessions(db, open_ids) if open_ids else set()
         if ended:
             report.violations.append(Violation(name, ", ".join(sorted(map(str, ended)))[:500]))
     return report

@@ -31,8 +31,8 @@ class HoldResolved(Conflict):
     message = "This hold is already settled or released."
 
 
-async def _locked(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LockedWallet]:
-    wallets = await repository.lock_wallets(session, ids)
+async def _locked(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LockedWallet]:
+    wallets = await repository.lock_wallets(db, ids)
     # A closed wallet's owner is gone: seen only after the lock, so no movement can slip in
     # between a deletion's check and its commit.
     if len(wallets) != len(set(ids)) or any(w.closed for w in wallets.values()):
@@ -40,10 +40,10 @@ async def _locked(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.
     return wallets
 
 
-async def _apply(session: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
+async def _apply(db: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
     locked.balance, locked.held = after.balance, after.held
-    await repository.store_wallet(session, locked)
-    await _announce(session, [locked])
+    await repository.store_wallet(db, locked)
+    await _announce(db, [locked])
 
 
 WALLET_CHANGED = "wallet.changed"
@@ -76,8 +76,8 @@ def _changed(wallets: Sequence[LockedWallet]) -> list[outbox.NewEvent]:
     ]
 
 
-async def _announce(session: AsyncSession, wallets: Sequence[LockedWallet]) -> None:
-    await outbox.record_many(session, _changed(wallets))
+async def _announce(db: AsyncSession, wallets: Sequence[LockedWallet]) -> None:
+    await outbox.record_many(db, _changed(wallets))
 
 
 def _deltas(wallet_id: uuid.UUID, draws: Sequence[Draw]) -> dict[tuple[uuid.UUID, uuid.UUID], int]:
@@ -91,7 +91,7 @@ class Movement:
 
 
 async def mint(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     wallet_id: uuid.UUID,
     amount: int,
@@ -101,15 +101,15 @@ async def mint(
     kind: str = "mint",
 ) -> uuid.UUID:
     """New credits into an organization's wallet, out of the mint account."""
-    mint_account = await repository.account_id(session, "mint", None, now)
-    target = (await _locked(session, [wallet_id]))[wallet_id]
+    mint_account = await repository.account_id(db, "mint", None, now)
+    target = (await _locked(db, [wallet_id]))[wallet_id]
     if target.kind != "org":
         raise Conflict("Credits are minted into organization wallets only.", code="not_an_org")
     after = ledger.receive(Wallet(target.balance, target.held), amount)
-    await _apply(session, target, after)
-    await repository.change_lots(session, {(wallet_id, mint_account): amount})
+    await _apply(db, target, after)
+    await repository.change_lots(db, {(wallet_id, mint_account): amount})
     return await repository.insert_transfer(
-        session,
+        db,
         kind=kind,
         debit=mint_account,
         credit=wallet_id,
@@ -123,7 +123,7 @@ async def mint(
 
 
 async def move(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     from_id: uuid.UUID,
     to_id: uuid.UUID,
@@ -140,11 +140,11 @@ async def move(
     spending order and grows the target's lot from the source."""
     if from_id == to_id:
         raise Conflict("A transfer needs two different wallets.", code="same_wallet")
-    wallets = await _locked(session, [from_id, to_id])
+    wallets = await _locked(db, [from_id, to_id])
     source, target = wallets[from_id], wallets[to_id]
     source_after = ledger.pay(Wallet(source.balance, source.held), amount)
     target_after = ledger.receive(Wallet(target.balance, target.held), amount)
-    lots = await repository.lots_of(session, [from_id, to_id])
+    lots = await repository.lots_of(db, [from_id, to_id])
     take_back = kind == "return"
     if take_back:
         drawn = ledger.draw_take_back(lots[from_id], to_id, amount)
@@ -156,7 +156,7 @@ async def move(
     source.balance, source.held = source_after.balance, source_after.held
     target.balance, target.held = target_after.balance, target_after.held
     transfer_id = await repository.post_movement(
-        session,
+        db,
         source=source,
         target=target,
         lot_deltas=deltas,
@@ -186,7 +186,7 @@ async def available_to(
 
 
 async def place_hold(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     wallet_id: uuid.UUID,
     session_id: uuid.UUID,
@@ -200,10 +200,10 @@ async def place_hold(
     `for_group_wallet_id` names the wallet of the group the session runs for: captures spend
     that group's lot first."""
     amount = hold_amount(rate_per_hour, window_seconds)
-    wallet = (await _locked(session, [wallet_id]))[wallet_id]
+    wallet = (await _locked(db, [wallet_id]))[wallet_id]
     if wallet.kind != "user":
         raise Conflict("Sessions are billed to personal wallets only.", code="not_a_user_wallet")
-    await _apply(session, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), amount))
+    await _apply(db, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), amount))
     hold = CreditHold(
         id=new_id(),
         account_id=wallet_id,
@@ -217,12 +217,12 @@ async def place_hold(
         created_at=now,
         resolved_at=None,
     )
-    await repository.insert_hold(session, hold)
+    await repository.insert_hold(db, hold)
     return hold
 
 
-async def _open_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold:
-    hold = await repository.lock_hold(session, hold_id)
+async def _open_hold(db: AsyncSession, hold_id: uuid.UUID) -> CreditHold:
+    hold = await repository.lock_hold(db, hold_id)
     if hold is None:
         raise NotFound("No such hold.", code="hold_not_found")
     if hold.status != "open":
@@ -231,19 +231,19 @@ async def _open_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold:
 
 
 async def _capture_locked(
-    session: AsyncSession, hold: CreditHold, wallet: LockedWallet, amount: int, now: datetime
+    db: AsyncSession, hold: CreditHold, wallet: LockedWallet, amount: int, now: datetime
 ) -> uuid.UUID:
-    consumption = await repository.account_id(session, "consumption", None, now)
+    consumption = await repository.account_id(db, "consumption", None, now)
     after, remaining = ledger.capture(Wallet(wallet.balance, wallet.held), hold.reserved, amount)
-    lots = await repository.lots_of(session, [wallet.id])
+    lots = await repository.lots_of(db, [wallet.id])
     drawn = ledger.draw_spending(lots[wallet.id], amount, prefer=hold.for_group_wallet_id)
-    await _apply(session, wallet, after)
-    await repository.change_lots(session, _deltas(wallet.id, drawn))
+    await _apply(db, wallet, after)
+    await repository.change_lots(db, _deltas(wallet.id, drawn))
     hold.reserved = remaining
     hold.captured += amount
-    await repository.store_hold(session, hold)
+    await repository.store_hold(db, hold)
     return await repository.insert_transfer(
-        session,
+        db,
         kind="capture",
         debit=wallet.id,
         credit=consumption,
@@ -255,63 +255,61 @@ async def _capture_locked(
     )
 
 
-async def capture(
-    session: AsyncSession, *, hold_id: uuid.UUID, amount: int, now: datetime
-) -> uuid.UUID:
+async def capture(db: AsyncSession, *, hold_id: uuid.UUID, amount: int, now: datetime) -> uuid.UUID:
     """Charge metered use out of an open hold."""
-    hold = await _open_hold(session, hold_id)
-    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
-    transfer_id = await _capture_locked(session, hold, wallet, amount, now)
-    await session.flush()
+    hold = await _open_hold(db, hold_id)
+    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
+    transfer_id = await _capture_locked(db, hold, wallet, amount, now)
+    await db.flush()
     return transfer_id
 
 
 async def extend_hold(
-    session: AsyncSession, *, hold_id: uuid.UUID, now: datetime, windows: int = 1
+    db: AsyncSession, *, hold_id: uuid.UUID, now: datetime, windows: int = 1
 ) -> CreditHold:
     """Reserve another window at the hold's rate, if the wallet has it available."""
-    hold = await _open_hold(session, hold_id)
+    hold = await _open_hold(db, hold_id)
     extra = hold_amount(hold.rate_per_hour, hold.window_seconds * windows)
-    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
-    await _apply(session, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), extra))
+    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
+    await _apply(db, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), extra))
     hold.reserved += extra
-    await repository.store_hold(session, hold)
+    await repository.store_hold(db, hold)
     return hold
 
 
 async def _resolve(
-    session: AsyncSession, hold: CreditHold, kind: str, captured: int, released: int, now: datetime
+    db: AsyncSession, hold: CreditHold, kind: str, captured: int, released: int, now: datetime
 ) -> None:
-    await repository.insert_resolution(session, hold.id, kind, captured, released, now)
+    await repository.insert_resolution(db, hold.id, kind, captured, released, now)
     hold.status, hold.reserved, hold.resolved_at = kind, 0, now
-    await repository.store_hold(session, hold)
+    await repository.store_hold(db, hold)
 
 
 async def settle_hold(
-    session: AsyncSession, *, hold_id: uuid.UUID, used: int, now: datetime
+    db: AsyncSession, *, hold_id: uuid.UUID, used: int, now: datetime
 ) -> Settlement:
     """At stop or pause: capture what was used since the last capture, release the rest."""
-    hold = await _open_hold(session, hold_id)
-    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    hold = await _open_hold(db, hold_id)
+    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
     outcome = ledger.settle(hold.reserved, used)
     if outcome.captured:
-        await _capture_locked(session, hold, wallet, outcome.captured, now)
+        await _capture_locked(db, hold, wallet, outcome.captured, now)
     if outcome.released:
         await _apply(
-            session, wallet, ledger.release(Wallet(wallet.balance, wallet.held), outcome.released)
+            db, wallet, ledger.release(Wallet(wallet.balance, wallet.held), outcome.released)
         )
-    await _resolve(session, hold, "settled", outcome.captured, outcome.released, now)
+    await _resolve(db, hold, "settled", outcome.captured, outcome.released, now)
     return outcome
 
 
-async def release_hold(session: AsyncSession, *, hold_id: uuid.UUID, now: datetime) -> int:
+async def release_hold(db: AsyncSession, *, hold_id: uuid.UUID, now: datetime) -> int:
     """Give everything still reserved back to the wallet."""
-    hold = await _open_hold(session, hold_id)
-    wallet = (await _locked(session, [hold.account_id]))[hold.account_id]
+    hold = await _open_hold(db, hold_id)
+    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
     released = hold.reserved
     if released:
-        await _apply(session, wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
-    await _resolve(session, hold, "released", 0, released, now)
+        await _apply(db, wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
+    await _resolve(db, hold, "released", 0, released, now)
     return released
 
 
@@ -323,19 +321,19 @@ async def payable(db: AsyncSession, hold_id: uuid.UUID) -> int:
 
 
 async def set_monthly_grant(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     wallet_id: uuid.UUID,
     amount: int,
     funding_wallet_id: uuid.UUID | None,
 ) -> CreditAccount:
     """Set (amount > 0) or clear (0) a wallet's monthly grant and which wallet pays it."""
-    account = await repository.wallet(session, wallet_id)
+    account = await repository.wallet(db, wallet_id)
     if account is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
     account.monthly_grant = amount or None
     account.grant_funding_account_id = funding_wallet_id if amount else None
-    await session.flush()
+    await db.flush()
     return account
 
 
@@ -347,18 +345,18 @@ class RefillResult:
 
 
 async def refill_wallet(
-    session: AsyncSession, *, wallet_id: uuid.UUID, period: str, now: datetime
+    db: AsyncSession, *, wallet_id: uuid.UUID, period: str, now: datetime
 ) -> RefillResult | None:
     """Top one wallet up to its grant for `period`; None when already done or no grant."""
-    account = await repository.wallet(session, wallet_id)
+    account = await repository.wallet(db, wallet_id)
     if account is None or account.monthly_grant is None:
         return None
     grant = account.monthly_grant
-    if not await repository.claim_refill(session, wallet_id, period, grant, now):
+    if not await repository.claim_refill(db, wallet_id, period, grant, now):
         return None
     source_id = account.grant_funding_account_id
     ids = [wallet_id] if source_id is None else [wallet_id, source_id]
-    wallets = await _locked(session, ids)
+    wallets = await _locked(db, ids)
     target = wallets[wallet_id]
     source = wallets.get(source_id) if source_id else None
     if account.kind != "org" and source is None:
@@ -369,7 +367,7 @@ async def refill_wallet(
     transfer_id = None
     if result.amount and account.kind == "org":
         transfer_id = await mint(
-            session,
+            db,
             wallet_id=wallet_id,
             amount=result.amount,
             now=now,
@@ -378,7 +376,7 @@ async def refill_wallet(
         )
     elif result.amount and source_id is not None:
         moved = await move(
-            session,
+            db,
             from_id=source_id,
             to_id=wallet_id,
             amount=result.amount,
@@ -388,7 +386,7 @@ async def refill_wallet(
         )
         transfer_id = moved.transfer_id
     await repository.record_refill(
-        session,
+        db,
         wallet_id,
         period,
         amount=result.amount,
@@ -397,7 +395,7 @@ async def refill_wallet(
     )
     if result.amount and account.kind == "user" and account.owner_id is not None:
         await notify_user(
-            session,
+            db,
             account.owner_id,
             "credits.monthly_grant",
             title=f"Your monthly grant of {format_amount(result.amount)} credits was paid",

@@ -40,7 +40,7 @@ _SYSTEM_ACCOUNT = text("SELECT id FROM credit_accounts WHERE kind = :kind AND ow
 
 
 async def account_id(
-    session: AsyncSession, kind: str, owner_id: uuid.UUID | None, now: datetime
+    db: AsyncSession, kind: str, owner_id: uuid.UUID | None, now: datetime
 ) -> uuid.UUID:
     """The account of an owner (or a system account), created the first time it is needed."""
     query, params = (
@@ -48,7 +48,7 @@ async def account_id(
         if owner_id is None
         else (_OWNED_ACCOUNT, {"kind": kind, "owner": owner_id})
     )
-    found: uuid.UUID | None = await session.scalar(query, params)
+    found: uuid.UUID | None = await db.scalar(query, params)
     if found is not None:
         return found
     statement = insert(CreditAccount).values(
@@ -60,8 +60,8 @@ async def account_id(
         )
     else:
         statement = statement.on_conflict_do_nothing(index_elements=["kind", "owner_id"])
-    await session.execute(statement)
-    found = await session.scalar(query, params)
+    await db.execute(statement)
+    found = await db.scalar(query, params)
     assert found is not None
     return found
 
@@ -100,11 +100,9 @@ _LOCK = text(
 )
 
 
-async def lock_wallets(
-    session: AsyncSession, ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, LockedWallet]:
+async def lock_wallets(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LockedWallet]:
     """Lock wallets in one fixed order (by id), so concurrent movements never deadlock."""
-    rows = (await session.execute(_LOCK, {"ids": list(ids)})).all()
+    rows = (await db.execute(_LOCK, {"ids": list(ids)})).all()
     return {r.id: LockedWallet(r.id, r.kind, r.owner_id, r.balance, r.held, r.closed) for r in rows}
 
 
@@ -165,8 +163,8 @@ _POST_MOVEMENT = text(
 )
 
 
-async def store_wallet(session: AsyncSession, wallet: LockedWallet) -> None:
-    await session.execute(_SET, {"id": wallet.id, "balance": wallet.balance, "held": wallet.held})
+async def store_wallet(db: AsyncSession, wallet: LockedWallet) -> None:
+    await db.execute(_SET, {"id": wallet.id, "balance": wallet.balance, "held": wallet.held})
 
 
 async def lots_of(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Lot]]:
@@ -235,7 +233,7 @@ async def post_movement(
 
 
 async def insert_transfer(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     kind: str,
     debit: uuid.UUID,
@@ -249,7 +247,7 @@ async def insert_transfer(
     hold_id: uuid.UUID | None = None,
 ) -> uuid.UUID:
     transfer_id = new_id()
-    await session.execute(
+    await db.execute(
         _TRANSFER,
         {
             "id": transfer_id,
@@ -297,9 +295,9 @@ def _hold_values(hold: CreditHold) -> dict[str, Any]:
     return {name: getattr(hold, name) for name in _HOLD_COLUMNS.split(", ")}
 
 
-async def lock_hold(session: AsyncSession, hold_id: uuid.UUID) -> CreditHold | None:
+async def lock_hold(db: AsyncSession, hold_id: uuid.UUID) -> CreditHold | None:
     """A hold, its row locked, as a detached copy: changes to it are written by `store_hold`."""
-    row = (await session.execute(_LOCK_HOLD, {"id": hold_id})).first()
+    row = (await db.execute(_LOCK_HOLD, {"id": hold_id})).first()
     return None if row is None else CreditHold(**row._mapping)
 
 
@@ -390,12 +388,12 @@ async def post_metering(
         outbox.recorded(db)
 
 
-async def insert_hold(session: AsyncSession, hold: CreditHold) -> None:
-    await session.execute(_INSERT_HOLD, _hold_values(hold))
+async def insert_hold(db: AsyncSession, hold: CreditHold) -> None:
+    await db.execute(_INSERT_HOLD, _hold_values(hold))
 
 
-async def store_hold(session: AsyncSession, hold: CreditHold) -> None:
-    await session.execute(
+async def store_hold(db: AsyncSession, hold: CreditHold) -> None:
+    await db.execute(
         _STORE_HOLD,
         {
             "id": hold.id,
@@ -421,16 +419,16 @@ async def sessions_of_holds(
 
 
 async def insert_resolution(
-    session: AsyncSession, hold_id: uuid.UUID, kind: str, captured: int, released: int, at: datetime
+    db: AsyncSession, hold_id: uuid.UUID, kind: str, captured: int, released: int, at: datetime
 ) -> None:
-    await session.execute(
+    await db.execute(
         _INSERT_RESOLUTION,
         {"hold_id": hold_id, "kind": kind, "captured": captured, "released": released, "at": at},
     )
 
 
-async def wallet(session: AsyncSession, wallet_id: uuid.UUID) -> CreditAccount | None:
-    return await session.get(CreditAccount, wallet_id)
+async def wallet(db: AsyncSession, wallet_id: uuid.UUID) -> CreditAccount | None:
+    return await db.get(CreditAccount, wallet_id)
 
 
 _AVAILABLE = text(
@@ -454,16 +452,16 @@ async def available_to(
     return {o: found.get(o, Available(None, 0)) for o in owner_ids}
 
 
-async def wallet_of(session: AsyncSession, kind: str, owner_id: uuid.UUID) -> CreditAccount | None:
-    return await session.scalar(
+async def wallet_of(db: AsyncSession, kind: str, owner_id: uuid.UUID) -> CreditAccount | None:
+    return await db.scalar(
         select(CreditAccount).where(CreditAccount.kind == kind, CreditAccount.owner_id == owner_id)
     )
 
 
 async def wallets_of(
-    session: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID]
+    db: AsyncSession, kind: str, owner_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CreditAccount]:
-    rows = await session.scalars(
+    rows = await db.scalars(
         select(CreditAccount).where(
             CreditAccount.kind == kind, CreditAccount.owner_id.in_(list(owner_ids))
         )
@@ -472,9 +470,9 @@ async def wallets_of(
 
 
 async def last_refills(
-    session: AsyncSession, account_ids: Sequence[uuid.UUID]
+    db: AsyncSession, account_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CreditRefill]:
-    rows = await session.scalars(
+    rows = await db.scalars(
         select(CreditRefill)
         .where(CreditRefill.account_id.in_(list(account_ids)))
         .order_by(CreditRefill.account_id, CreditRefill.period.desc())
@@ -491,7 +489,7 @@ class EntryRow:
 
 
 async def entries(
-    session: AsyncSession,
+    db: AsyncSession,
     account_id: uuid.UUID,
     page: PageRequest,
     *,
@@ -517,22 +515,22 @@ async def entries(
     if after is not None:
         query = query.where(CreditEntry.id < after)
     query = query.order_by(CreditEntry.id.desc()).limit(page.limit + 1)
-    rows = (await session.execute(query)).all()
+    rows = (await db.execute(query)).all()
     return [EntryRow(r[0], r[1], r[2]) for r in rows]
 
 
 async def accounts_by_id(
-    session: AsyncSession, ids: Sequence[uuid.UUID]
+    db: AsyncSession, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CreditAccount]:
-    rows = await session.scalars(select(CreditAccount).where(CreditAccount.id.in_(list(ids))))
+    rows = await db.scalars(select(CreditAccount).where(CreditAccount.id.in_(list(ids))))
     return {row.id: row for row in rows}
 
 
 async def consumption_by_day(
-    session: AsyncSession, account_id: uuid.UUID, since: datetime
+    db: AsyncSession, account_id: uuid.UUID, since: datetime
 ) -> dict[str, int]:
     day = func.to_char(func.timezone("UTC", CreditEntry.created_at), "YYYY-MM-DD")
-    rows = await session.execute(
+    rows = await db.execute(
         select(day, func.sum(-CreditEntry.amount))
         .join(CreditTransfer, CreditTransfer.id == CreditEntry.transfer_id)
         .where(
@@ -545,18 +543,16 @@ async def consumption_by_day(
     return {r[0]: int(r[1]) for r in rows}
 
 
-async def wallets_with_grants(session: AsyncSession) -> list[CreditAccount]:
-    rows = await session.scalars(
-        select(CreditAccount).where(CreditAccount.monthly_grant.is_not(None))
-    )
+async def wallets_with_grants(db: AsyncSession) -> list[CreditAccount]:
+    rows = await db.scalars(select(CreditAccount).where(CreditAccount.monthly_grant.is_not(None)))
     return list(rows)
 
 
 async def claim_refill(
-    session: AsyncSession, account_id: uuid.UUID, period: str, grant: int, now: datetime
+    db: AsyncSession, account_id: uuid.UUID, period: str, grant: int, now: datetime
 ) -> bool:
     """Claim this wallet's refill for the period; False when it was already done."""
-    claimed = await session.scalar(
+    claimed = await db.scalar(
         insert(CreditRefill)
         .values(account_id=account_id, period=period, grant=grant, amount=0, shortfall=0, at=now)
         .on_conflict_do_nothing()
@@ -566,7 +562,7 @@ async def claim_refill(
 
 
 async def record_refill(
-    session: AsyncSession,
+    db: AsyncSession,
     account_id: uuid.UUID,
     period: str,
     *,
@@ -574,7 +570,7 @@ async def record_refill(
     shortfall: int,
     transfer_id: uuid.UUID | None,
 ) -> None:
-    await session.execute(
+    await db.execute(
         text(
             "UPDATE credit_refills SET amount = :amount, shortfall = :shortfall, "
             "transfer_id = :transfer WHERE account_id = :account AND period = :period"

@@ -55,14 +55,14 @@ async def _read_scope(ctx: Context, account: CreditAccount) -> tuple[Action, Sco
     if account.kind == "org":
         return Action.WALLET_READ_ORG, Scope(org_id=owner)
     if account.kind == "group":
-        org_id = await identity.group_org(ctx.session, owner)
+        org_id = await identity.group_org(ctx.db, owner)
         return Action.WALLET_READ_GROUP, Scope(org_id=org_id, group_id=owner)
-    user_scope = await identity.user_scope_of(ctx.session, owner)
+    user_scope = await identity.user_scope_of(ctx.db, owner)
     return Action.WALLET_READ_USER, Scope(user=user_scope)
 
 
 async def _readable(ctx: Context, wallet_id: uuid.UUID) -> CreditAccount:
-    account = await repository.wallet(ctx.session, wallet_id)
+    account = await repository.wallet(ctx.db, wallet_id)
     if account is None or account.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
     action, scope = await _read_scope(ctx, account)
@@ -72,23 +72,23 @@ async def _readable(ctx: Context, wallet_id: uuid.UUID) -> CreditAccount:
 
 async def _wallet_of_owner(ctx: Context, kind: str, owner_id: uuid.UUID) -> CreditAccount:
     """An owner's wallet, created on first use; 404 when the owner does not exist."""
-    if not await identity.names(ctx.session, kind, [owner_id]):
+    if not await identity.names(ctx.db, kind, [owner_id]):
         raise NotFound(
             f"No such {'organization' if kind == 'org' else kind}.", code=f"{kind}_not_found"
         )
-    wallet_id = await repository.account_id(ctx.session, kind, owner_id, ctx.now)
-    account = await repository.wallet(ctx.session, wallet_id)
+    wallet_id = await repository.account_id(ctx.db, kind, owner_id, ctx.now)
+    account = await repository.wallet(ctx.db, wallet_id)
     assert account is not None
     return account
 
 
 async def my_wallet(ctx: Context) -> WalletOut:
     account = await _wallet_of_owner(ctx, "user", ctx.actor.user_id)
-    return await views.wallet_out(ctx.session, account)
+    return await views.wallet_out(ctx.db, account)
 
 
 async def get_wallet(ctx: Context, wallet_id: uuid.UUID) -> WalletOut:
-    return await views.wallet_out(ctx.session, await _readable(ctx, wallet_id))
+    return await views.wallet_out(ctx.db, await _readable(ctx, wallet_id))
 
 
 async def owner_wallet(ctx: Context, kind: str, owner_id: uuid.UUID) -> WalletOut:
@@ -107,14 +107,12 @@ async def list_entries(
 ) -> tuple[list[EntryOut], str | None]:
     account = await _readable(ctx, wallet_id)
     rows, cursor = page_of(
-        await repository.entries(
-            ctx.session, account.id, page, kind=kind, since=since, until=until
-        ),
+        await repository.entries(ctx.db, account.id, page, kind=kind, since=since, until=until),
         page,
         lambda r: (r.entry.id,),
     )
     hidden = await _unreadable_counterparties(ctx, account, [r.counterparty_id for r in rows])
-    return await views.entries_out(ctx.session, rows, hidden=hidden), cursor
+    return await views.entries_out(ctx.db, rows, hidden=hidden), cursor
 
 
 async def _unreadable_counterparties(
@@ -127,7 +125,7 @@ async def _unreadable_counterparties(
     if ctx.actor.is_super_admin or own:
         return set()
     hidden: set[uuid.UUID] = set()
-    for other in (await repository.accounts_by_id(ctx.session, list(set(ids)))).values():
+    for other in (await repository.accounts_by_id(ctx.db, list(set(ids)))).values():
         if other.owner_id is None:
             continue  # the mint or consumption: names only
         action, scope = await _read_scope(ctx, other)
@@ -141,7 +139,7 @@ async def consumption(ctx: Context, wallet_id: uuid.UUID, days: int) -> Consumpt
     today = ctx.now.astimezone().date() if ctx.now.tzinfo is None else ctx.now.date()
     first = today - timedelta(days=days - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=ctx.now.tzinfo)
-    by_day = await repository.consumption_by_day(ctx.session, account.id, since)
+    by_day = await repository.consumption_by_day(ctx.db, account.id, since)
     series = [
         ConsumptionDayOut(day=str(d), amount=format_amount(by_day.get(str(d), 0)))
         for d in (first + timedelta(days=i) for i in range(days))
@@ -156,15 +154,15 @@ async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
     sees_org = actor.is_super_admin or org_id in actor.org_admin_of
     groups = [
         g
-        for g in await identity.groups_of_org(ctx.session, org_id)
+        for g in await identity.groups_of_org(ctx.db, org_id)
         if sees_org or g.id in actor.group_admin_of
     ]
-    members = await identity.members_of_groups(ctx.session, [g.id for g in groups])
+    members = await identity.members_of_groups(ctx.db, [g.id for g in groups])
     group_wallets = await repository.ensure_accounts(
-        ctx.session, "group", [g.id for g in groups], ctx.now
+        ctx.db, "group", [g.id for g in groups], ctx.now
     )
     user_wallets = await repository.ensure_accounts(
-        ctx.session, "user", [u for ids in members.values() for u in ids], ctx.now
+        ctx.db, "user", [u for ids in members.values() for u in ids], ctx.now
     )
     tree = [
         views.GroupWallets(
@@ -175,7 +173,7 @@ async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
         )
         for g in groups
     ]
-    return await views.wallet_tree_out(ctx.session, org_account if sees_org else None, tree)
+    return await views.wallet_tree_out(ctx.db, org_account if sees_org else None, tree)
 
 
 # ---- moving credits ------------------------------------------------------------------------
@@ -186,7 +184,7 @@ async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | No
     amount = amount_of(amount_text)
     account = await _wallet_of_owner(ctx, "org", org_id)
     transfer_id = await operations.mint(
-        ctx.session,
+        ctx.db,
         wallet_id=account.id,
         amount=amount,
         now=ctx.now,
@@ -202,7 +200,7 @@ async def mint(ctx: Context, org_id: uuid.UUID, amount_text: str, memo: str | No
         detail={"amount": format_amount(amount)},
     )
     return await views.transfer_out(
-        ctx.session,
+        ctx.db,
         transfer_id=transfer_id,
         source=None,
         target=account,
@@ -219,11 +217,11 @@ async def _relation(
     pair = {source.kind: source.owner_id, target.kind: target.owner_id}
     direction = "allocation" if _LEVEL[source.kind] < _LEVEL[target.kind] else "return"
     if set(pair) == {"org", "group"}:
-        org_id = await identity.group_org(ctx.session, pair["group"])  # type: ignore[arg-type]
+        org_id = await identity.group_org(ctx.db, pair["group"])  # type: ignore[arg-type]
         if org_id == pair["org"]:
             return Action.CREDITS_MOVE_ORG_GROUP, Scope(org_id=org_id), direction
     if set(pair) == {"group", "user"}:
-        user_scope = await identity.user_scope_of(ctx.session, pair["user"])  # type: ignore[arg-type]
+        user_scope = await identity.user_scope_of(ctx.db, pair["user"])  # type: ignore[arg-type]
         group_id = pair["group"]
         if user_scope is not None and group_id in user_scope.groups:
             scope = Scope.of_group(group_id, user_scope.groups[group_id])  # type: ignore[index,arg-type]
@@ -242,14 +240,14 @@ async def transfer(
     ctx: Context, from_id: uuid.UUID, to_id: uuid.UUID, amount_text: str, memo: str | None
 ) -> TransferOut:
     amount = amount_of(amount_text)
-    source = await repository.wallet(ctx.session, from_id)
-    target = await repository.wallet(ctx.session, to_id)
+    source = await repository.wallet(ctx.db, from_id)
+    target = await repository.wallet(ctx.db, to_id)
     if source is None or target is None or source.owner_id is None or target.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
     action, scope, direction = await _relation(ctx, source, target)
     require(ctx, action, scope, target_type="wallet", target_id=target.id)
     moved = await operations.move(
-        ctx.session,
+        ctx.db,
         from_id=source.id,
         to_id=target.id,
         amount=amount,
@@ -260,7 +258,7 @@ async def transfer(
     )
     if target.kind == "user":
         await _tell_receiver(ctx, source, target.owner_id, amount, memo)
-    for org_id, group_id in await _scopes_moved(ctx.session, scope, moved.drawn):
+    for org_id, group_id in await _scopes_moved(ctx.db, scope, moved.drawn):
         await audit(
             ctx,
             f"credits.{direction}",
@@ -271,7 +269,7 @@ async def transfer(
             detail={"from": str(source.id), "to": str(target.id), "amount": format_amount(amount)},
         )
     return await views.transfer_out(
-        ctx.session,
+        ctx.db,
         transfer_id=moved.transfer_id,
         source=source,
         target=target,
@@ -285,10 +283,10 @@ async def _tell_receiver(
     ctx: Context, source: CreditAccount, user_id: uuid.UUID, amount: int, memo: str | None
 ) -> None:
     assert source.owner_id is not None
-    names = await identity.names(ctx.session, source.kind, [source.owner_id])
+    names = await identity.names(ctx.db, source.kind, [source.owner_id])
     body = f"From {names.get(source.owner_id, 'your ' + source.kind)}."
     await notify_user(
-        ctx.session,
+        ctx.db,
         user_id,
         "credits.received",
         title=f"You received {format_amount(amount)} credits",
@@ -322,7 +320,7 @@ async def set_monthly_grant(
     ctx: Context, wallet_id: uuid.UUID, amount_text: str, funding_wallet_id: uuid.UUID | None
 ) -> WalletOut:
     amount = amount_of(amount_text, allow_zero=True)
-    account = await repository.wallet(ctx.session, wallet_id)
+    account = await repository.wallet(ctx.db, wallet_id)
     if account is None or account.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
     if amount == 0 or account.monthly_grant is not None:
@@ -337,7 +335,7 @@ async def set_monthly_grant(
     if len(scopes) > 1:
         scopes.discard((None, None))  # a payer that no longer exists has no scope to file in
     updated = await operations.set_monthly_grant(
-        ctx.session, wallet_id=account.id, amount=amount, funding_wallet_id=funding
+        ctx.db, wallet_id=account.id, amount=amount, funding_wallet_id=funding
     )
     for org_id, group_id in sorted(scopes, key=str):
         await audit(
@@ -352,7 +350,7 @@ async def set_monthly_grant(
                 "funding_wallet_id": str(funding) if funding else None,
             },
         )
-    return await views.wallet_out(ctx.session, updated)
+    return await views.wallet_out(ctx.db, updated)
 
 
 async def _require_grant_setting(
@@ -371,7 +369,7 @@ async def _require_grant_setting(
         )
         return None
     if account.kind == "group":
-        org_id = await identity.group_org(ctx.session, account.owner_id)
+        org_id = await identity.group_org(ctx.db, account.owner_id)
         require(
             ctx,
             Action.GRANT_SET_GROUP,
@@ -379,7 +377,7 @@ async def _require_grant_setting(
             target_type="wallet",
             target_id=account.id,
         )
-        return await repository.account_id(ctx.session, "org", org_id, ctx.now)
+        return await repository.account_id(ctx.db, "org", org_id, ctx.now)
     return await _user_grant_source(ctx, account, funding_wallet_id)
 
 
@@ -393,22 +391,22 @@ async def _require_grant_clearing(ctx: Context, account: CreditAccount) -> None:
     if account.kind == "org":
         action, scope = Action.GRANT_SET_ORG, Scope(org_id=account.owner_id)
     elif account.kind == "group":
-        org_id = await identity.group_org(ctx.session, account.owner_id)
+        org_id = await identity.group_org(ctx.db, account.owner_id)
         action, scope = Action.GRANT_SET_GROUP, Scope(org_id=org_id)
     else:
         # The paying group's admins while that group exists; once it is gone, the admins of
         # the groups the user is in now (the super admin always).
         paying: Scope | None = None
         if account.grant_funding_account_id is not None:
-            funding = await repository.wallet(ctx.session, account.grant_funding_account_id)
+            funding = await repository.wallet(ctx.db, account.grant_funding_account_id)
             group_id = funding.owner_id if funding else None
-            org_id = await identity.group_org(ctx.session, group_id) if group_id else None
+            org_id = await identity.group_org(ctx.db, group_id) if group_id else None
             if group_id is not None and org_id is not None:
                 paying = Scope.of_group(group_id, org_id)
         if paying is not None:
             scope = paying
         else:
-            user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
+            user_scope = await identity.user_scope_of(ctx.db, account.owner_id)
             candidates = [
                 Scope.of_group(g, o) for g, o in (user_scope.groups if user_scope else {}).items()
             ]
@@ -426,10 +424,10 @@ async def _audit_scope(
         return account.owner_id, None
     group = account if account.kind == "group" else None
     if group is None and funding is not None:
-        group = await repository.wallet(ctx.session, funding)
+        group = await repository.wallet(ctx.db, funding)
     if group is None or group.owner_id is None:
         return None, None
-    return await identity.group_org(ctx.session, group.owner_id), group.owner_id
+    return await identity.group_org(ctx.db, group.owner_id), group.owner_id
 
 
 async def _user_grant_source(
@@ -437,7 +435,7 @@ async def _user_grant_source(
 ) -> uuid.UUID:
     """A user's grant is paid by one of their groups, whose admin sets it."""
     assert account.owner_id is not None
-    user_scope = await identity.user_scope_of(ctx.session, account.owner_id)
+    user_scope = await identity.user_scope_of(ctx.db, account.owner_id)
     groups = user_scope.groups if user_scope else {}
     if funding_wallet_id is None:
         if len(groups) != 1:
@@ -447,7 +445,7 @@ async def _user_grant_source(
             )
         group_id = next(iter(groups))
     else:
-        funding = await repository.wallet(ctx.session, funding_wallet_id)
+        funding = await repository.wallet(ctx.db, funding_wallet_id)
         if funding is None or funding.owner_id is None or funding.owner_id not in groups:
             raise BadRequest(
                 "The funding wallet must be one of the user's groups.", code="not_parent_and_child"
@@ -464,7 +462,7 @@ async def _user_grant_source(
         target_type="wallet",
         target_id=account.id,
     )
-    return await repository.account_id(ctx.session, "group", group_id, ctx.now)
+    return await repository.account_id(ctx.db, "group", group_id, ctx.now)
 
 
 # Which of these sessions have ended? The sessions domain answers, for the ledger check.
@@ -477,19 +475,19 @@ async def _ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]
 
 async def check(ctx: Context) -> invariants.Report:
     require(ctx, Action.CREDITS_CHECK, target_type="ledger")
-    return await invariants.check(ctx.session, _ended_among if ended_sessions.connected else None)
+    return await invariants.check(ctx.db, _ended_among if ended_sessions.connected else None)
 
 
 async def refuse_while_wallet_holds_credits(
-    session: AsyncSession, kind: str, owner_id: uuid.UUID
+    db: AsyncSession, kind: str, owner_id: uuid.UUID
 ) -> Conflict | None:
     """Deleting an organization or group must not strand its credits. The wallet is locked and
     closed in the deletion's transaction: a movement into it waits, then finds it closed."""
-    wallet = await repository.wallet_of(session, kind, owner_id)
+    wallet = await repository.wallet_of(db, kind, owner_id)
     if wallet is None:
         return None
-    locked = (await repository.lock_wallets(session, [wallet.id]))[wallet.id]
-    if await repository.close_wallet(session, wallet.id):
+    locked = (await repository.lock_wallets(db, [wallet.id]))[wallet.id]
+    if await repository.close_wallet(db, wallet.id):
         return None
     return Conflict(
         f"Its wallet still holds {format_amount(locked.balance)} credits; take them back first.",
@@ -513,16 +511,16 @@ async def hold_for_session(
 
     `for_group_id`, the group the session runs for, must be one the caller is in now; its lot
     is spent first."""
-    own = await repository.account_id(ctx.session, "user", ctx.actor.user_id, ctx.now)
+    own = await repository.account_id(ctx.db, "user", ctx.actor.user_id, ctx.now)
     if wallet_id is not None and wallet_id != own:
         raise Forbidden("Sessions are billed to your own wallet only.", code="billing_other_wallet")
     group_wallet = None
     if for_group_id is not None:
         if for_group_id not in ctx.actor.member_of and for_group_id not in ctx.actor.guest_of:
             raise Forbidden("You are not in that group.", code="not_in_group")
-        group_wallet = await repository.account_id(ctx.session, "group", for_group_id, ctx.now)
+        group_wallet = await repository.account_id(ctx.db, "group", for_group_id, ctx.now)
     return await operations.place_hold(
-        ctx.session,
+        ctx.db,
         wallet_id=own,
         session_id=session_id,
         rate_per_hour=rate_per_hour,

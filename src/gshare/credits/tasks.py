@@ -35,23 +35,23 @@ class RefillSummary:
     failed: int = 0
 
 
-async def grant_still_applies(session: AsyncSession, account: CreditAccount, now: datetime) -> bool:
+async def grant_still_applies(db: AsyncSession, account: CreditAccount, now: datetime) -> bool:
     """A grant is paid only while what it was set for lasts: the organization exists, the group
     still belongs to the organization that pays, the user is still in the group that pays (a
     guest until their membership expires)."""
     if account.owner_id is None:
         return False
     if account.kind == "org":
-        return bool(await identity.names(session, "org", [account.owner_id]))
+        return bool(await identity.names(db, "org", [account.owner_id]))
     funding_id = account.grant_funding_account_id
-    funding = await repository.wallet(session, funding_id) if funding_id else None
+    funding = await repository.wallet(db, funding_id) if funding_id else None
     if funding is None or funding.owner_id is None:
         return False
     if account.kind == "group":
-        org_id = await identity.group_org(session, account.owner_id)
+        org_id = await identity.group_org(db, account.owner_id)
         return funding.kind == "org" and org_id == funding.owner_id
     return funding.kind == "group" and await identity.is_current_member(
-        session, account.owner_id, funding.owner_id, now
+        db, account.owner_id, funding.owner_id, now
     )
 
 
@@ -65,28 +65,26 @@ async def refill_month(
     reason has gone (a member who left the paying group, a deleted group) is cleared instead of
     paid. One wallet failing is logged and does not stop the others.
     """
-    async with sessions() as session:
-        wallets = await repository.wallets_with_grants(session)
+    async with sessions() as db:
+        wallets = await repository.wallets_with_grants(db)
     wallets.sort(key=lambda w: (_LEVEL.get(w.kind, 9), str(w.id)))
     summary = RefillSummary(period)
     for wallet in wallets:
         wallet_id: uuid.UUID = wallet.id
 
-        async def one(session: AsyncSession, wallet_id: uuid.UUID = wallet_id) -> object:
-            account = await repository.wallet(session, wallet_id)
+        async def one(db: AsyncSession, wallet_id: uuid.UUID = wallet_id) -> object:
+            account = await repository.wallet(db, wallet_id)
             if account is None or account.monthly_grant is None:
                 return None
-            if not await grant_still_applies(session, account, now):
+            if not await grant_still_applies(db, account, now):
                 await operations.set_monthly_grant(
-                    session, wallet_id=wallet_id, amount=0, funding_wallet_id=None
+                    db, wallet_id=wallet_id, amount=0, funding_wallet_id=None
                 )
                 log.info(
                     "cleared the monthly grant of wallet %s: its payer no longer applies", wallet_id
                 )
                 return "cleared"
-            return await operations.refill_wallet(
-                session, wallet_id=wallet_id, period=period, now=now
-            )
+            return await operations.refill_wallet(db, wallet_id=wallet_id, period=period, now=now)
 
         try:
             result = await run_in_transaction(sessions, one)

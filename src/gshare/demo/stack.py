@@ -64,14 +64,14 @@ def register_demo_cluster(
     async def upsert() -> uuid.UUID:
         engine = make_engine(url, pool_size=1)
         try:
-            async with make_sessionmaker(engine)() as session, session.begin():
-                cluster = await session.scalar(select(Cluster).where(Cluster.name == DEMO_NAME))
+            async with make_sessionmaker(engine)() as db, db.begin():
+                cluster = await db.scalar(select(Cluster).where(Cluster.name == DEMO_NAME))
                 now = datetime.now(UTC)
                 if cluster is None:
                     cluster = Cluster(
                         id=new_id(), name=DEMO_NAME, inventory_sequence=0, created_at=now
                     )
-                    session.add(cluster)
+                    db.add(cluster)
                 cluster.api_server, cluster.status, cluster.status_message = server, "connected", ""
                 cluster.sessions_domain = sessions_domain
                 cluster.last_contact_at = now

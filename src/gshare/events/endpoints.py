@@ -175,9 +175,7 @@ async def list_notifications(
 ) -> NotificationPage:
     """The caller's notifications, newest first."""
     page = page_request(limit, cursor)
-    rows = await notifications.list_of(
-        ctx.session, ctx.actor.user_id, page, unread_only=unread_only
-    )
+    rows = await notifications.list_of(ctx.db, ctx.actor.user_id, page, unread_only=unread_only)
     items, nxt = page_of(rows, page)
     return NotificationPage(
         items=[NotificationOut.model_validate(n) for n in items], next_cursor=nxt
@@ -186,7 +184,7 @@ async def list_notifications(
 
 @router.get("/notifications/unread-count", response_model=UnreadOut, **declare(Action.SELF))
 async def unread_notifications(ctx: Ctx) -> UnreadOut:
-    return UnreadOut(unread=await notifications.unread(ctx.session, ctx.actor.user_id))
+    return UnreadOut(unread=await notifications.unread(ctx.db, ctx.actor.user_id))
 
 
 @router.post(
@@ -196,11 +194,11 @@ async def unread_notifications(ctx: Ctx) -> UnreadOut:
 )
 async def read_notification(ctx: Ctx, notification_id: uuid.UUID) -> NotificationOut:
     """Mark one of the caller's notifications read; reading it again changes nothing."""
-    found = await notifications.mark_read(ctx.session, ctx.actor.user_id, notification_id, ctx.now)
+    found = await notifications.mark_read(ctx.db, ctx.actor.user_id, notification_id, ctx.now)
     return NotificationOut.model_validate(found)
 
 
 @router.post("/notifications/read-all", response_model=UnreadOut, **declare(Action.SELF))
 async def read_all_notifications(ctx: Ctx) -> UnreadOut:
-    await notifications.mark_all_read(ctx.session, ctx.actor.user_id, ctx.now)
+    await notifications.mark_all_read(ctx.db, ctx.actor.user_id, ctx.now)
     return UnreadOut(unread=0)

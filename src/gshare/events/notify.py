@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 AUTH_CHANNEL = "gshare_auth"
 
 
-async def notify(session: AsyncSession, channel: str, payload: str) -> None:
-    await session.execute(
+async def notify(db: AsyncSession, channel: str, payload: str) -> None:
+    await db.execute(
         text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload}
     )
 

@@ -18,7 +18,7 @@ from gshare.kit.errors import Forbidden
 class Context:
     """One request's view: its transaction, who acts, and the time it started."""
 
-    session: AsyncSession
+    db: AsyncSession
     actor: Actor
     now: datetime
     client: str | None = None
@@ -74,7 +74,7 @@ async def audit(
 ) -> None:
     """Record an allowed state change in the request's own transaction."""
     await record(
-        ctx.session,
+        ctx.db,
         AuditEvent(
             action=str(action),
             actor_id=ctx.actor.user_id,

@@ -50,8 +50,8 @@ async def _load(request: Request, key: bytes, now: datetime, policy: SessionPoli
             except NotAuthenticated:
                 pass  # the database has the last word
     epoch = cache.epoch
-    async with sessions_of(request)() as session, session.begin():
-        principal = await authenticate(session, key, now=now, policy=policy)
+    async with sessions_of(request)() as db, db.begin():
+        principal = await authenticate(db, key, now=now, policy=policy)
     if reading:
         cache.put(key, principal, now, epoch)
     return principal
@@ -68,8 +68,8 @@ async def _principal(
     policy = session_policy(settings_of(request))
     principal = await _load(request, key, now, policy)
     if touch and needs_touch(principal, now):
-        async with sessions_of(request)() as session, session.begin():
-            await repository.touch_login_session(session, principal.login_id, now)
+        async with sessions_of(request)() as db, db.begin():
+            await repository.touch_login_session(db, principal.login_id, now)
         principal_cache(request).touched(key, now)
         principal = replace(principal, last_seen_at=now)
     if request.method not in SAFE_METHODS and not csrf_matches(
@@ -99,7 +99,7 @@ async def context(
     now: Now,
     principal: Annotated[Principal, Depends(signed_in)],
 ) -> Context:
-    return Context(session=session, actor=principal.actor, now=now, client=client_of(request))
+    return Context(db=session, actor=principal.actor, now=now, client=client_of(request))
 
 
 async def signed_in_passively(request: Request) -> Principal:
@@ -112,8 +112,8 @@ async def reload_principal(request: Request, now: datetime) -> Principal:
     ended); for a long-lived request that must notice sign-out or a change of roles."""
     key: bytes = request.state.principal_key
     policy = session_policy(settings_of(request))
-    async with sessions_of(request)() as session, session.begin():
-        return await authenticate(session, key, now=now, policy=policy)
+    async with sessions_of(request)() as db, db.begin():
+        return await authenticate(db, key, now=now, policy=policy)
 
 
 SignedIn = Annotated[Principal, Depends(signed_in)]

@@ -173,8 +173,8 @@ async def me(request: Request, principal: PendingOk) -> Response:
     if entry is not None and entry.me_body is not None:
         return Response(entry.me_body, media_type="application/json")
     epoch = cache.epoch
-    async with sessions_of(request)() as session:
-        body = (await views.me_out(session, principal, now)).model_dump_json().encode()
+    async with sessions_of(request)() as db:
+        body = (await views.me_out(db, principal, now)).model_dump_json().encode()
     cache.remember_body(key, body, epoch)
     return Response(body, media_type="application/json")
 

@@ -128,13 +128,13 @@ class PrincipalCache:
         self.enabled = up and self.ttl > timedelta(0)
 
 
-async def announce_user_changed(session: AsyncSession, user_id: uuid.UUID) -> None:
+async def announce_user_changed(db: AsyncSession, user_id: uuid.UUID) -> None:
     """Tell every process, once this transaction commits, that a user's access changed; and
     the user's own open consoles, which then read who they are again."""
-    await notify(session, AUTH_CHANNEL, f"user:{user_id}")
-    await outbox.record(session, ACCOUNT_CHANGED, outbox.Audience.only(user_id))
+    await notify(db, AUTH_CHANNEL, f"user:{user_id}")
+    await outbox.record(db, ACCOUNT_CHANGED, outbox.Audience.only(user_id))
 
 
-async def announce_tenancy_changed(session: AsyncSession) -> None:
+async def announce_tenancy_changed(db: AsyncSession) -> None:
     """Organizations or groups were renamed or removed: every cached view may be stale."""
-    await notify(session, AUTH_CHANNEL, "all")
+    await notify(db, AUTH_CHANNEL, "all")

@@ -43,8 +43,8 @@ from gshare.identity.permissions import Actor, UserScope
 from gshare.kit.pagination import PageRequest
 
 
-async def user_by_email(session: AsyncSession, email: str) -> User | None:
-    return await session.scalar(select(User).where(User.email == email.lower()))
+async def user_by_email(db: AsyncSession, email: str) -> User | None:
+    return await db.scalar(select(User).where(User.email == email.lower()))
 
 
 async def orgs_of_groups(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
@@ -78,19 +78,19 @@ async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.U
     return set(await db.scalars(select(User.id).where(User.id.in_(list(ids)), User.active)))
 
 
-async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
-    return await session.get(User, user_id)
+async def user_by_id(db: AsyncSession, user_id: uuid.UUID) -> User | None:
+    return await db.get(User, user_id)
 
 
-async def any_super_admin(session: AsyncSession) -> bool:
-    return bool(await session.scalar(select(exists().where(User.is_super_admin.is_(True)))))
+async def any_super_admin(db: AsyncSession) -> bool:
+    return bool(await db.scalar(select(exists().where(User.is_super_admin.is_(True)))))
 
 
 async def session_with_user(
-    session: AsyncSession, token_hash: bytes
+    db: AsyncSession, token_hash: bytes
 ) -> tuple[LoginSession, User] | None:
     row = (
-        await session.execute(
+        await db.execute(
             select(LoginSession, User)
             .join(User, User.id == LoginSession.user_id)
             .where(LoginSession.token_hash == token_hash)
@@ -99,21 +99,21 @@ async def session_with_user(
     return (row[0], row[1]) if row else None
 
 
-async def touch_login_session(session: AsyncSession, login_id: uuid.UUID, now: datetime) -> None:
-    await session.execute(
+async def touch_login_session(db: AsyncSession, login_id: uuid.UUID, now: datetime) -> None:
+    await db.execute(
         update(LoginSession).where(LoginSession.id == login_id).values(last_seen_at=now)
     )
 
 
 async def revoke_login_sessions(
-    session: AsyncSession, user_id: uuid.UUID, now: datetime, *, keep: uuid.UUID | None = None
+    db: AsyncSession, user_id: uuid.UUID, now: datetime, *, keep: uuid.UUID | None = None
 ) -> None:
     query = update(LoginSession).where(
         LoginSession.user_id == user_id, LoginSession.revoked_at.is_(None)
     )
     if keep is not None:
         query = query.where(LoginSession.id != keep)
-    await session.execute(query.values(revoked_at=now))
+    await db.execute(query.values(revoked_at=now))
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class RoleRow:
     expires_at: datetime | None
 
 
-async def role_rows(session: AsyncSession, user_id: uuid.UUID) -> list[RoleRow]:
+async def role_rows(db: AsyncSession, user_id: uuid.UUID) -> list[RoleRow]:
     """Every admin grant and membership of a user, in one round trip."""
     grants = (
         select(
@@ -147,7 +147,7 @@ async def role_rows(session: AsyncSession, user_id: uuid.UUID) -> list[RoleRow]:
         .join(Group, Group.id == Membership.group_id)
         .where(Membership.user_id == user_id)
     )
-    rows = (await session.execute(grants.union_all(members))).all()
+    rows = (await db.execute(grants.union_all(members))).all()
     return [RoleRow(r.kind, r.org_id, r.group_id, r.expires_at) for r in rows]
 
 
@@ -178,9 +178,9 @@ def actor_from_rows(user: User, rows: list[RoleRow], now: datetime) -> Actor:
     )
 
 
-async def user_scope(session: AsyncSession, user: User) -> UserScope:
+async def user_scope(db: AsyncSession, user: User) -> UserScope:
     """Where a target user stands, counting expired guest memberships too."""
-    rows = await role_rows(session, user.id)
+    rows = await role_rows(db, user.id)
     return UserScope(
         user_id=user.id,
         groups={r.group_id: r.org_id for r in rows if r.kind in ("member", "guest") and r.group_id},
@@ -193,7 +193,7 @@ async def user_scope(session: AsyncSession, user: User) -> UserScope:
 
 
 async def failure_times(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     email_key: str | None = None,
     client: str | None = None,
@@ -201,24 +201,24 @@ async def failure_times(
 ) -> list[datetime]:
     """When sign-ins failed since `since`, for one account or one client."""
     key = SignInFailure.email_key == email_key if email_key else SignInFailure.client == client
-    rows = await session.scalars(
+    rows = await db.scalars(
         select(SignInFailure.at).where(key, SignInFailure.at >= since).order_by(SignInFailure.at)
     )
     return list(rows)
 
 
 async def add_failure(
-    session: AsyncSession, email_key: str, client: str, at: datetime, *, keep: timedelta
+    db: AsyncSession, email_key: str, client: str, at: datetime, *, keep: timedelta
 ) -> None:
     """Record a failure, and forget this account's and client's failures older than `keep`."""
-    await session.execute(
+    await db.execute(
         delete(SignInFailure).where(
             or_(SignInFailure.email_key == email_key, SignInFailure.client == client),
             SignInFailure.at < at - keep,
         )
     )
-    session.add(SignInFailure(email_key=email_key, client=client, at=at))
-    await session.flush()
+    db.add(SignInFailure(email_key=email_key, client=client, at=at))
+    await db.flush()
 
 
 def _after(
@@ -231,7 +231,7 @@ def _after(
 
 
 async def list_orgs(
-    session: AsyncSession, visible: frozenset[uuid.UUID] | None, q: str | None, page: PageRequest
+    db: AsyncSession, visible: frozenset[uuid.UUID] | None, q: str | None, page: PageRequest
 ) -> Sequence[Organization]:
     query = select(Organization)
     if visible is not None:
@@ -241,15 +241,15 @@ async def list_orgs(
     if page.after is not None:
         query = query.where(_after(page, Organization.created_at, Organization.id))
     query = query.order_by(Organization.created_at, Organization.id).limit(page.limit + 1)
-    return (await session.scalars(query)).all()
+    return (await db.scalars(query)).all()
 
 
-async def org_has_groups(session: AsyncSession, org_id: uuid.UUID) -> bool:
-    return bool(await session.scalar(select(exists().where(Group.org_id == org_id))))
+async def org_has_groups(db: AsyncSession, org_id: uuid.UUID) -> bool:
+    return bool(await db.scalar(select(exists().where(Group.org_id == org_id))))
 
 
 async def list_groups(
-    session: AsyncSession,
+    db: AsyncSession,
     org_id: uuid.UUID,
     visible: frozenset[uuid.UUID] | None,
     page: PageRequest,
@@ -260,11 +260,11 @@ async def list_groups(
     if page.after is not None:
         query = query.where(_after(page, Group.created_at, Group.id))
     query = query.order_by(Group.created_at, Group.id).limit(page.limit + 1)
-    return (await session.scalars(query)).all()
+    return (await db.scalars(query)).all()
 
 
-async def group_has_members(session: AsyncSession, group_id: uuid.UUID) -> bool:
-    return bool(await session.scalar(select(exists().where(Membership.group_id == group_id))))
+async def group_has_members(db: AsyncSession, group_id: uuid.UUID) -> bool:
+    return bool(await db.scalar(select(exists().where(Membership.group_id == group_id))))
 
 
 def _escape_like(value: str) -> str:
@@ -272,7 +272,7 @@ def _escape_like(value: str) -> str:
 
 
 async def list_users(
-    session: AsyncSession,
+    db: AsyncSession,
     actor: Actor,
     *,
     q: str | None,
@@ -324,7 +324,7 @@ async def list_users(
     if page.after is not None:
         query = query.where(_after(page, User.created_at, User.id))
     query = query.order_by(User.created_at, User.id).limit(page.limit + 1)
-    return (await session.scalars(query)).all()
+    return (await db.scalars(query)).all()
 
 
 @dataclass(frozen=True)
@@ -336,7 +336,7 @@ class MembershipView:
 
 
 async def memberships(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     user_id: uuid.UUID | None = None,
     group_id: uuid.UUID | None = None,
@@ -358,7 +358,7 @@ async def memberships(
         query = query.order_by(Membership.created_at, Membership.user_id).limit(page.limit + 1)
     else:
         query = query.order_by(Organization.name, Group.name)
-    rows = (await session.execute(query)).all()
+    rows = (await db.execute(query)).all()
     return [MembershipView(r[0], r[1], r[2], r[3]) for r in rows]
 
 
@@ -372,7 +372,7 @@ class GrantView:
 
 
 async def grants(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     user_id: uuid.UUID | None = None,
     org_id: uuid.UUID | None = None,
@@ -397,7 +397,7 @@ async def grants(
     query = query.order_by(AdminGrant.created_at, AdminGrant.id)
     if page is not None:
         query = query.limit(page.limit + 1)
-    rows = (await session.execute(query)).all()
+    rows = (await db.execute(query)).all()
     return [GrantView(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
@@ -489,24 +489,24 @@ async def remove_grant(
     return removed is not None
 
 
-async def names(session: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+async def names(db: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     columns = {
         "org": (Organization.id, Organization.name),
         "group": (Group.id, Group.name),
         "user": (User.id, User.name),
     }[kind]
-    rows = await session.execute(select(*columns).where(columns[0].in_(list(ids))))
+    rows = await db.execute(select(*columns).where(columns[0].in_(list(ids))))
     return {r[0]: r[1] for r in rows}
 
 
-async def groups_in_org(session: AsyncSession, org_id: uuid.UUID) -> Sequence[Group]:
+async def groups_in_org(db: AsyncSession, org_id: uuid.UUID) -> Sequence[Group]:
     return (
-        await session.scalars(select(Group).where(Group.org_id == org_id).order_by(Group.name))
+        await db.scalars(select(Group).where(Group.org_id == org_id).order_by(Group.name))
     ).all()
 
 
-async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
-    rows = await session.scalars(
+async def member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    rows = await db.scalars(
         select(Membership.user_id)
         .join(User, User.id == Membership.user_id)
         .where(Membership.group_id == group_id)
@@ -515,24 +515,24 @@ async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UU
     return list(rows)
 
 
-async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
-    rows = await session.execute(select(User.id, User.email).where(User.id.in_(list(ids))))
+async def emails(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    rows = await db.execute(select(User.id, User.email).where(User.id.in_(list(ids))))
     return {r[0]: r[1] for r in rows}
 
 
-async def forget_failures_before(session: AsyncSession, cutoff: datetime) -> None:
-    await session.execute(delete(SignInFailure).where(SignInFailure.at < cutoff))
+async def forget_failures_before(db: AsyncSession, cutoff: datetime) -> None:
+    await db.execute(delete(SignInFailure).where(SignInFailure.at < cutoff))
 
 
 async def current_among(
-    session: AsyncSession, pairs: Sequence[tuple[uuid.UUID, uuid.UUID]], now: datetime
+    db: AsyncSession, pairs: Sequence[tuple[uuid.UUID, uuid.UUID]], now: datetime
 ) -> set[tuple[uuid.UUID, uuid.UUID]]:
     """Which (user, group) pairs are memberships now (a guest's until it expires)."""
     if not pairs:
         return set()
     users = sorted({u for u, _ in pairs})
     groups = sorted({g for _, g in pairs})
-    found = await session.execute(
+    found = await db.execute(
         select(Membership.user_id, Membership.group_id).where(
             Membership.user_id.in_(users),
             Membership.group_id.in_(groups),
@@ -544,9 +544,9 @@ async def current_among(
 
 
 async def is_current_member(
-    session: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
 ) -> bool:
-    found = await session.scalar(
+    found = await db.scalar(
         select(Membership.user_id).where(
             Membership.user_id == user_id,
             Membership.group_id == group_id,

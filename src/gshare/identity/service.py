@@ -39,7 +39,7 @@ membership_ended: Hook[[uuid.UUID, uuid.UUID, datetime], None] = Hook("membershi
 
 
 async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
-    await deletion_guard.check(ctx.session, kind, owner_id)
+    await deletion_guard.check(ctx.db, kind, owner_id)
 
 
 # ---- organizations -------------------------------------------------------------------------
@@ -48,7 +48,7 @@ async def _check_guards(ctx: Context, kind: str, owner_id: uuid.UUID) -> None:
 async def _org(ctx: Context, org_id: uuid.UUID, *, lock: bool = False) -> Organization:
     """The organization; `lock` holds its row until the transaction ends, so a concurrent
     deletion waits and then finds it gone."""
-    org = await ctx.session.get(Organization, org_id, with_for_update=lock, populate_existing=lock)
+    org = await ctx.db.get(Organization, org_id, with_for_update=lock, populate_existing=lock)
     if org is None:
         raise NotFound("No such organization.", code="org_not_found")
     return org
@@ -58,7 +58,7 @@ async def _unique(ctx: Context, what: str, code: str = "already_exists") -> None
     """Flush; a unique key taken meanwhile by a concurrent request is the same 409 (same code)
     that the request would get had it come second."""
     try:
-        await ctx.session.flush()
+        await ctx.db.flush()
     except IntegrityError as exc:
         raise Conflict(f"{what} already exists.", code=code) from exc
 
@@ -73,13 +73,13 @@ async def list_orgs(
         visible = frozenset(
             actor.org_admin_of | set(actor.group_admin_of.values()) | set(actor.member_of.values())
         )
-    return page_of(await repository.list_orgs(ctx.session, visible, q, page), page)
+    return page_of(await repository.list_orgs(ctx.db, visible, q, page), page)
 
 
 async def create_org(ctx: Context, name: str) -> Organization:
     require(ctx, Action.ORG_CREATE, target_type="org")
     org = Organization(id=new_id(), name=name, created_at=ctx.now)
-    ctx.session.add(org)
+    ctx.db.add(org)
     await _unique(ctx, f"An organization named {name!r}")
     await audit(
         ctx,
@@ -104,7 +104,7 @@ async def update_org(ctx: Context, org_id: uuid.UUID, name: str | None) -> Organ
     if name is not None and name != org.name:
         old, org.name = org.name, name
         await _unique(ctx, f"An organization named {name!r}")
-        await announce_tenancy_changed(ctx.session)
+        await announce_tenancy_changed(ctx.db)
         await audit(
             ctx,
             Action.ORG_UPDATE,
@@ -119,11 +119,11 @@ async def update_org(ctx: Context, org_id: uuid.UUID, name: str | None) -> Organ
 async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
     org = await _org(ctx, org_id, lock=True)
     require(ctx, Action.ORG_DELETE, Scope(org_id=org.id), target_type="org", target_id=org.id)
-    if await repository.org_has_groups(ctx.session, org.id):
+    if await repository.org_has_groups(ctx.db, org.id):
         raise Conflict("Delete the organization's groups first.", code="org_not_empty")
     await _check_guards(ctx, "org", org.id)
-    await ctx.session.delete(org)
-    await announce_tenancy_changed(ctx.session)
+    await ctx.db.delete(org)
+    await announce_tenancy_changed(ctx.db)
     await audit(
         ctx,
         Action.ORG_DELETE,
@@ -132,14 +132,14 @@ async def delete_org(ctx: Context, org_id: uuid.UUID) -> None:
         org_id=org.id,
         detail={"name": org.name},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 # ---- groups --------------------------------------------------------------------------------
 
 
 async def _group(ctx: Context, group_id: uuid.UUID, *, lock: bool = False) -> Group:
-    group = await ctx.session.get(Group, group_id, with_for_update=lock, populate_existing=lock)
+    group = await ctx.db.get(Group, group_id, with_for_update=lock, populate_existing=lock)
     if group is None:
         raise NotFound("No such group.", code="group_not_found")
     return group
@@ -157,14 +157,14 @@ async def list_groups(
     visible: frozenset[uuid.UUID] | None = None
     if not actor.is_super_admin and org_id not in actor.org_admin_of:
         visible = frozenset(set(actor.group_admin_of) | set(actor.member_of))
-    return page_of(await repository.list_groups(ctx.session, org_id, visible, page), page)
+    return page_of(await repository.list_groups(ctx.db, org_id, visible, page), page)
 
 
 async def create_group(ctx: Context, org_id: uuid.UUID, name: str) -> Group:
     org = await _org(ctx, org_id)
     require(ctx, Action.GROUP_CREATE, Scope(org_id=org.id), target_type="org", target_id=org.id)
     group = Group(id=new_id(), org_id=org.id, name=name, created_at=ctx.now)
-    ctx.session.add(group)
+    ctx.db.add(group)
     await _unique(ctx, f"A group named {name!r} in this organization")
     await audit(
         ctx,
@@ -190,7 +190,7 @@ async def update_group(ctx: Context, group_id: uuid.UUID, name: str | None) -> G
     if name is not None and name != group.name:
         old, group.name = group.name, name
         await _unique(ctx, f"A group named {name!r} in this organization")
-        await announce_tenancy_changed(ctx.session)
+        await announce_tenancy_changed(ctx.db)
         await audit(
             ctx,
             Action.GROUP_UPDATE,
@@ -206,11 +206,11 @@ async def update_group(ctx: Context, group_id: uuid.UUID, name: str | None) -> G
 async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
     group = await _group(ctx, group_id, lock=True)
     require(ctx, Action.GROUP_DELETE, _group_scope(group), target_type="group", target_id=group.id)
-    if await repository.group_has_members(ctx.session, group.id):
+    if await repository.group_has_members(ctx.db, group.id):
         raise Conflict("Remove the group's members first.", code="group_not_empty")
     await _check_guards(ctx, "group", group.id)
-    await ctx.session.delete(group)
-    await announce_tenancy_changed(ctx.session)
+    await ctx.db.delete(group)
+    await announce_tenancy_changed(ctx.db)
     await audit(
         ctx,
         Action.GROUP_DELETE,
@@ -220,17 +220,17 @@ async def delete_group(ctx: Context, group_id: uuid.UUID) -> None:
         group_id=group.id,
         detail={"name": group.name},
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 # ---- users ---------------------------------------------------------------------------------
 
 
 async def _user(ctx: Context, user_id: uuid.UUID) -> tuple[User, UserScope]:
-    user = await repository.user_by_id(ctx.session, user_id)
+    user = await repository.user_by_id(ctx.db, user_id)
     if user is None:
         raise NotFound("No such user.", code="user_not_found")
-    return user, await repository.user_scope(ctx.session, user)
+    return user, await repository.user_scope(ctx.db, user)
 
 
 async def list_users(
@@ -243,7 +243,7 @@ async def list_users(
 ) -> tuple[list[User], str | None]:
     require(ctx, Action.USER_LIST)
     rows = await repository.list_users(
-        ctx.session, ctx.actor, q=q, org_id=org_id, group_id=group_id, page=page
+        ctx.db, ctx.actor, q=q, org_id=org_id, group_id=group_id, page=page
     )
     return page_of(rows, page)
 
@@ -268,7 +268,7 @@ async def create_user(
     require(ctx, Action.USER_CREATE, scope, target_type="user", target_id=email)
     if group is None and role is not None:
         raise BadRequest("A role needs a group.", code="role_needs_group")
-    if await repository.user_by_email(ctx.session, email) is not None:
+    if await repository.user_by_email(ctx.db, email) is not None:
         raise Conflict("A user with this email already exists.", code="email_taken")
     check_new_password(initial_password, email=email, name=name)
     user = User(
@@ -282,10 +282,10 @@ async def create_user(
         created_at=ctx.now,
         password_changed_at=ctx.now,
     )
-    ctx.session.add(user)
+    ctx.db.add(user)
     await _unique(ctx, "A user with this email", code="email_taken")
     if group is not None:
-        ctx.session.add(
+        ctx.db.add(
             Membership(
                 user_id=user.id,
                 group_id=group.id,
@@ -294,7 +294,7 @@ async def create_user(
                 created_at=ctx.now,
             )
         )
-        await ctx.session.flush()
+        await ctx.db.flush()
     await audit(
         ctx,
         Action.USER_CREATE,
@@ -320,7 +320,7 @@ async def update_user(
         if user.id == ctx.actor.user_id and not active:
             raise Conflict("You cannot deactivate yourself.", code="cannot_deactivate_self")
         if not active and user.is_super_admin:
-            await ensure_another_super_admin(ctx.session, user.id)
+            await ensure_another_super_admin(ctx.db, user.id)
     changes: dict[str, object] = {}
     if name is not None and name != user.name:
         changes["name"] = [user.name, name]
@@ -329,10 +329,10 @@ async def update_user(
         changes["active"] = [user.active, active]
         user.active = active
         if not active:
-            await repository.revoke_login_sessions(ctx.session, user.id, ctx.now)
-            await deactivated.results(ctx.session, user.id, ctx.now)
+            await repository.revoke_login_sessions(ctx.db, user.id, ctx.now)
+            await deactivated.results(ctx.db, user.id, ctx.now)
     if changes:
-        await announce_user_changed(ctx.session, user.id)
+        await announce_user_changed(ctx.db, user.id)
         org_id, group_id = (None, None)
         if len(scope.groups) == 1:
             group_id, org_id = next(iter(scope.groups.items()))
@@ -346,7 +346,7 @@ async def update_user(
             group_id=group_id,
             detail=changes,
         )
-    await ctx.session.flush()
+    await ctx.db.flush()
     return user
 
 
@@ -358,12 +358,12 @@ async def list_members(
 ) -> tuple[list[MembershipView], str | None]:
     group = await _group(ctx, group_id)
     require(ctx, Action.MEMBERS_READ, _group_scope(group), target_type="group", target_id=group.id)
-    rows = await repository.memberships(ctx.session, group_id=group.id, page=page)
+    rows = await repository.memberships(ctx.db, group_id=group.id, page=page)
     return page_of(rows, page, lambda v: (v.membership.created_at, v.membership.user_id))
 
 
 async def my_memberships(ctx: Context) -> list[MembershipView]:
-    return await repository.memberships(ctx.session, user_id=ctx.actor.user_id)
+    return await repository.memberships(ctx.db, user_id=ctx.actor.user_id)
 
 
 async def put_member(
@@ -385,12 +385,12 @@ async def put_member(
     if expires_at is not None and expires_at.tzinfo is None:
         raise BadRequest("expires_at needs a time zone.", code="naive_datetime")
     membership, changed = await repository.put_membership(
-        ctx.session, user.id, group.id, role=role, expires_at=expires_at, now=ctx.now
+        ctx.db, user.id, group.id, role=role, expires_at=expires_at, now=ctx.now
     )
     if changed and expires_at is not None and expires_at <= ctx.now:
-        await membership_ended.results(ctx.session, user.id, group.id, ctx.now)
+        await membership_ended.results(ctx.db, user.id, group.id, ctx.now)
     if changed:
-        await announce_user_changed(ctx.session, user.id)
+        await announce_user_changed(ctx.db, user.id)
         await audit(
             ctx,
             "group.members.put",
@@ -407,10 +407,10 @@ async def put_member(
 async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -> None:
     group = await _group(ctx, group_id)
     require(ctx, Action.MEMBERS_MANAGE, _group_scope(group), target_type="user", target_id=user_id)
-    if not await repository.remove_membership(ctx.session, group.id, user_id):
+    if not await repository.remove_membership(ctx.db, group.id, user_id):
         raise NotFound("That user is not a member of this group.", code="membership_not_found")
-    await membership_ended.results(ctx.session, user_id, group.id, ctx.now)
-    await announce_user_changed(ctx.session, user_id)
+    await membership_ended.results(ctx.db, user_id, group.id, ctx.now)
+    await announce_user_changed(ctx.db, user_id)
     await audit(
         ctx,
         "group.members.delete",
@@ -419,7 +419,7 @@ async def delete_member(ctx: Context, group_id: uuid.UUID, user_id: uuid.UUID) -
         org_id=group.org_id,
         group_id=group.id,
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 # ---- admin grants --------------------------------------------------------------------------
@@ -430,7 +430,7 @@ async def list_org_admins(
 ) -> tuple[list[GrantView], str | None]:
     org = await _org(ctx, org_id)
     require(ctx, Action.ORG_ADMINS_READ, Scope(org_id=org.id), target_type="org", target_id=org.id)
-    return page_of(await repository.grants(ctx.session, org_id=org.id, page=page), page, _grant_key)
+    return page_of(await repository.grants(ctx.db, org_id=org.id, page=page), page, _grant_key)
 
 
 async def list_group_admins(
@@ -440,7 +440,7 @@ async def list_group_admins(
     require(
         ctx, Action.GROUP_ADMINS_READ, _group_scope(group), target_type="group", target_id=group.id
     )
-    rows = await repository.grants(ctx.session, group_id=group.id, page=page)
+    rows = await repository.grants(ctx.db, group_id=group.id, page=page)
     return page_of(rows, page, _grant_key)
 
 
@@ -480,7 +480,7 @@ async def _put_grant(
     scope_org: uuid.UUID,
 ) -> GrantView:
     granted = await repository.put_grant(
-        ctx.session,
+        ctx.db,
         user.id,
         role,
         org_id=org_id,
@@ -489,7 +489,7 @@ async def _put_grant(
         new_id=new_id(),
     )
     if granted:
-        await announce_user_changed(ctx.session, user.id)
+        await announce_user_changed(ctx.db, user.id)
         await audit(
             ctx,
             f"{role}.grant",
@@ -498,7 +498,7 @@ async def _put_grant(
             org_id=scope_org,
             group_id=group_id,
         )
-    views = await repository.grants(ctx.session, user_id=user.id, org_id=org_id, group_id=group_id)
+    views = await repository.grants(ctx.db, user_id=user.id, org_id=org_id, group_id=group_id)
     return views[0]
 
 
@@ -529,9 +529,9 @@ async def _delete_grant(
     group_id: uuid.UUID | None,
     scope_org: uuid.UUID,
 ) -> None:
-    if not await repository.remove_grant(ctx.session, user_id, org_id=org_id, group_id=group_id):
+    if not await repository.remove_grant(ctx.db, user_id, org_id=org_id, group_id=group_id):
         raise NotFound("That user holds no such admin role.", code="grant_not_found")
-    await announce_user_changed(ctx.session, user_id)
+    await announce_user_changed(ctx.db, user_id)
     await audit(
         ctx,
         f"{role}.revoke",
@@ -540,7 +540,7 @@ async def _delete_grant(
         org_id=scope_org,
         group_id=group_id,
     )
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 # ---- password reset, super admins, recovery ------------------------------------------------
@@ -566,7 +566,7 @@ async def reset_password(ctx: Context, user_id: uuid.UUID, *, initial_password: 
         ctx, Action.USER_RESET_PASSWORD, Scope(user=scope), target_type="user", target_id=user.id
     )
     check_new_password(initial_password, email=user.email, name=user.name)
-    await set_initial_password(ctx.session, user, initial_password, ctx.now)
+    await set_initial_password(ctx.db, user, initial_password, ctx.now)
     org_id, group_id = _only_group(scope)
     await audit(
         ctx,
@@ -585,23 +585,23 @@ async def grant_super_admin(ctx: Context, user_id: uuid.UUID) -> None:
     if user.is_super_admin:
         return
     user.is_super_admin = True
-    await announce_user_changed(ctx.session, user.id)
+    await announce_user_changed(ctx.db, user.id)
     await audit(ctx, "super_admin.grant", target_type="user", target_id=user.id)
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 async def revoke_super_admin(ctx: Context, user_id: uuid.UUID) -> None:
     """Refused for the last active super admin, also when two revokes race: both lock every
     active super admin first, so the second sees what the first did."""
     require(ctx, Action.SUPER_ADMIN_MANAGE, target_type="user", target_id=user_id)
-    await ensure_another_super_admin(ctx.session, user_id)
+    await ensure_another_super_admin(ctx.db, user_id)
     user, _ = await _user(ctx, user_id)
     if not user.is_super_admin:
         return
     user.is_super_admin = False
-    await announce_user_changed(ctx.session, user.id)
+    await announce_user_changed(ctx.db, user.id)
     await audit(ctx, "super_admin.revoke", target_type="user", target_id=user.id)
-    await ctx.session.flush()
+    await ctx.db.flush()
 
 
 async def ensure_another_super_admin(db: AsyncSession, user_id: uuid.UUID) -> None:
@@ -621,28 +621,28 @@ async def ensure_another_super_admin(db: AsyncSession, user_id: uuid.UUID) -> No
 # ---- for other domains ---------------------------------------------------------------------
 
 
-async def group_org(session: AsyncSession, group_id: uuid.UUID) -> uuid.UUID | None:
+async def group_org(db: AsyncSession, group_id: uuid.UUID) -> uuid.UUID | None:
     """The organization a group belongs to, or None when there is no such group."""
-    group = await session.get(Group, group_id)
+    group = await db.get(Group, group_id)
     return None if group is None else group.org_id
 
 
-async def user_scope_of(session: AsyncSession, user_id: uuid.UUID) -> UserScope | None:
-    user = await repository.user_by_id(session, user_id)
-    return None if user is None else await repository.user_scope(session, user)
+async def user_scope_of(db: AsyncSession, user_id: uuid.UUID) -> UserScope | None:
+    user = await repository.user_by_id(db, user_id)
+    return None if user is None else await repository.user_scope(db, user)
 
 
-async def names(session: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+async def names(db: AsyncSession, kind: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     """Display names of organizations, groups or users by id."""
-    return await repository.names(session, kind, ids)
+    return await repository.names(db, kind, ids)
 
 
-async def groups_of_org(session: AsyncSession, org_id: uuid.UUID) -> list[Group]:
-    return list(await repository.groups_in_org(session, org_id))
+async def groups_of_org(db: AsyncSession, org_id: uuid.UUID) -> list[Group]:
+    return list(await repository.groups_in_org(db, org_id))
 
 
-async def member_ids(session: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
-    return await repository.member_ids(session, group_id)
+async def member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    return await repository.member_ids(db, group_id)
 
 
 async def members_of_groups(
@@ -652,8 +652,8 @@ async def members_of_groups(
     return await repository.members_of_groups(db, group_ids)
 
 
-async def emails(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
-    return await repository.emails(session, ids)
+async def emails(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    return await repository.emails(db, ids)
 
 
 async def orgs_of_groups(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
@@ -673,9 +673,9 @@ async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.U
     return await repository.active_among(db, ids)
 
 
-async def forget_sign_in_failures(session: AsyncSession, now: datetime) -> None:
+async def forget_sign_in_failures(db: AsyncSession, now: datetime) -> None:
     """Failed sign-ins older than the longest throttling window no longer matter."""
-    await repository.forget_failures_before(session, now - LONGEST_WINDOW)
+    await repository.forget_failures_before(db, now - LONGEST_WINDOW)
 
 
 async def current_memberships_among(
@@ -686,10 +686,10 @@ async def current_memberships_among(
 
 
 async def is_current_member(
-    session: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, now: datetime
 ) -> bool:
     """Whether the user is in the group now (a guest until their membership expires)."""
-    return await repository.is_current_member(session, user_id, group_id, now)
+    return await repository.is_current_member(db, user_id, group_id, now)
 
 
 async def signed_in_email(

@@ -118,10 +118,8 @@ def _failed(
     """`error`, with what to write after the request's rollback: the failure for the throttle
     and its audit entry. The attempt stops counting as under way once they are committed."""
 
-    async def add(session: AsyncSession) -> None:
-        await repository.add_failure(
-            session, email_key, client_bucket(client), now, keep=LONGEST_WINDOW
-        )
+    async def add(db: AsyncSession) -> None:
+        await repository.add_failure(db, email_key, client_bucket(client), now, keep=LONGEST_WINDOW)
 
     error.durable += [add, record_later(event, now=now)]
     error.then.append(attempt.end)
@@ -139,12 +137,12 @@ def _failed_login(email_key: str, client: str, reason: str) -> AuditEvent:
 
 
 async def _throttle(
-    session: AsyncSession, email_key: str, client: str, now: datetime, attempt: Attempt
+    db: AsyncSession, email_key: str, client: str, now: datetime, attempt: Attempt
 ) -> None:
     since = now - LONGEST_WINDOW
     bucket = client_bucket(client)
-    by_account = await repository.failure_times(session, email_key=email_key, since=since)
-    by_client = await repository.failure_times(session, client=bucket, since=since)
+    by_account = await repository.failure_times(db, email_key=email_key, since=since)
+    by_client = await repository.failure_times(db, client=bucket, since=since)
     by_account += _attempts.others(f"account:{email_key}", attempt, now)
     by_client += _attempts.others(f"client:{bucket}", attempt, now)
     wait = max(
@@ -160,7 +158,7 @@ async def _throttle(
 
 
 async def _checked_password(
-    session: AsyncSession,
+    db: AsyncSession,
     email_key: str,
     client: str,
     now: datetime,
@@ -170,7 +168,7 @@ async def _checked_password(
     """Throttle, then verify; the attempt stays open for the caller to end or record."""
     attempt = _begin(email_key, client, now)  # before any await: parallel calls see each other
     try:
-        await _throttle(session, email_key, client, now, attempt)
+        await _throttle(db, email_key, client, now, attempt)
         ok = await passwords.verify_password(password_hash, password)
     except BaseException:
         attempt.end()
@@ -190,7 +188,7 @@ def _agent_name(user_agent: str | None) -> str:
 
 
 def _open_login_session(
-    session: AsyncSession,
+    db: AsyncSession,
     user: User,
     *,
     client: str,
@@ -211,12 +209,12 @@ def _open_login_session(
         client=client[:64],
         user_agent=stored_user_agent(user_agent),
     )
-    session.add(login_session)
+    db.add(login_session)
     return token, login_session
 
 
 async def login(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     email: str,
     password: str,
@@ -227,10 +225,10 @@ async def login(
 ) -> tuple[User, str, LoginSession]:
     """Check the password and open a login session; returns the raw cookie token once."""
     email_key = email.strip().lower()[:320]
-    user = await repository.user_by_email(session, email_key)
+    user = await repository.user_by_email(db, email_key)
     # Unknown accounts verify against a dummy hash so both failures cost the same time.
     ok, attempt = await _checked_password(
-        session,
+        db,
         email_key,
         client,
         now,
@@ -245,9 +243,9 @@ async def login(
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
     agent = stored_user_agent(user_agent)
-    if await repository.signs_in_from_new_client(session, user.id, client, agent):
+    if await repository.signs_in_from_new_client(db, user.id, client, agent):
         await notify_user(
-            session,
+            db,
             user.id,
             "account.new_sign_in",
             title="New sign-in to your account",
@@ -257,26 +255,26 @@ async def login(
             data={"client": client},
         )
     token, login_session = _open_login_session(
-        session, user, client=client, user_agent=user_agent, now=now, policy=policy
+        db, user, client=client, user_agent=user_agent, now=now, policy=policy
     )
     await record(
-        session, _about_self(user.id, user.email, "auth.login", detail={"client": client}), now=now
+        db, _about_self(user.id, user.email, "auth.login", detail={"client": client}), now=now
     )
-    await session.flush()
+    await db.flush()
     return user, token, login_session
 
 
 async def authenticate(
-    session: AsyncSession, key: bytes, *, now: datetime, policy: SessionPolicy
+    db: AsyncSession, key: bytes, *, now: datetime, policy: SessionPolicy
 ) -> Principal:
     """The live login session behind a cookie token's hash; raises NotAuthenticated otherwise."""
-    found = await repository.session_with_user(session, key)
+    found = await repository.session_with_user(db, key)
     if found is None:
         raise NotAuthenticated()
     login_session, user = found
     if login_session.revoked_at is not None or not user.active:
         raise NotAuthenticated("Your sign-in has ended. Sign in again.", code="session_expired")
-    rows = await repository.role_rows(session, user.id)
+    rows = await repository.role_rows(db, user.id)
     principal = Principal(
         login_id=login_session.id,
         csrf_token=login_session.csrf_token,
@@ -314,9 +312,9 @@ def csrf_matches(principal: Principal, presented: str | None) -> bool:
     )
 
 
-async def _own_rows(session: AsyncSession, principal: Principal) -> tuple[User, LoginSession]:
-    user = await repository.user_by_id(session, principal.user_id)
-    login_session = await session.get(LoginSession, principal.login_id)
+async def _own_rows(db: AsyncSession, principal: Principal) -> tuple[User, LoginSession]:
+    user = await repository.user_by_id(db, principal.user_id)
+    login_session = await db.get(LoginSession, principal.login_id)
     if user is None or login_session is None:
         raise NotAuthenticated()
     return user, login_session
@@ -334,12 +332,12 @@ def _about_self(user_id: uuid.UUID, email: str, action: str, **fields: Any) -> A
     )
 
 
-async def logout(session: AsyncSession, principal: Principal, *, now: datetime) -> None:
-    _, login_session = await _own_rows(session, principal)
+async def logout(db: AsyncSession, principal: Principal, *, now: datetime) -> None:
+    _, login_session = await _own_rows(db, principal)
     login_session.revoked_at = now
-    await announce_user_changed(session, principal.user_id)
-    await record(session, _about_self(principal.user_id, principal.email, "auth.logout"), now=now)
-    await session.flush()
+    await announce_user_changed(db, principal.user_id)
+    await record(db, _about_self(principal.user_id, principal.email, "auth.logout"), now=now)
+    await db.flush()
 
 
 def check_new_password(password: str, *, email: str | None, name: str | None) -> None:
@@ -349,7 +347,7 @@ def check_new_password(password: str, *, email: str | None, name: str | None) ->
 
 
 async def change_password(
-    session: AsyncSession,
+    db: AsyncSession,
     principal: Principal,
     *,
     current: str,
@@ -364,10 +362,8 @@ async def change_password(
 
     Guesses of the current password count against the same throttle as sign-ins, so a stolen
     cookie is no way around it."""
-    user, _ = await _own_rows(session, principal)
-    ok, attempt = await _checked_password(
-        session, user.email, client, now, current, user.password_hash
-    )
+    user, _ = await _own_rows(db, principal)
+    ok, attempt = await _checked_password(db, user.email, client, now, current, user.password_hash)
     if not ok:
         event = _about_self(
             user.id,
@@ -385,21 +381,21 @@ async def change_password(
     user.password_hash = await passwords.hash_password(new)
     user.must_change_password = False
     user.password_changed_at = now
-    await repository.revoke_login_sessions(session, user.id, now)
+    await repository.revoke_login_sessions(db, user.id, now)
     token, fresh = _open_login_session(
-        session, user, client=client, user_agent=user_agent, now=now, policy=policy
+        db, user, client=client, user_agent=user_agent, now=now, policy=policy
     )
-    await announce_user_changed(session, user.id)
-    await record(session, _about_self(user.id, user.email, "auth.password_change"), now=now)
+    await announce_user_changed(db, user.id)
+    await record(db, _about_self(user.id, user.email, "auth.password_change"), now=now)
     await notify_user(
-        session,
+        db,
         user.id,
         "account.password_changed",
         title="Your password was changed",
         body="Every other sign-in of yours has ended. If it was not you, tell an administrator.",
         now=now,
     )
-    await session.flush()
+    await db.flush()
     return token, fresh
 
 

@@ -114,13 +114,13 @@ async def run_in_transaction(
 ) -> T:
     """Run `work` in one transaction, retrying serialization failures and deadlocks."""
     for attempt in range(1, attempts + 1):
-        async with sessions() as session:
+        async with sessions() as db:
             try:
-                result = await work(session)
-                await session.commit()
+                result = await work(db)
+                await db.commit()
                 return result
             except DBAPIError as exc:
-                await session.rollback()
+                await db.rollback()
                 if sqlstate(exc) not in RETRYABLE_SQLSTATES:
                     raise
                 if attempt == attempts:
@@ -131,5 +131,5 @@ async def run_in_transaction(
 
 @asynccontextmanager
 async def transaction(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    async with sessions() as session, session.begin():
-        yield session
+    async with sessions() as db, db.begin():
+        yield db

@@ -78,7 +78,7 @@ def check_key(key: str) -> str:
 
 
 async def run_once(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     actor_id: uuid.UUID,
     key: str,
@@ -87,7 +87,7 @@ async def run_once(
     work: Callable[[], Awaitable[StoredResult]],
 ) -> StoredResult:
     """Run `work` in the caller's transaction unless this key already has a result."""
-    locked = await session.scalar(
+    locked = await db.scalar(
         text("SELECT pg_try_advisory_xact_lock(:id)"), {"id": _lock_id(actor_id, key)}
     )
     if not locked:
@@ -95,7 +95,7 @@ async def run_once(
             "A request with this Idempotency-Key is still being processed.",
             code="idempotency_in_flight",
         )
-    stored = await session.scalar(
+    stored = await db.scalar(
         select(IdempotencyRecord).where(
             IdempotencyRecord.actor_id == actor_id, IdempotencyRecord.key == key
         )
@@ -108,7 +108,7 @@ async def run_once(
             )
         return StoredResult(stored.status_code, stored.body)
     result = await work()
-    session.add(
+    db.add(
         IdempotencyRecord(
             actor_id=actor_id,
             key=key,
@@ -118,20 +118,20 @@ async def run_once(
             created_at=now,
         )
     )
-    await session.flush()
+    await db.flush()
     return result
 
 
-async def forget_before(session: AsyncSession, cutoff: datetime) -> int:
+async def forget_before(db: AsyncSession, cutoff: datetime) -> int:
     """Drop stored results older than `cutoff`; a key is honoured for that long."""
-    result = await session.execute(
+    result = await db.execute(
         delete(IdempotencyRecord).where(IdempotencyRecord.created_at < cutoff)
     )
     return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def respond_once(
-    session: AsyncSession,
+    db: AsyncSession,
     *,
     actor_id: uuid.UUID,
     key: str | None,
@@ -152,7 +152,7 @@ async def respond_once(
         result = await work()
     else:
         result = await run_once(
-            session,
+            db,
             actor_id=actor_id,
             key=check_key(key),
             print_=fingerprint(operation, params),

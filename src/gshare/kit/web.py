@@ -26,13 +26,13 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     they are committed in a fresh transaction after the rollback.
     """
     sessions = sessions_of(request)
-    async with sessions() as session:
+    async with sessions() as db:
         try:
-            yield session
-            await session.commit()
+            yield db
+            await db.commit()
         except GShareError as exc:
             try:
-                await session.rollback()
+                await db.rollback()
                 if exc.durable:
                     async with sessions() as side, side.begin():
                         for write in exc.durable:
@@ -42,7 +42,7 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
                     hook()
             raise
         except BaseException:
-            await session.rollback()
+            await db.rollback()
             raise
 
 

@@ -25,7 +25,7 @@ async def list_images(ctx: Context, *, all_images: bool) -> list[CatalogImage]:
     require(
         ctx, Action.CATALOG_MANAGE if all_images else Action.CATALOG_READ, target_type="catalog"
     )
-    return await repository.catalog(ctx.session, enabled_only=not all_images)
+    return await repository.catalog(ctx.db, enabled_only=not all_images)
 
 
 def _image_exists() -> Conflict:
@@ -43,7 +43,7 @@ async def _flush_unique(db: AsyncSession, refusal: Conflict) -> None:
 
 async def add_image(ctx: Context, body: ImageCreate) -> CatalogImage:
     require(ctx, Action.CATALOG_MANAGE, target_type="catalog")
-    db = ctx.session
+    db = ctx.db
     if await repository.image_named(db, body.session_type, body.name) is not None:
         raise _image_exists()
     row = CatalogImage(
@@ -63,7 +63,7 @@ async def add_image(ctx: Context, body: ImageCreate) -> CatalogImage:
 
 async def update_image(ctx: Context, image_id: uuid.UUID, body: ImageUpdate) -> CatalogImage:
     require(ctx, Action.CATALOG_MANAGE, target_type="image", target_id=image_id)
-    db = ctx.session
+    db = ctx.db
     row = await repository.image(db, image_id, lock=True)
     if row is None:
         raise NotFound("No such image.", code="image_not_found")
@@ -89,14 +89,14 @@ async def my_volumes(ctx: Context) -> tuple[list[Volume], int]:
     """The caller's home volumes and the shared volumes of their groups; their homes' total."""
     require(ctx, Action.VOLUME_READ_OWN, target_type="volume")
     groups = list(ctx.actor.member_of) + list(ctx.actor.guest_of)
-    found = await repository.volumes_of(ctx.session, owner_id=ctx.actor.user_id, group_ids=groups)
-    return found, await repository.home_total_gib(ctx.session, ctx.actor.user_id)
+    found = await repository.volumes_of(ctx.db, owner_id=ctx.actor.user_id, group_ids=groups)
+    return found, await repository.home_total_gib(ctx.db, ctx.actor.user_id)
 
 
 async def delete_my_volume(ctx: Context, volume_id: uuid.UUID) -> None:
     """Delete one of one's home volumes that no session still uses."""
     require(ctx, Action.VOLUME_DELETE_OWN, target_type="volume", target_id=volume_id)
-    row = await repository.volume(ctx.session, volume_id, lock=True)
+    row = await repository.volume(ctx.db, volume_id, lock=True)
     if row is None or row.kind != "home" or row.owner_id != ctx.actor.user_id or row.deleted_at:
         raise NotFound("No such volume.", code="volume_not_found")
     await _refuse_in_use(ctx, row)
@@ -105,7 +105,7 @@ async def delete_my_volume(ctx: Context, volume_id: uuid.UUID) -> None:
 
 
 async def _refuse_in_use(ctx: Context, row: Volume) -> None:
-    users = await repository.users_of_volumes(ctx.session, [row.id])
+    users = await repository.users_of_volumes(ctx.db, [row.id])
     if users:
         raise Conflict(
             f"The volume is used by {len(users)} session(s); stop them first.",
@@ -114,7 +114,7 @@ async def _refuse_in_use(ctx: Context, row: Volume) -> None:
 
 
 async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
-    org_id = await identity.group_org(ctx.session, group_id)
+    org_id = await identity.group_org(ctx.db, group_id)
     if org_id is None:
         raise NotFound("No such group.", code="group_not_found")
     return Scope.of_group(group_id, org_id)
@@ -125,7 +125,7 @@ async def group_volumes(ctx: Context, group_id: uuid.UUID) -> tuple[list[Volume]
     see whose sessions use them)."""
     scope = await _group_scope(ctx, group_id)
     require(ctx, Action.VOLUME_READ_GROUP, scope, target_type="group", target_id=group_id)
-    found = await repository.volumes_of(ctx.session, group_ids=[group_id])
+    found = await repository.volumes_of(ctx.db, group_ids=[group_id])
     return found, is_allowed(ctx.actor, Action.VOLUME_MANAGE_GROUP, scope)
 
 
@@ -134,7 +134,7 @@ async def create_shared_volume(
 ) -> Volume:
     scope = await _group_scope(ctx, group_id)
     require(ctx, Action.VOLUME_MANAGE_GROUP, scope, target_type="group", target_id=group_id)
-    db = ctx.session
+    db = ctx.db
     row = Volume(
         id=new_id(),
         kind="shared",
@@ -154,7 +154,7 @@ async def create_shared_volume(
 async def delete_shared_volume(ctx: Context, group_id: uuid.UUID, volume_id: uuid.UUID) -> None:
     scope = await _group_scope(ctx, group_id)
     require(ctx, Action.VOLUME_MANAGE_GROUP, scope, target_type="volume", target_id=volume_id)
-    row = await repository.volume(ctx.session, volume_id, lock=True)
+    row = await repository.volume(ctx.db, volume_id, lock=True)
     if row is None or row.kind != "shared" or row.group_id != group_id or row.deleted_at:
         raise NotFound("No such volume.", code="volume_not_found")
     await _refuse_in_use(ctx, row)
@@ -165,7 +165,7 @@ async def delete_shared_volume(ctx: Context, group_id: uuid.UUID, volume_id: uui
 async def storage_limit(ctx: Context) -> int | None:
     """The smallest `storage_gb` among the caller's groups' effective policies, if any sets it."""
     asks = [(ctx.actor.user_id, g) for g in list(ctx.actor.member_of) + list(ctx.actor.guest_of)]
-    policies = await capacity.effective_for_many(ctx.session, asks)
+    policies = await capacity.effective_for_many(ctx.db, asks)
     limits = [p["storage_gb"].value for p in policies.values()]
     numbers = [v for v in limits if isinstance(v, int) and not isinstance(v, bool)]
     return min(numbers) if numbers else None

@@ -169,7 +169,7 @@ async def report_utilization(
 async def _one(
     ctx: Ctx, settings: AppSettings, row: InteractiveSession, *, history: bool = False
 ) -> SessionOut:
-    found = await views.sessions_out(ctx.session, [row], ctx.now, settings, with_history=history)
+    found = await views.sessions_out(ctx.db, [row], ctx.now, settings, with_history=history)
     return found[0]
 
 
@@ -184,7 +184,7 @@ async def list_sessions(
     """Your sessions, newest first; `scope=admin`: every session in the groups you administer
     (the super admin: all), filtered by state and group."""
     rows = await service.list_sessions(ctx, admin=scope == "admin", states=state, group_id=group_id)
-    return SessionList(items=await views.sessions_out(ctx.session, rows, ctx.now, settings))
+    return SessionList(items=await views.sessions_out(ctx.db, rows, ctx.now, settings))
 
 
 async def _once(
@@ -198,7 +198,7 @@ async def _once(
     """A lifecycle call done once per Idempotency-Key, like the credits routes: the browser may
     send it again (a retry after a lost answer, a double click) without doing it twice."""
     return await respond_once(
-        ctx.session,
+        ctx.db,
         actor_id=ctx.actor.user_id,
         key=key,
         operation=operation,
@@ -363,7 +363,7 @@ async def list_volumes(ctx: Ctx) -> VolumeList:
     """Your home volumes and your groups' shared volumes, with the sessions using each."""
     rows, total = await catalog.my_volumes(ctx)
     return VolumeList(
-        items=await views.volumes_out(ctx.session, rows, viewer=ctx.actor.user_id),
+        items=await views.volumes_out(ctx.db, rows, viewer=ctx.actor.user_id),
         home_total_gib=total,
         storage_limit_gib=await catalog.storage_limit(ctx),
     )
@@ -388,9 +388,7 @@ async def delete_volume(volume_id: uuid.UUID, ctx: Ctx) -> Response:
 async def list_group_volumes(group_id: uuid.UUID, ctx: Ctx) -> VolumeList:
     rows, administers = await catalog.group_volumes(ctx, group_id)
     viewer = None if administers else ctx.actor.user_id
-    return VolumeList(
-        items=await views.volumes_out(ctx.session, rows, viewer=viewer), home_total_gib=0
-    )
+    return VolumeList(items=await views.volumes_out(ctx.db, rows, viewer=viewer), home_total_gib=0)
 
 
 @router.post(
@@ -402,7 +400,7 @@ async def list_group_volumes(group_id: uuid.UUID, ctx: Ctx) -> VolumeList:
 async def create_group_volume(group_id: uuid.UUID, body: SharedVolumeCreate, ctx: Ctx) -> VolumeOut:
     """A shared volume the group's members may mount (ReadWriteMany or ReadOnlyMany)."""
     row = await catalog.create_shared_volume(ctx, group_id, body)
-    return (await views.volumes_out(ctx.session, [row], viewer=None))[0]
+    return (await views.volumes_out(ctx.db, [row], viewer=None))[0]
 
 
 @router.delete(

@@ -22,16 +22,14 @@ async def entry_link(ctx: Context, keys: KeySet, session_id: uuid.UUID, login_id
 
     Nobody else gets one, the super admin included: a session is its owner's workspace. Others
     are told the session does not exist, so its existence does not leak."""
-    row = await repository.session_row(ctx.session, session_id)
+    row = await repository.session_row(ctx.db, session_id)
     if row is None or row.owner_id != ctx.actor.user_id or row.ended_at is not None:
         raise NotFound("No such session.", code="session_not_found")
-    domain = (
-        await clusters.sessions_domain_of(ctx.session, row.cluster_id) if row.cluster_id else None
-    )
+    domain = await clusters.sessions_domain_of(ctx.db, row.cluster_id) if row.cluster_id else None
     if domain is None or row.state != "running" or row.phase != "Running":
         what = row.state if row.state != "running" else "not ready yet"
         raise Conflict(f"The session is not running (it is {what}).", code="session_not_running")
-    if not await still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
+    if not await still_in_group(ctx.db, row.owner_id, row.group_id, ctx.now):
         raise left_group()
     grant = access.Grant(session_id, ctx.actor.user_id, login_id, ctx.now)
     ticket = access.mint_ticket(keys, grant, ctx.now)

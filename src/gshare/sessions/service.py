@@ -203,7 +203,7 @@ async def _pinned_cluster(db: AsyncSession, row: InteractiveSession) -> uuid.UUI
 
 
 async def _own(ctx: Context, session_id: uuid.UUID, *, lock: bool = False) -> InteractiveSession:
-    row = await repository.session_row(ctx.session, session_id, lock=lock)
+    row = await repository.session_row(ctx.db, session_id, lock=lock)
     if row is None or row.owner_id != ctx.actor.user_id or row.deleted_at is not None:
         raise _not_found()
     return row
@@ -212,7 +212,7 @@ async def _own(ctx: Context, session_id: uuid.UUID, *, lock: bool = False) -> In
 async def get(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
     """One's own session; an admin of its group may read it too."""
     require(ctx, Action.SESSION_READ_OWN, target_type="session", target_id=session_id)
-    row = await repository.session_row(ctx.session, session_id)
+    row = await repository.session_row(ctx.db, session_id)
     if row is None or row.deleted_at is not None:
         raise _not_found()
     if row.owner_id != ctx.actor.user_id and not await _administers(ctx, row.group_id):
@@ -225,7 +225,7 @@ async def _administers(ctx: Context, group_id: uuid.UUID | None) -> bool:
         return True
     if group_id is None:
         return False
-    org_id = await identity.group_org(ctx.session, group_id)
+    org_id = await identity.group_org(ctx.db, group_id)
     return org_id is not None and ctx.actor.administers_group(group_id, org_id)
 
 
@@ -242,25 +242,25 @@ async def list_sessions(
         return []
     if not admin:
         require(ctx, Action.SESSION_READ_OWN, target_type="session")
-        rows = await repository.sessions_of(ctx.session, owner_id=ctx.actor.user_id, states=wanted)
+        rows = await repository.sessions_of(ctx.db, owner_id=ctx.actor.user_id, states=wanted)
         return [r for r in rows if group_id is None or r.group_id == group_id]
     require(ctx, Action.SESSION_READ_SCOPE, target_type="session")
     groups: set[uuid.UUID] | None = None
     if not ctx.actor.is_super_admin:
         groups = set(ctx.actor.group_admin_of)
         for org_id in ctx.actor.org_admin_of:
-            groups |= {g.id for g in await identity.groups_of_org(ctx.session, org_id)}
+            groups |= {g.id for g in await identity.groups_of_org(ctx.db, org_id)}
     if group_id is not None:
         groups = {group_id} if groups is None or group_id in groups else set()
     return await repository.sessions_of(
-        ctx.session, group_ids=None if groups is None else sorted(groups), states=wanted
+        ctx.db, group_ids=None if groups is None else sorted(groups), states=wanted
     )
 
 
 async def create(ctx: Context, body: SessionCreate, settings: Settings) -> InteractiveSession:
     """Start a session: check its image and volumes, admit it (or queue it), record it."""
     require(ctx, Action.SESSION_CREATE, target_type="session")
-    db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
+    db, now, user_id = ctx.db, ctx.now, ctx.actor.user_id
     picture = await repository.image(db, body.image_id)
     if picture is None or not picture.enabled or picture.session_type != body.session_type:
         raise NotFound(
@@ -313,7 +313,7 @@ async def _volumes_for(
 ) -> list[SessionVolume]:
     """The home volume (an existing one of the owner's, or a new one within `storage_gb`) and
     the shared volumes of the owner's groups the request names."""
-    db, now, user_id = ctx.session, ctx.now, ctx.actor.user_id
+    db, now, user_id = ctx.db, ctx.now, ctx.actor.user_id
     # One create at a time per user: the storage total below cannot be raced past.
     await admission.lock_user(db, user_id)
     if body.home_volume_id is not None:
@@ -390,7 +390,7 @@ async def _by_owner(
     require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
     row = await _own(ctx, session_id, lock=True)
     await _move(
-        ctx.session,
+        ctx.db,
         row,
         action,
         ctx.now,
@@ -423,7 +423,7 @@ def left_group() -> Forbidden:
 
 async def resume(ctx: Context, session_id: uuid.UUID, settings: Settings) -> InteractiveSession:
     row = await _own(ctx, session_id)
-    if not await still_in_group(ctx.session, row.owner_id, row.group_id, ctx.now):
+    if not await still_in_group(ctx.db, row.owner_id, row.group_id, ctx.now):
         raise left_group()
     return await _by_owner(ctx, session_id, "resume", "Resumed by its owner.", settings)
 
@@ -439,7 +439,7 @@ async def delete(ctx: Context, session_id: uuid.UUID, *, delete_home: bool) -> N
     row = await _own(ctx, session_id, lock=True)
     if row.state not in ("stopping", "stopped"):
         await _move(
-            ctx.session,
+            ctx.db,
             row,
             "stop",
             ctx.now,
@@ -448,15 +448,15 @@ async def delete(ctx: Context, session_id: uuid.UUID, *, delete_home: bool) -> N
         )
     row.deleted_at = ctx.now
     if delete_home and row.home_volume_id is not None:
-        home = await repository.volume(ctx.session, row.home_volume_id, lock=True)
+        home = await repository.volume(ctx.db, row.home_volume_id, lock=True)
         others = [
             u
-            for u in await repository.users_of_volumes(ctx.session, [row.home_volume_id])
+            for u in await repository.users_of_volumes(ctx.db, [row.home_volume_id])
             if u.id != row.id
         ]
         if home is not None and home.deleted_at is None and not others:
             home.deleted_at = ctx.now
-    await announce(ctx.session, row)
+    await announce(ctx.db, row)
     await audit(
         ctx,
         "session.delete",
@@ -470,7 +470,7 @@ async def delete(ctx: Context, session_id: uuid.UUID, *, delete_home: bool) -> N
 async def keep_running(ctx: Context, session_id: uuid.UUID) -> InteractiveSession:
     """Defer an idle pause by the policy's keep-running limit (once per idle spell)."""
     require(ctx, Action.SESSION_CONTROL, target_type="session", target_id=session_id)
-    db, now = ctx.session, ctx.now
+    db, now = ctx.db, ctx.now
     row = await _own(ctx, session_id, lock=True)
     if row.state != "running":
         raise InvalidTransitionError(row.state, "keep_running")

@@ -57,7 +57,7 @@ class WorkerHealth(ResponseModel):
 async def worker_health(ctx: Ctx) -> WorkerHealth:
     require(ctx, Action.WORKER_HEALTH, target_type="worker")
     out = []
-    for loop in await health.loops(ctx.session):
+    for loop in await health.loops(ctx.db):
         lag = None
         if loop.last_ok_at is not None:
             late = (ctx.now - loop.last_ok_at).total_seconds() - loop.interval_seconds
@@ -75,10 +75,10 @@ async def worker_health(ctx: Ctx) -> WorkerHealth:
         )
     problems = [
         MetricsProblem(cluster_id=i, cluster_name=n, at=a, error=e)
-        for i, n, a, e in await clusters.metrics_problems(ctx.session)
+        for i, n, a, e in await clusters.metrics_problems(ctx.db)
     ]
     left = [
         Orphans(cluster_id=i, cluster_name=n, resources=r)
-        for i, n, r in await clusters.orphans(ctx.session)
+        for i, n, r in await clusters.orphans(ctx.db)
     ]
     return WorkerHealth(loops=out, metrics_problems=problems, orphans=left)

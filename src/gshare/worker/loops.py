@@ -84,11 +84,11 @@ def worker_loops(
     async def housekeeping() -> object:
         now = clock.now()
 
-        async def forget(session: AsyncSession) -> None:
-            await forget_before(session, now - timedelta(days=settings.idempotency_key_days))
-            await prune_events(session, now - timedelta(hours=settings.events_retention_hours))
-            await forget_sign_in_failures(session, now)
-            await forget_used_tickets(session, now)
+        async def forget(db: AsyncSession) -> None:
+            await forget_before(db, now - timedelta(days=settings.idempotency_key_days))
+            await prune_events(db, now - timedelta(hours=settings.events_retention_hours))
+            await forget_sign_in_failures(db, now)
+            await forget_used_tickets(db, now)
 
         return await run_in_transaction(sessions, forget)
 
