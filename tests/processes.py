@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 from gshare.devcluster import free_port
+from tests.eventually import eventually_sync
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -35,15 +35,19 @@ def start_api(
         env["GSHARE_CONSOLE_DIR"] = str(console_dir)
     proc = subprocess.Popen([sys.executable, "-m", "gshare", "api"], env=env, cwd=data_dir.parent)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return proc, base
+            return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("the API did not start")
+            return False
+
+    try:
+        eventually_sync(ready, "the API to start", timeout=30, interval=0.2)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, base
 
 
 def start_worker(database_url: str, data_dir: Path, **settings: str) -> subprocess.Popen[bytes]:

@@ -8,7 +8,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -22,6 +21,7 @@ from gshare.identity.models import User
 from gshare.kit.embedded_db import EmbeddedPostgres, ensure_database
 from gshare.kit.settings import READ_ELSEWHERE, Settings, unknown_variables
 from tests.builders import Builder
+from tests.eventually import eventually_sync
 from tests.processes import clean_env
 
 GSHARE = [sys.executable, "-m", "gshare"]
@@ -69,19 +69,17 @@ async def test_api_refuses_an_unmigrated_database(
 
 
 def _wait_healthy(base: str, proc: subprocess.Popen[str], deadline_s: float = 60) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         if proc.poll() is not None:
             raise AssertionError(
                 f"gshare up exited early: {proc.stdout.read() if proc.stdout else ''}"
             )
         try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("gshare up did not become ready")
+            return False
+
+    eventually_sync(ready, "gshare up to become ready", timeout=deadline_s, interval=0.2)
 
 
 def _run_up(data: Path, port: int) -> tuple[subprocess.Popen[str], str]:

@@ -6,12 +6,12 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 from gshare.devcluster import free_port
+from tests.eventually import eventually_sync
 from tests.processes import clean_env
 
 
@@ -37,10 +37,9 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        cluster: dict = {}
         with httpx.Client(base_url=base, timeout=10) as client:
-            while time.monotonic() < deadline:
+
+            def signed_in_with_cards() -> tuple[httpx.Response, dict] | None:
                 assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
                 try:
                     login = client.post(
@@ -48,15 +47,19 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
                         json={"email": "demo@example.org", "password": "harbor-quilt-saffron-64"},
                     )
                 except httpx.HTTPError:
-                    time.sleep(0.5)
-                    continue
+                    return None
                 if login.status_code == 200:
                     items = client.get("/api/v1/clusters").json()["items"]
                     if items and items[0]["cards"] == 8:
-                        cluster = items[0]
-                        break
-                time.sleep(0.5)
-            assert cluster, "the demo cluster never showed its cards"
+                        return login, items[0]
+                return None
+
+            login, cluster = eventually_sync(
+                signed_in_with_cards,
+                "the demo cluster to show its cards",
+                timeout=180,
+                interval=0.5,
+            )
             assert (cluster["name"], cluster["nodes"], cluster["healthy_cards"]) == ("demo", 2, 8)
             _a_session_runs_and_stops(client, login.json()["csrf_token"])
         assert stat.S_IMODE((data / "demo-operator-token").stat().st_mode) == 0o600
@@ -96,19 +99,19 @@ def _a_session_runs_and_stops(client: httpx.Client, csrf: str) -> None:
     path = f"/api/v1/sessions/{created.json()['id']}"
 
     def reaches(state: str) -> dict:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        def in_state() -> dict | None:
             found = client.get(path).json()
-            if found["state"] == state:
-                return dict(found)
-            time.sleep(0.5)
-        raise AssertionError(f"the session never became {state}: {client.get(path).json()}")
+            return dict(found) if found["state"] == state else None
+
+        return eventually_sync(in_state, f"the session to become {state}", timeout=60, interval=0.5)
 
     assert reaches("running")["can_open"] is True
     # The simulated DCGM exporter's readings reach the session through the operator.
-    deadline = time.monotonic() + 60
-    while client.get(path).json()["peak_vram_mib"] != 512:
-        assert time.monotonic() < deadline, client.get(path).json()
-        time.sleep(0.5)
+
+    def peak_seen() -> dict | None:
+        found = client.get(path).json()
+        return found if found["peak_vram_mib"] == 512 else None
+
+    eventually_sync(peak_seen, "the session's peak VRAM reading", timeout=60, interval=0.5)
     assert client.post(f"{path}/stop").status_code == 200
     assert reaches("stopped")["billing"] is False

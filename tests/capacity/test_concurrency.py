@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gshare.kit.clock import FrozenClock
 from tests.capacity.builders import capacity_world, set_policy
 from tests.credits.builders import assert_ledger_clean
+from tests.eventually import eventually
 from tests.processes import clean_env
 
 PROCESSES = 4
@@ -71,11 +72,8 @@ async def _admit_share(database_url: str, asks: list[dict[str, Any]], go: Path) 
     from datetime import datetime
 
     now = datetime.fromisoformat(asks[0]["now"])
-    deadline = time.monotonic() + 60
-    while not go.exists():  # every process starts at the same moment
-        if time.monotonic() > deadline:
-            raise SystemExit("never told to go")
-        await asyncio.sleep(0.01)
+    # every process starts at the same moment
+    await eventually(go.exists, "the signal to go", timeout=60, interval=0.01)
     started = time.monotonic()
     await asyncio.gather(*(one(raw, now) for raw in asks))
     print(f"admitted {len(asks)} in {time.monotonic() - started:.1f}s", flush=True)
@@ -133,11 +131,12 @@ async def test_four_processes_admitting_at_once_never_overcommit_a_card(
             )
         )
     try:
-        deadline = time.monotonic() + 30
-        while len(list(tmp_path.glob("ready-*"))) < PROCESSES:
-            assert time.monotonic() < deadline, "the processes did not start"
+
+        def all_ready() -> bool:
             assert all(p.poll() is None for p in procs), [p.communicate()[0] for p in procs]
-            await asyncio.sleep(0.05)
+            return len(list(tmp_path.glob("ready-*"))) >= PROCESSES
+
+        await eventually(all_ready, "the processes to start", timeout=30, interval=0.05)
         go.touch()
         outputs = [p.communicate(timeout=120)[0] for p in procs]
     finally:

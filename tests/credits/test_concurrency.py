@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from sqlalchemy import text
@@ -17,6 +16,7 @@ from sqlalchemy import text
 from gshare.credits import operations, repository
 from gshare.credits.amounts import MICRO
 from tests.credits.builders import assert_ledger_clean, tenancy
+from tests.eventually import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = 8
@@ -94,11 +94,13 @@ async def test_eight_processes_thousands_of_operations_and_kills_break_nothing(
         p.touch()
     procs = [_start(database_url, plan, progress[i], i, per_client) for i in range(CLIENTS)]
     kills = 0
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
+
+    def all_finished() -> bool:
+        """Whether every client has ended; kills one, and starts it again, at each step."""
+        nonlocal kills
         running = [i for i, p in enumerate(procs) if p.poll() is None]
         if not running:
-            break
+            return True
         done = [p.stat().st_size for p in progress]
         if kills < KILLS and sum(done) > (kills + 1) * TOTAL_OPS // (KILLS + 2):
             victim = rng.choice(running)
@@ -107,7 +109,9 @@ async def test_eight_processes_thousands_of_operations_and_kills_break_nothing(
             kills += 1
             left = max(0, per_client - progress[victim].stat().st_size)
             procs[victim] = _start(database_url, plan, progress[victim], 1000 + kills, left + 10)
-        time.sleep(0.05)
+        return False
+
+    eventually_sync(all_finished, "every client to finish", timeout=600, interval=0.05)
     failed = [
         (p.returncode, p.stderr.read().decode()[-2000:] if p.stderr else "")
         for p in procs

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from gshare.demo import ingress
 from gshare.demo.nginx import Nginx, binary, layout_for
 from gshare.devcluster import free_port
 from gshare.operator import manifests
+from tests.eventually import eventually_sync
 
 SESSION = "0b9d6f8e-7a41-4c1e-9a56-3e1f0c2d4b5a"
 DOMAIN = "sessions.localhost"
@@ -176,10 +176,10 @@ def test_the_access_log_keeps_no_ticket(stack: tuple[Nginx, Recorder, Recorder])
     nginx, _, _ = stack
     assert _get(nginx, "/lab?gshare_ticket=ok").status_code == 200
     log = nginx.layout.folder / "access.log"
-    deadline = time.monotonic() + 10
-    while "/lab" not in log.read_text():  # nginx writes its log as requests end
-        assert time.monotonic() < deadline, "nothing was logged"
-        time.sleep(0.05)
+    # nginx writes its log as requests end
+    eventually_sync(
+        lambda: "/lab" in log.read_text(), "the request to be logged", timeout=10, interval=0.05
+    )
     assert "gshare_ticket" not in log.read_text()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from gshare.demo import programs
 from gshare.demo.sessionhost import home_claim, runs, session_type
 from gshare.operator import manifests
+from tests.eventually import eventually_sync
 
 
 def _pod(kind: str = "jupyterlab", *volumes: manifests.Volume) -> dict:
@@ -111,16 +111,22 @@ def test_a_program_ends_when_the_demo_is_killed_outright(tmp_path: Path) -> None
             f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(300)",
         ]
     )
-    deadline = time.monotonic() + 30
-    while not marker.exists() or not marker.read_text():
-        assert time.monotonic() < deadline, "the stand-in never started its program"
-        time.sleep(0.05)
-    child = int(marker.read_text())
+    child = int(
+        eventually_sync(
+            lambda: marker.exists() and marker.read_text(),
+            "the stand-in to start its program",
+            timeout=30,
+            interval=0.05,
+        )
+    )
     parent.kill()
     parent.wait()
-    while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
-        assert time.monotonic() < deadline, "the program outlived the demo"
-        time.sleep(0.05)
+    eventually_sync(
+        lambda: not Path(f"/proc/{child}").exists() or "Z" in _state(child),
+        "the program to end with the demo",
+        timeout=30,
+        interval=0.05,
+    )
 
 
 def _state(pid: int) -> str:

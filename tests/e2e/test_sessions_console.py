@@ -33,6 +33,7 @@ from playwright.async_api import Locator, Page, expect
 from gshare.devcluster import free_port
 from gshare.sessions.access import ACCESS_COOKIE
 from tests.e2e.steps import CONSOLE, member_of_a_new_lab, shot, sign_in
+from tests.eventually import eventually, eventually_sync
 from tests.processes import clean_env
 
 EMAIL = "admin@example.org"
@@ -80,10 +81,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        ready = False
         with httpx.Client(base_url=base, timeout=5) as client:
-            while time.monotonic() < deadline and not ready:
+
+            def ready() -> bool:
                 assert proc.poll() is None, log_path.read_text()[-3000:]
                 try:
                     login = client.post(
@@ -92,12 +92,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
                     cards = (
                         client.get("/api/v1/clusters").json()["items"] if login.is_success else []
                     )
-                    ready = bool(cards) and cards[0]["cards"] == 8
                 except httpx.HTTPError:
-                    pass
-                if not ready:
-                    time.sleep(0.5)
-        assert ready, "the demo cluster never showed its cards"
+                    return False
+                return bool(cards) and cards[0]["cards"] == 8
+
+            eventually_sync(ready, "the demo cluster to show its cards", timeout=180, interval=0.5)
         yield Demo(base, folder / "state", proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
@@ -264,19 +263,22 @@ async def test_a_terminal_session_opens_and_runs_a_command(demo: Demo, page: Pag
     typed = terminal.get_by_role("textbox", name="Terminal input")
     await expect(typed).to_be_attached(timeout=PAGE_DEADLINE_MS)
     await terminal.locator(".jp-Terminal").click()
+
     # The terminal draws on a canvas; the command's effect is read from the home folder. Keys
     # typed before the shell is connected are lost, so the (idempotent) command is typed again
     # until it has run.
-    deadline = time.monotonic() + 60
-    answer = None
-    while answer is None:
-        assert time.monotonic() < deadline, "the terminal never ran the command"
+    async def typed_and_ran() -> Path | None:
         await terminal.keyboard.type("echo $((6 * 7)) > answer.txt")
         await terminal.keyboard.press("Enter")
-        typed_at = time.monotonic()
-        while answer is None and time.monotonic() - typed_at < 3:
+        for _ in range(30):  # about 3 s for this try
             await terminal.wait_for_timeout(100)
-            answer = _home_file(demo, "answer.txt")
+            if answer := _home_file(demo, "answer.txt"):
+                return answer
+        return None
+
+    answer = await eventually(
+        typed_and_ran, "the terminal to run the command", timeout=60, interval=0
+    )
     assert answer.read_text() == "42\n"
     await shot(terminal, "demo-sessions-5-terminal")
     await card.get_by_role("button", name="Stop").click()

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
@@ -18,18 +17,10 @@ from gshare.identity.models import User
 from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
 from tests.builders import PASSWORD, Builder
+from tests.eventually import eventually
 
 LOGIN = "/api/v1/auth/login"
 FRESH = "amber-walrus-compass-64"
-
-
-async def _eventually(check: Callable[[], Awaitable[bool]], deadline_s: float = 5.0) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if await check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the condition did not hold in time")
 
 
 @pytest.fixture
@@ -173,7 +164,7 @@ async def test_a_reset_ends_cached_reads_in_another_process_at_once(
         async def refused() -> bool:
             return (await reader.get("/api/v1/me")).status_code == 401
 
-        await _eventually(refused)
+        await eventually(refused, "the reset to end cached reads", timeout=5, interval=0.02)
 
 
 # ---- super admins --------------------------------------------------------------------------
@@ -246,7 +237,9 @@ async def test_racing_changes_leave_one_active_super_admin(
                 )
             return waiting == 2
 
-        await _eventually(both_waiting)
+        await eventually(
+            both_waiting, "both changes to wait on the locks", timeout=5, interval=0.02
+        )
         await transaction.rollback()
         responses = await both
     statuses = sorted(r.status_code for r in responses)
@@ -283,4 +276,4 @@ async def test_a_grant_reaches_cached_reads_in_another_process_at_once(
         async def promoted() -> bool:
             return (await reader.get("/api/v1/me")).json()["user"]["is_super_admin"] is True
 
-        await _eventually(promoted)
+        await eventually(promoted, "the grant to reach cached reads", timeout=5, interval=0.02)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +20,7 @@ from gshare.identity.principals import Principal, PrincipalCache
 from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
 from tests.builders import PASSWORD, Builder
+from tests.eventually import eventually
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -102,15 +101,6 @@ async def second_app(
         yield app
 
 
-async def _eventually(check: object, deadline_s: float = 5.0) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if await check():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the change did not reach the other process in time")
-
-
 @asynccontextmanager
 async def _client(app: FastAPI, user: User) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
@@ -137,7 +127,9 @@ async def test_deactivation_in_one_process_ends_reads_in_another(
         async def refused() -> bool:
             return (await reader.get("/api/v1/me")).status_code == 401
 
-        await _eventually(refused)
+        await eventually(
+            refused, "the deactivation to reach the other process", timeout=5, interval=0.02
+        )
 
 
 async def test_reads_are_served_from_the_cache_until_a_change_is_announced(
@@ -157,4 +149,6 @@ async def test_reads_are_served_from_the_cache_until_a_change_is_announced(
         async def renamed_seen() -> bool:
             return (await reader.get("/api/v1/me")).json()["user"]["name"] == "Loud Name"
 
-        await _eventually(renamed_seen)
+        await eventually(
+            renamed_seen, "the rename to reach the other process", timeout=5, interval=0.02
+        )

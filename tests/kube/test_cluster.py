@@ -3,8 +3,8 @@ registered, pods scheduled by the hami-scheduler profile, and the restricted Pod
 
 from __future__ import annotations
 
-import time
 import uuid
+from typing import Any
 
 from gshare.devcluster import Cluster
 from gshare.operator.crd import session_crd
@@ -17,6 +17,7 @@ from gshare.operator.manifests import (
     children,
     owner_reference,
 )
+from tests.eventually import eventually_sync
 
 
 def _spec(node: str = "gpu-0", card: str = "GPU-gpu0-00-a100") -> SessionSpec:
@@ -73,15 +74,15 @@ def test_a_hami_scheduled_pod_lands_on_its_node_and_runs(kube: Cluster) -> None:
         created = client.post(f"/api/v1/namespaces/{config.namespace}/pods", json=pod)
         assert created.status_code == 201, created.text
         name = pod["metadata"]["name"]
-        deadline = time.monotonic() + 60
-        status: dict = {}
-        while time.monotonic() < deadline:
-            current = client.get(f"/api/v1/namespaces/{config.namespace}/pods/{name}").json()
-            status = current.get("status", {})
-            if status.get("phase") == "Running":
-                break
-            time.sleep(0.3)
-    assert status.get("phase") == "Running", status
+
+        def running() -> dict[str, Any]:
+            current: dict[str, Any] = client.get(
+                f"/api/v1/namespaces/{config.namespace}/pods/{name}"
+            ).json()
+            return current if current.get("status", {}).get("phase") == "Running" else {}
+
+        current = eventually_sync(running, "the pod to run", timeout=60, interval=0.3)
+    assert current["status"]["phase"] == "Running", current["status"]
     assert current["spec"]["nodeName"] == "gpu-1"
 
 
@@ -91,17 +92,17 @@ def test_the_crd_is_accepted_and_validates(kube: Cluster) -> None:
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=session_crd()
         )
         assert response.status_code in (201, 409), response.text
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def established() -> bool:
             crd = client.get(
                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gsharesessions.gshare.io"
             ).json()
             conditions = {
                 c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []
             }
-            if conditions.get("Established") == "True":
-                break
-            time.sleep(0.2)
+            return conditions.get("Established") == "True"
+
+        eventually_sync(established, "the CRD to be established", timeout=30, interval=0.2)
         kube.create_namespace("gshare-crd")
         good = {
             "apiVersion": "gshare.io/v1alpha1",

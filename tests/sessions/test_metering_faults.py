@@ -13,6 +13,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from gshare.kit.settings import Settings
 from gshare.sessions import metering, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.credits.builders import assert_ledger_clean, funded_wallets
+from tests.eventually import eventually_sync
 from tests.processes import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +201,12 @@ STEP_SECONDS = 197.3  # under the lead metering keeps in each hold, so no hold r
 KILLS = 5
 
 
+def _reached(child: subprocess.Popen[bytes], progress: Path, errors: Path, target: int) -> bool:
+    """Whether the metering worker has done `target` ticks; fails if it has died."""
+    assert child.poll() is None, errors.read_text()[-2000:]
+    return len(_ticks_done(progress)) >= target
+
+
 def _start_child(
     url: str, progress: Path, start: datetime, first: int, errors: Path
 ) -> subprocess.Popen[bytes]:
@@ -240,11 +248,12 @@ async def test_a_worker_killed_mid_tick_and_restarted_bills_every_second_once(
         split_ticks = 0
         for kill in range(KILLS):
             target = (kill + 1) * TICKS // (KILLS + 2) + rng.randrange(3)
-            deadline = time.monotonic() + 30
-            while len(_ticks_done(progress)) < target:
-                assert child.poll() is None, errors.read_text()[-2000:]
-                assert time.monotonic() < deadline, "the metering worker made no progress"
-                time.sleep(0.01)
+            eventually_sync(
+                partial(_reached, child, progress, errors, target),
+                "the metering worker to make progress",
+                timeout=30,
+                interval=0.01,
+            )
             # A random moment within the next tick or two.
             time.sleep(rng.uniform(0, 0.4))
             child.send_signal(signal.SIGKILL)
