@@ -41,6 +41,8 @@ SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 ERRORS_PAGE = ROOT / "docs" / "reference" / "errors.md"
 CLI_SOURCE = PACKAGE / "cli.py"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
+CHART = ROOT / "charts" / "gshare"
+CHART_PAGE = ROOT / "docs" / "reference" / "chart-values.md"
 
 ERROR_ROOT = "gshare.kit.errors.GShareError"
 ERROR_RESPONSE = "gshare.api.errors.error_response"
@@ -919,11 +921,142 @@ def render_cli() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---- the chart's values ------------------------------------------------------------------
+
+_VALUE_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][A-Za-z0-9_./-]*):(?P<rest>( .*)?)$")
+
+
+@dataclass(frozen=True)
+class ChartValue:
+    path: str  # dotted, as `--set` takes it
+    default: str  # as values.yaml writes it; empty for a section
+    comment: str  # the comment lines above it and after it, joined
+    section: bool  # it holds other values
+
+
+def _split_comment(rest: str) -> tuple[str, str]:
+    """A value and its trailing comment (a # outside quotes)."""
+    quote = ""
+    for i, char in enumerate(rest):
+        if char in "\"'" and not quote:
+            quote = char
+        elif char == quote:
+            quote = ""
+        elif char == "#" and not quote and (i == 0 or rest[i - 1] == " "):
+            return rest[:i].strip(), rest[i + 1 :].strip()
+    return rest.strip(), ""
+
+
+def chart_values(text: str) -> list[ChartValue]:
+    """Every key of values.yaml with its default and the comments that describe it. Lists are
+    defaults like any other; their items are not keys."""
+    found: list[ChartValue] = []
+    stack: list[tuple[int, str]] = []
+    notes: list[str] = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            notes.append(stripped.lstrip("#").strip())
+            continue
+        match = _VALUE_LINE.match(line)
+        if not match:
+            notes = [] if not stripped.startswith("- ") else notes
+            continue
+        indent = len(match["indent"])
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join([*(k for _, k in stack), match["key"]])
+        value, trailing = _split_comment(match["rest"])
+        following = next((x for x in lines[n + 1 :] if x.strip()), "")
+        deeper = len(following) - len(following.lstrip(" ")) > indent
+        section = value == "" and deeper and not following.strip().startswith("- ")
+        if value == "" and not section:
+            items = []
+            for x in lines[n + 1 :]:
+                if not x.strip().startswith("- "):
+                    break
+                items.append(x.strip()[2:].strip())
+            value = "[" + ", ".join(items) + "]"
+        comment = " ".join([*notes, trailing]).strip()
+        found.append(ChartValue(path, value, comment, section))
+        notes = []
+        if section:
+            stack.append((indent, match["key"]))
+    return found
+
+
+def _schema_type(schema: dict[str, Any], path: str) -> str:
+    node: dict[str, Any] | None = schema
+    definitions = schema.get("definitions", {})
+    for part in path.split("."):
+        if node is None:
+            return ""
+        named = (node.get("properties") or {}).get(part)
+        if named is None and isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]  # a map's key: the rest of the path is one key
+            break
+        node = named
+        while node is not None and "$ref" in node:
+            node = definitions.get(node["$ref"].rsplit("/", 1)[-1])
+    return "" if node is None else _kind(node, definitions)
+
+
+def _kind(node: dict[str, Any], definitions: dict[str, Any]) -> str:
+    """What a schema node accepts, in a few words."""
+    while "$ref" in node:
+        node = definitions[node["$ref"].rsplit("/", 1)[-1]]
+    if "enum" in node:
+        return " or ".join(f"`{v}`" for v in node["enum"])
+    if "const" in node:
+        return f"`{node['const']}`" if node["const"] != "" else "empty"
+    for either in ("anyOf", "oneOf"):
+        if either in node:
+            return " or ".join(_kind(n, definitions) for n in node[either])
+    if "allOf" in node:  # the first part says the kind; the rest narrow it
+        return _kind(node["allOf"][0], definitions)
+    kind = node.get("type", "")
+    return " or ".join(kind if isinstance(kind, list) else [kind] if kind else [])
+
+
+def render_chart_values(chart: Path = CHART) -> str:
+    import json
+
+    schema = json.loads((chart / "values.schema.json").read_text())
+    values = chart_values((chart / "values.yaml").read_text())
+    lines = [
+        _header(_shown(chart / "values.yaml") + " and values.schema.json"),
+        "# The chart's values",
+        "",
+        "Every value of the Helm chart (`charts/gshare`), its default, and what it does, from the "
+        "comments of `values.yaml`; the types are those `values.schema.json` checks, which "
+        "`helm install`, `helm upgrade` and `helm lint` refuse a release against. How to deploy "
+        "is in [deploy.md](../deploy.md).",
+        "",
+    ]
+    rows = []
+    for value in values:
+        if value.section and not value.comment:
+            continue
+        default = "" if value.section else f"`{value.default}`"
+        rows.append(
+            (
+                f"`{value.path}`",
+                _cell(_schema_type(schema, value.path)),
+                _cell(default),
+                _cell(value.comment),
+            )
+        )
+    lines += _table(("Value", "Type", "Default", "What it does"), rows)
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     pages = (
         (SETTINGS_PAGE, render_settings()),
         (ERRORS_PAGE, render_errors()),
         (CLI_PAGE, render_cli()),
+        (CHART_PAGE, render_chart_values()),
     )
     for page, text in pages:
         page.parent.mkdir(parents=True, exist_ok=True)

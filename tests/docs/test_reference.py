@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 ERRORS_PAGE = ROOT / "docs" / "reference" / "errors.md"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
+CHART_PAGE = ROOT / "docs" / "reference" / "chart-values.md"
 CHANGELOG = ROOT / "CHANGELOG.md"
 STALE = "the page differs from what the code says: run `make reference-docs`"
 
@@ -68,8 +69,61 @@ def test_the_cli_page_is_what_make_reference_docs_writes(reference_docs: ModuleT
     assert CLI_PAGE.read_text() == reference_docs.render_cli(), STALE
 
 
+def test_the_chart_values_page_is_what_make_reference_docs_writes(
+    reference_docs: ModuleType,
+) -> None:
+    assert CHART_PAGE.read_text() == reference_docs.render_chart_values(), STALE
+
+
+def _leaves(values: dict[str, object], prefix: str = "") -> set[str]:
+    found = set()
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            found |= _leaves(value, f"{path}.")
+        else:
+            found.add(path)
+    return found
+
+
+def test_the_chart_values_page_lists_every_value_helm_reads_with_its_type(
+    reference_docs: ModuleType,
+) -> None:
+    """The page's reading of values.yaml against a YAML parser's: no value left out, none
+    made up, and every one with a type from the schema."""
+    values = yaml.safe_load((ROOT / "charts" / "gshare" / "values.yaml").read_text())
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in CHART_PAGE.read_text().splitlines()
+        if line.startswith("| `")
+    ]
+    listed = {row[0].strip("`") for row in rows if row[2]}
+    leaves = _leaves(values)
+    # A map written inline ({cpu: 250m, memory: 1Gi}) is one value on the page.
+    covered = {
+        leaf for leaf in leaves for entry in listed if leaf == entry or leaf.startswith(f"{entry}.")
+    }
+    assert covered == leaves, sorted(leaves - covered)
+    made_up = {
+        e for e in listed if e not in leaves and not any(x.startswith(f"{e}.") for x in leaves)
+    }
+    assert not made_up, sorted(made_up)
+    assert all(row[1] for row in rows), [row[0] for row in rows if not row[1]]
+
+
+def test_a_value_added_to_values_yaml_shows_on_the_page(
+    reference_docs: ModuleType, tmp_path: Path
+) -> None:
+    chart = tmp_path / "chart"
+    shutil.copytree(ROOT / "charts" / "gshare", chart)
+    text = (chart / "values.yaml").read_text()
+    (chart / "values.yaml").write_text(text + "# A knob the docs must show.\nnewKnob: 3\n")
+    page = reference_docs.render_chart_values(chart)
+    assert "| `newKnob` |  | `3` | A knob the docs must show. |" in page
+
+
 def test_every_page_says_it_is_generated() -> None:
-    for page in (SETTINGS_PAGE, ERRORS_PAGE, CLI_PAGE):
+    for page in (SETTINGS_PAGE, ERRORS_PAGE, CLI_PAGE, CHART_PAGE):
         first = page.read_text().splitlines()[0]
         assert "Generated" in first
         assert "`make reference-docs`" in first
