@@ -9,6 +9,8 @@
 3. A real `helm install` of the all-in-one into that cluster and a `helm upgrade` over it: every
    object is admitted, and the first admin's generated password and the operator's token (which
    the worker writes into the chart's empty Secret) survive the upgrade.
+4. A `helm uninstall` that leaves the namespaces holding data (namespaces.keepOnUninstall), and
+   an install of the same release that takes them over.
 
 Exits non-zero with what failed.
 """
@@ -196,6 +198,42 @@ def operator_token(api: Api) -> str:
     return base64.b64decode((found.json().get("data") or {}).get("token", "")).decode()
 
 
+KEPT_SECRET = "/api/v1/namespaces/gshare-secrets/secrets/gshare-cluster-kept"
+
+
+def uninstall_keeps_data(api: Api, incluster: Path, env: dict[str, str], password: str) -> None:
+    """`helm uninstall` with namespaces.keepOnUninstall (the default) removes the workloads but
+    leaves the namespaces that hold data, with what the control plane wrote there; installing
+    the same release again takes them over."""
+    answer = api.client.post(
+        "/api/v1/namespaces/gshare-secrets/secrets",
+        json={"metadata": {"name": "gshare-cluster-kept"}, "stringData": {"kubeconfig": "x"}},
+    )
+    answer.raise_for_status()
+    helm("uninstall", "gshare", "--namespace", "default", "--no-hooks", env=env)
+    for namespace in ("gshare-system", "gshare-sessions", "gshare-secrets"):
+        found = api.client.get(f"/api/v1/namespaces/{namespace}").json()
+        if found.get("status", {}).get("phase") != "Active":
+            raise Failed(f"helm uninstall did not leave the namespace {namespace}: {found}")
+    if api.client.get(KEPT_SECRET).status_code != 200:
+        raise Failed("helm uninstall lost a Secret the control plane wrote in gshare-secrets")
+    gone = api.client.get("/apis/apps/v1/namespaces/gshare-system/deployments/gshare-api")
+    if gone.status_code != 404:
+        raise Failed("helm uninstall left the API's Deployment")
+
+    helm(
+        "install", "gshare", str(CHART), "-f", str(incluster), "--namespace", "default",
+        "--no-hooks", env=env,
+    )  # fmt: skip
+    missing = admitted(api, rendered(incluster, env))
+    if missing:
+        raise Failed(f"not in the cluster after installing again: {', '.join(missing)}")
+    if bootstrap_password(api) != password:
+        raise Failed("installing again replaced the first admin's generated password")
+    if api.client.get(KEPT_SECRET).status_code != 200:
+        raise Failed("installing again lost a Secret the control plane wrote in gshare-secrets")
+
+
 def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="gshare-helm-lint-"))
     env = {
@@ -256,6 +294,11 @@ def main() -> None:
             if operator_token(api) != "a-token-the-worker-wrote":
                 raise Failed("helm upgrade emptied the operator's token Secret the worker writes")
             print("helm-lint: helm install and upgrade of incluster.yaml: ok", flush=True)
+            uninstall_keeps_data(api, incluster, env, first)
+            print(
+                "helm-lint: helm uninstall kept the data namespaces, and an install took them over",
+                flush=True,
+            )
     finally:
         cluster.stop()
 

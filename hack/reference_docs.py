@@ -1031,7 +1031,7 @@ def render_chart_values(chart: Path = CHART) -> str:
         "Every value of the Helm chart (`charts/gshare`), its default, and what it does, from the "
         "comments of `values.yaml`; the types are those `values.schema.json` checks, which "
         "`helm install`, `helm upgrade` and `helm lint` refuse a release against. How to deploy "
-        "is in [deploy.md](../deploy.md).",
+        "is in [deploy.md](../how-to/deploy.md).",
         "",
     ]
     rows = []

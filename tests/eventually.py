@@ -6,13 +6,21 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
 
+@overload
 async def eventually(
-    check: Callable[[], Awaitable[T] | T],
+    check: Callable[[], Awaitable[T]], what: str, *, timeout: float = ..., interval: float = ...
+) -> T: ...
+@overload
+async def eventually(
+    check: Callable[[], T], what: str, *, timeout: float = ..., interval: float = ...
+) -> T: ...
+async def eventually(
+    check: Callable[[], Any],
     what: str,
     *,
     timeout: float = 20,

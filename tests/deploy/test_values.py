@@ -113,3 +113,28 @@ def test_the_defaults_and_every_shipped_overlay_are_accepted(overlay: Path | Non
 
 def test_the_production_overlay_marks_the_cookie_secure() -> None:
     assert cookie_secure("-f", str(ROOT / "deploy" / "values" / "prod.yaml")) == "always"
+
+
+def kept_on_uninstall(*args: str) -> set[tuple[str, str]]:
+    """(kind, name) of each rendered resource `helm uninstall` leaves in place."""
+    done = render("--set", "database.mode=cloudnativepg", *args)
+    assert done.returncode == 0, done.stderr
+    return {
+        (d["kind"], d["metadata"]["name"])
+        for d in yaml.safe_load_all(done.stdout)
+        if d and (d["metadata"].get("annotations") or {}).get("helm.sh/resource-policy") == "keep"
+    }
+
+
+def test_an_uninstall_keeps_what_holds_data_unless_told_otherwise() -> None:
+    data = {
+        ("Namespace", "gshare-system"),
+        ("Namespace", "gshare-sessions"),
+        ("Namespace", "gshare-secrets"),
+        ("Cluster", "gshare-db"),
+    }
+    kept = kept_on_uninstall()
+    assert data <= kept
+    assert ("Namespace", "gshare-infra") not in kept  # no data there
+
+    assert not data & kept_on_uninstall("--set", "namespaces.keepOnUninstall=false")

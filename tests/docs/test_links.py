@@ -81,3 +81,28 @@ def test_a_link_to_a_missing_page_or_heading_is_reported(tmp_path: Path) -> None
     )
     found = [p.split(": ", 1)[1] for p in broken([page], tmp_path)]
     assert found == ["missing.md: no such file", "other.md#nowhere: no such heading"]
+
+
+SECTIONS = ("tutorials", "how-to", "reference", "explanation", "manuals")
+
+
+def test_every_page_sits_in_a_section_and_the_index_links_to_it() -> None:
+    """The docs keep their shape: each page under docs/ is a tutorial, a how-to guide, a
+    reference page, an explanation or a manual, and docs/README.md leads to it."""
+    docs = ROOT / "docs"
+    index = docs / "README.md"
+    linked = {
+        (docs / target.partition("#")[0]).resolve()
+        for _, line in _outside_code(index.read_text())
+        for target in LINK.findall(line)
+    }
+    misplaced, unlisted = [], []
+    for page in sorted(docs.rglob("*.md")):
+        if page == index:
+            continue
+        if page.relative_to(docs).parts[0] not in SECTIONS:
+            misplaced.append(str(page.relative_to(ROOT)))
+        if page.resolve() not in linked:
+            unlisted.append(str(page.relative_to(ROOT)))
+    assert not misplaced, f"pages outside {SECTIONS}: {misplaced}"
+    assert not unlisted, f"pages docs/README.md does not link to: {unlisted}"

@@ -405,7 +405,7 @@ def test_every_quoted_name_on_every_page_is_in_the_code() -> None:
 
 def test_the_pages_are_found_and_the_code_is_read() -> None:
     found = {page.relative_to(ROOT).as_posix() for page in pages()}
-    assert {"README.md", "CONTRIBUTING.md", "docs/admin-manual.md"} <= found
+    assert {"README.md", "CONTRIBUTING.md", "docs/manuals/admin-manual.md"} <= found
     assert "docs/reference/errors.md" in found
     names = known()
     assert ("api", "v1", "sessions", "{}", "stop") in names.routes
@@ -431,9 +431,9 @@ Billing for storage is not\nenforced yet.
 
 
 def test_a_planted_stale_name_is_reported_with_its_page_and_line(tmp_path: Path) -> None:
-    (tmp_path / "docs").mkdir()
-    original = (ROOT / "docs" / "user-manual.md").read_text()
-    page = tmp_path / "docs" / "user-manual.md"
+    (tmp_path / "docs" / "manuals").mkdir(parents=True)
+    original = (ROOT / "docs" / "manuals" / "user-manual.md").read_text()
+    page = tmp_path / "docs" / "manuals" / "user-manual.md"
     page.write_text(original + PLANTED)
     (tmp_path / "README.md").write_text("# GShare\n\nRun `make up`; see `GET /api/v1/me`.\n")
     first = len(original.splitlines()) + 2

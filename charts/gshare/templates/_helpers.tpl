@@ -100,3 +100,12 @@ values imply; otherwise auto (Secure on the requests that came over HTTPS). */}}
 {{- end }}
 {{- ternary "always" "auto" $https }}
 {{- end }}
+
+{{/* Metadata that makes `helm uninstall` leave a resource that holds data in place
+(namespaces.keepOnUninstall); a later install of the same release takes it over. */}}
+{{- define "gshare.keepOnUninstall" -}}
+{{- if .Values.namespaces.keepOnUninstall -}}
+annotations:
+  helm.sh/resource-policy: keep
+{{- end }}
+{{- end }}

@@ -43,7 +43,7 @@ log = logging.getLogger("gshare.demo")
 DEMO_NAME = "demo"
 # Session pages are served over plain HTTP on *.localhost: browsers resolve those names to
 # loopback themselves and treat them as secure origins, so the __Host- access cookie (which
-# must be Secure) works without a certificate (docs/clusters.md).
+# must be Secure) works without a certificate (docs/explanation/clusters.md).
 SESSIONS_DOMAIN = "sessions.localhost"
 TOKEN_REFRESH_SECONDS = 20 * 60
 

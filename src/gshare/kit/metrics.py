@@ -3,7 +3,7 @@
 Each process (API, worker, operator, or `gshare up` with both of the first two) serves the
 metrics it feeds on its own port, GSHARE_METRICS_PORT, apart from the API's public port. Label
 values come from fixed sets in the code (route templates, loop names, error codes), never from
-text a caller chose, so the number of series stays bounded. See docs/monitoring.md.
+text a caller chose, so the number of series stays bounded. See docs/how-to/monitor.md.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class Settings(BaseSettings):
         le=65535,
         description="The TCP port of the Prometheus metrics endpoint (/metrics), apart from "
         "the API's port; 0: off, so that `gshare up` and tests never compete for a port. See "
-        "docs/monitoring.md.",
+        "docs/how-to/monitor.md.",
     )
     console_dir: Path = Field(
         default=_REPO_CONSOLE,
