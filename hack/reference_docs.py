@@ -758,7 +758,10 @@ def render_errors(package: Path = PACKAGE) -> str:
         "",
         'Every error the API answers has the body `{"error": {"code": …, "message": …}}`; '
         "some add fields of their own beside these two. Clients branch on the code; the message "
-        "is for people, and where a code has several meanings, the message says which.",
+        "is for people, and where a code has several meanings, the message says which. An "
+        "`invalid_request` about the body also lists each refused field, as "
+        '`"fields": [{"field": "cpu_millicores", "message": …}]`, for a form to show on the '
+        "field it concerns.",
         "",
     ]
     rows = []

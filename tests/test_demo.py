@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from gshare.cli import DEFAULT_ADMIN_EMAIL
 from gshare.devcluster import free_port
 from tests.eventually import eventually_sync
 from tests.processes import clean_env
@@ -23,7 +24,8 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
         "GSHARE_DATA_DIR": str(data),
         "GSHARE_PORT": str(port),
         "PYTHONUNBUFFERED": "1",
-        "GSHARE_BOOTSTRAP_ADMIN_EMAIL": "demo@example.org",
+        # No GSHARE_BOOTSTRAP_ADMIN_EMAIL, as on a newcomer's machine: the default admin is
+        # the one the demo seeds into its organization.
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": "harbor-quilt-saffron-64",
         "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
     }
@@ -44,7 +46,7 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
                 try:
                     login = client.post(
                         "/api/v1/auth/login",
-                        json={"email": "demo@example.org", "password": "harbor-quilt-saffron-64"},
+                        json={"email": DEFAULT_ADMIN_EMAIL, "password": "harbor-quilt-saffron-64"},
                     )
                 except httpx.HTTPError:
                     return None

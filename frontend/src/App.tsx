@@ -1,4 +1,5 @@
 import { MantineProvider } from '@mantine/core';
+import { Notifications } from '@mantine/notifications';
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
@@ -44,6 +45,7 @@ interface AppProvidersProps {
 export function AppProviders({ client, styleNonce, children }: AppProvidersProps) {
   return (
     <MantineProvider theme={theme} getStyleNonce={styleNonce ? () => styleNonce : undefined}>
+      <Notifications position="top-right" />
       <QueryClientProvider client={client}>{children}</QueryClientProvider>
     </MantineProvider>
   );

@@ -23,6 +23,13 @@ from gshare.kit.settings import Settings, get_settings, unknown_variables
 
 log = logging.getLogger("gshare")
 DEFAULT_ADMIN_EMAIL = "admin@gshare.local"
+
+
+def admin_email(settings: Settings) -> str:
+    """The first super admin's email: GSHARE_BOOTSTRAP_ADMIN_EMAIL, or the default."""
+    return settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL
+
+
 PASSWORD_FILE = "bootstrap-admin.txt"
 
 
@@ -68,7 +75,7 @@ def check_bootstrap_password(settings: Settings) -> None:
         return
     verdict = judge_password(
         settings.bootstrap_admin_password,
-        email=settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL,
+        email=admin_email(settings),
         name=settings.bootstrap_admin_name,
     )
     if not verdict.acceptable:
@@ -86,7 +93,7 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 
-    email = settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL
+    email = admin_email(settings)
     password = settings.bootstrap_admin_password
     generated = password is None
     if password is None:

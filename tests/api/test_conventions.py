@@ -107,3 +107,29 @@ async def test_an_unexpected_error_is_a_plain_500_with_the_security_headers(app)
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["x-frame-options"] == "DENY"
     assert response.headers["cache-control"] == "no-store"
+
+
+async def test_a_refused_body_names_each_field_in_words_for_a_person(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    response = await client.post(
+        "/api/v1/users", json={"email": "not an email", "name": "x" * 500, "initial_password": "pw"}
+    )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    fields = {f["field"]: f["message"] for f in error["fields"]}
+    assert set(fields) == {"email", "name"}
+    assert "Value error" not in error["message"]
+    assert not any(m.startswith("Value error") for m in fields.values())
+    assert "must be an email address" in fields["email"]
+
+
+async def test_a_body_that_is_not_json_names_no_field(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/api/v1/auth/login", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert "not valid JSON" in error["message"]
+    assert "fields" not in error

@@ -110,6 +110,47 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     assert leftovers.stdout.strip() == "", "the demo left session programs or nginx running"
 
 
+async def test_new_session_refuses_out_of_range_values_on_their_fields(
+    demo: Demo, page: Page
+) -> None:
+    """What is typed is refused where it was typed, with the limits, and not clamped or cut;
+    nothing is started."""
+    await sign_in(page, demo.base, EMAIL, PASSWORD)
+    listed = await page.request.get(f"{demo.base}/api/v1/sessions")
+    assert listed.ok
+    sessions_before = len((await listed.json())["items"])
+    await page.goto(f"{demo.base}/sessions/new")
+    form = page.get_by_role("form", name="New session")
+    typed = {
+        "CPU cores": "-3",
+        "Memory (GiB)": "0",
+        "Size of the new home volume (GiB)": "0.5",
+        "Name": "x" * 200,
+    }
+    for label, text in typed.items():
+        field = form.get_by_label(label, exact=True)
+        await field.fill(text)
+        await field.blur()
+    await form.get_by_role("button", name="Start session").click()
+
+    for message in (
+        "Enter a number from 0.1 to 256 cores.",
+        "Enter a number from 0.125 to 4,096 GiB.",
+        "Enter a whole number from 1 to 16,384 GiB.",
+        "Use at most 80 characters.",
+    ):
+        await expect(form.get_by_text(message, exact=True)).to_be_visible()
+    for label, text in typed.items():
+        await expect(form.get_by_label(label, exact=True)).to_have_value(text)
+    await expect(form.get_by_label("CPU cores", exact=True)).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    await shot(page, "sessions-0-refused-input")
+    assert page.url.endswith("/sessions/new")
+    after = await (await page.request.get(f"{demo.base}/api/v1/sessions")).json()
+    assert len(after["items"]) == sessions_before
+
+
 async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: Demo, page: Page) -> None:
     await sign_in(page, demo.base, EMAIL, PASSWORD)
     await page.get_by_role("link", name="Sessions").first.click()

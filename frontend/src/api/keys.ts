@@ -38,6 +38,9 @@ export const scopes = {
 
 export const PAGE_SIZE = 50;
 
+/** The longest password the server takes (PasswordCheckRequest, PasswordChangeRequest). */
+export const PASSWORD_MAX_LENGTH = 1024;
+
 /** `mine`: the caller's sessions; `admin`: every session in the groups the caller administers. */
 export interface SessionFilters {
   scope?: 'mine' | 'admin';
@@ -318,7 +321,7 @@ export const queries = {
     queryOptions({
       queryKey: [...scopes.passwordCheck, password, email, name],
       queryFn: () => unwrap(api.POST('/api/v1/auth/password-check', { body: { password, email, name } })),
-      enabled: password.length > 0,
+      enabled: password.length > 0 && password.length <= PASSWORD_MAX_LENGTH,
       staleTime: Infinity,
       gcTime: 30_000,
     }),

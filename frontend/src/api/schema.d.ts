@@ -1921,6 +1921,19 @@ export interface components {
         ErrorDetail: {
             /** Code */
             code: string;
+            /** Fields */
+            fields?: components["schemas"]["FieldError"][] | null;
+            /** Message */
+            message: string;
+        };
+        /**
+         * FieldError
+         * @description One refused field of a request body: its path (`cpu_millicores`, `members.0.email`) and
+         *     what is wrong with it, in words for the person who typed it.
+         */
+        FieldError: {
+            /** Field */
+            field: string;
             /** Message */
             message: string;
         };

@@ -1,5 +1,7 @@
 import { Box, List, Progress, Text } from '@mantine/core';
 import { usePasswordCheck } from '../api/hooks/auth';
+import { errorMessage } from '../api/errors';
+import { PASSWORD_MAX_LENGTH } from '../api/keys';
 
 const LEVELS = [
   { label: 'Very weak', color: 'red' },
@@ -19,12 +21,19 @@ interface PasswordStrengthProps {
 export function PasswordStrength({ password, email, name }: PasswordStrengthProps) {
   const check = usePasswordCheck(password, { email, name });
   if (!password) return null;
+  if (password.length > PASSWORD_MAX_LENGTH) {
+    return (
+      <Text size="xs" c="red" aria-live="polite">
+        Use at most {PASSWORD_MAX_LENGTH} characters.
+      </Text>
+    );
+  }
 
   const verdict = check.data;
   if (!verdict) {
     return (
       <Text size="xs" c={check.isError ? 'red' : 'dimmed'} aria-live="polite">
-        {check.isError ? 'Could not check password strength.' : 'Checking strength…'}
+        {check.isError ? `Could not check the password's strength: ${errorMessage(check.error)}` : 'Checking strength…'}
       </Text>
     );
   }
@@ -44,7 +53,7 @@ export function PasswordStrength({ password, email, name }: PasswordStrengthProp
         Strength: <strong>{level.label}</strong>
         {verdict.acceptable ? '' : ' — not accepted yet'}
       </Text>
-      {password.length < verdict.min_length && (
+      {password.length < verdict.min_length && !verdict.warning.includes(String(verdict.min_length)) && (
         <Text size="xs" c="dimmed">
           Use at least {verdict.min_length} characters.
         </Text>

@@ -197,4 +197,56 @@ describe('new session', () => {
     expect(denied).toHaveTextContent('Your group allows one GPU session at once.');
     expect(denied).toHaveTextContent("Set by the group's policy (max_gpu_sessions).");
   });
+
+  it('refuses out-of-range values on their fields, with the limits, and sends nothing', async () => {
+    const api = routes({ 'POST /api/v1/sessions': json(201, makeSession()) });
+    renderApp('/sessions/new');
+    const user = userEvent.setup();
+    await screen.findByRole('region', { name: 'Admission preview' });
+
+    const typeInto = async (label: string, text: string) => {
+      const field = screen.getByRole('textbox', { name: label });
+      await user.clear(field);
+      await user.type(field, text);
+      await user.tab();
+      return field;
+    };
+    const cores = await typeInto('CPU cores', '-3');
+    const memory = await typeInto('Memory (GiB)', '0');
+    const size = await typeInto('Size of the new home volume (GiB)', '0.5');
+    await typeInto('Name', 'x'.repeat(200));
+
+    await user.click(screen.getByRole('button', { name: 'Start session' }));
+    expect(await screen.findByText('Enter a number from 0.1 to 256 cores.')).toBeInTheDocument();
+    expect(screen.getByText('Enter a number from 0.125 to 4,096 GiB.')).toBeInTheDocument();
+    expect(screen.getByText('Enter a whole number from 1 to 16,384 GiB.')).toBeInTheDocument();
+    expect(screen.getByText('Use at most 80 characters.')).toBeInTheDocument();
+    // What was typed stays as typed: nothing was clamped or cut.
+    expect(cores).toHaveValue('-3');
+    expect(memory).toHaveValue('0');
+    expect(size).toHaveValue('0.5');
+    expect(screen.getByRole('textbox', { name: 'Name' })).toHaveValue('x'.repeat(200));
+    expect(cores).toHaveAttribute('aria-invalid', 'true');
+    expect(api.callsTo('POST', '/api/v1/sessions')).toHaveLength(0);
+
+    await typeInto('CPU cores', '99999');
+    expect(cores).toHaveValue('99999');
+    expect(screen.getByText('Enter a number from 0.1 to 256 cores.')).toBeInTheDocument();
+  });
+
+  it("puts the server's refusal on the field it names", async () => {
+    routes({
+      'POST /api/v1/sessions': apiError(422, 'invalid_request', 'name: cannot hold control or invisible formatting characters', [
+        { field: 'name', message: 'cannot hold control or invisible formatting characters' },
+      ]),
+    });
+    renderApp('/sessions/new');
+    const user = userEvent.setup();
+    await screen.findByRole('region', { name: 'Admission preview' });
+
+    await user.click(screen.getByRole('button', { name: 'Start session' }));
+    expect(await screen.findByText('cannot hold control or invisible formatting characters')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Name' })).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
 });

@@ -14,8 +14,9 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
+import { useForm } from '@mantine/form';
 import { useDebouncedValue } from '@mantine/hooks';
-import { useMemo, useState, type FormEvent, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useTiers } from '../api/hooks/capacity';
 import {
@@ -27,20 +28,27 @@ import {
   type SessionType,
   type VolumeOut,
 } from '../api/hooks/sessions';
-import { ApiError, errorMessage } from '../api/errors';
+import { ApiError } from '../api/errors';
 import type { TierOut } from '../api/types';
 import { useSession } from '../auth/session';
 import { PageHeader } from '../ui/PageHeader';
 import { formatCredits } from '../ui/amount';
 import { formatMemoryGiB } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
+import { asNumber, serverErrors } from '../ui/form';
 import { AdmissionPreview } from './AdmissionPreview';
+import {
+  CPU_ONLY,
+  LIMITS,
+  MAX_SHARED_VOLUMES,
+  NEW_HOME,
+  validateNewSession,
+  SERVER_FIELDS,
+  type NewSessionValues,
+} from './newSessionForm';
 import { SESSION_TYPE_OPTIONS } from './sessionParts';
 
-const CPU_ONLY = 'cpu';
-const NEW_HOME = 'new';
 const DEFAULT_HOME_GIB = 10;
-const MAX_SHARED_VOLUMES = 8;
 
 /** Titles for the refusals the server explains in its message. */
 const REFUSALS: Record<string, string> = {
@@ -71,7 +79,11 @@ function sharedLabel(volume: VolumeOut): string {
   return `${volume.name} (${volume.size_gib} GiB${volume.access_mode === 'ReadOnlyMany' ? ', read-only' : ''})`;
 }
 
-const asNumber = (value: number | string, fallback: number) => (typeof value === 'number' ? value : fallback);
+/** A number within bounds for the preview, or null while what is typed is not one. */
+function usable(value: number | string, range: { min: number; max: number }): number | null {
+  const n = asNumber(value);
+  return Number.isFinite(n) && n >= range.min && n <= range.max ? n : null;
+}
 
 export function NewSessionPage() {
   const { me } = useSession();
@@ -81,23 +93,30 @@ export function NewSessionPage() {
   const volumes = useVolumes();
   const groups = me.memberships.filter((membership) => membership.active);
 
-  const [sessionType, setSessionType] = useState<SessionType>('jupyterlab');
-  const [chosenImage, setChosenImage] = useState<string | null>(null);
-  const [groupId, setGroupId] = useState<string | null>(groups[0]?.group_id ?? null);
-  const [name, setName] = useState('');
-  const [gpu, setGpu] = useState<string>(CPU_ONLY);
-  const [cpuCores, setCpuCores] = useState<number | string>(1);
-  const [memoryGiB, setMemoryGiB] = useState<number | string>(2);
-  const [home, setHome] = useState<string>(NEW_HOME);
-  const [homeSize, setHomeSize] = useState<number | string>(DEFAULT_HOME_GIB);
-  const [shared, setShared] = useState<string[]>([]);
+  const form = useForm<NewSessionValues>({
+    initialValues: {
+      name: '',
+      sessionType: 'jupyterlab',
+      image: null,
+      group: groups[0]?.group_id ?? null,
+      gpu: CPU_ONLY,
+      cpuCores: 1,
+      memoryGiB: 2,
+      home: NEW_HOME,
+      homeSizeGiB: DEFAULT_HOME_GIB,
+      shared: [],
+    },
+    validate: validateNewSession,
+    validateInputOnBlur: true,
+  });
   const [problem, setProblem] = useState<{ title: string; message: string } | null>(null);
+  const { sessionType, group: groupId, gpu, home, shared } = form.values;
 
   const tiers = useTiers(groupId);
   const tierItems = useMemo(() => tiers.data?.items ?? [], [tiers.data]);
   const images = (catalog.data?.items ?? []).filter((image) => image.enabled && image.session_type === sessionType);
   // The first image of the type is chosen until another one is.
-  const imageId = images.some((image) => image.id === chosenImage) ? chosenImage : (images[0]?.id ?? null);
+  const imageId = images.some((image) => image.id === form.values.image) ? form.values.image : (images[0]?.id ?? null);
   const tierId = tierItems.some((tier) => tier.id === gpu) ? gpu : null;
   const freeHomes = (volumes.data?.items ?? []).filter((v) => v.kind === 'home' && v.used_by.length === 0);
   const groupShared = (volumes.data?.items ?? []).filter((v) => v.kind === 'shared' && v.group_id === groupId);
@@ -115,11 +134,13 @@ export function NewSessionPage() {
     ];
   }, [tierItems]);
 
-  const cores = asNumber(cpuCores, 0);
-  const memoryMib = Math.round(asNumber(memoryGiB, 0) * 1024);
+  // The preview asks only about what could be sent: out-of-range numbers have their field error.
+  const cores = usable(form.values.cpuCores, LIMITS.cpuCores);
+  const memoryGiB = usable(form.values.memoryGiB, LIMITS.memoryGiB);
+  const memoryMib = memoryGiB === null ? null : Math.round(memoryGiB * 1024);
   const previewShape = useMemo<AdmissionPreviewIn | null>(
     () =>
-      groupId && cores > 0 && memoryMib > 0
+      groupId && cores !== null && memoryMib !== null
         ? { group_id: groupId, tier_id: tierId, cpu_cores: cores, memory_mib: memoryMib }
         : null,
     [groupId, tierId, cores, memoryMib],
@@ -127,36 +148,34 @@ export function NewSessionPage() {
   // Typing a number should not ask the server at every keystroke.
   const [previewRequest] = useDebouncedValue(previewShape, 300, { leading: true });
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async (values: NewSessionValues) => {
     setProblem(null);
-    const invalid = (message: string) => setProblem({ title: 'Check the form', message });
-    if (!groupId) return invalid('Choose the group the session runs for.');
-    if (!imageId) return invalid('Choose an image; there is none of this type in the catalog.');
-    if (cores < 0.1) return invalid('Give the session at least 0.1 CPU cores.');
-    if (memoryMib < 128) return invalid('Give the session at least 0.125 GiB of memory.');
-    const size = asNumber(homeSize, 0);
-    if (!homeVolumeId && (size < 1 || !Number.isInteger(size))) {
-      return invalid('A new home volume needs a whole number of GiB.');
+    if (!imageId) {
+      form.setFieldError('image', 'Choose an image; there is none of this type in the catalog.');
+      return;
     }
     const body: SessionCreate = {
-      session_type: sessionType,
+      session_type: values.sessionType,
       image_id: imageId,
-      group_id: groupId,
-      name: name.trim(),
+      group_id: values.group!,
+      name: values.name.trim(),
       tier_id: tierId,
-      cpu_millicores: Math.round(cores * 1000),
-      memory_mib: memoryMib,
+      cpu_millicores: Math.round(asNumber(values.cpuCores) * 1000),
+      memory_mib: Math.round(asNumber(values.memoryGiB) * 1024),
       home_volume_id: homeVolumeId,
-      home_size_gib: homeVolumeId ? null : size,
+      home_size_gib: homeVolumeId ? null : asNumber(values.homeSizeGiB),
       shared_volume_ids: sharedIds,
     };
     try {
       await create.mutateAsync(body);
       void navigate('/sessions');
     } catch (err) {
-      const code = err instanceof ApiError ? err.code : '';
-      setProblem({ title: REFUSALS[code] ?? 'Could not start the session', message: errorMessage(err) });
+      const { onFields, rest } = serverErrors(err, SERVER_FIELDS, Object.keys(form.values));
+      form.setErrors(onFields);
+      if (rest) {
+        const code = err instanceof ApiError ? err.code : '';
+        setProblem({ title: REFUSALS[code] ?? 'Could not start the session', message: rest });
+      }
     }
   };
 
@@ -179,15 +198,13 @@ export function NewSessionPage() {
         </Anchor>
         <PageHeader title="New session" description="Choose what runs, on what, and which volumes it keeps." />
       </div>
-      <form onSubmit={(event) => void submit(event)} noValidate aria-label="New session">
+      <form onSubmit={form.onSubmit((values) => void submit(values))} noValidate aria-label="New session">
         <Stack gap="md">
           <Section title="What">
             <TextInput
               label="Name"
               description="Optional; one is made up when empty"
-              value={name}
-              maxLength={80}
-              onChange={(event) => setName(event.currentTarget.value)}
+              {...form.getInputProps('name')}
             />
             <div>
               <Text size="sm" fw={500} mb={4}>
@@ -196,7 +213,7 @@ export function NewSessionPage() {
               <SegmentedControl
                 aria-label="Type"
                 value={sessionType}
-                onChange={(value) => setSessionType(value as SessionType)}
+                onChange={(value) => form.setFieldValue('sessionType', value as SessionType)}
                 data={SESSION_TYPE_OPTIONS}
               />
             </div>
@@ -209,7 +226,8 @@ export function NewSessionPage() {
                 label="Image"
                 data={images.map((image) => ({ value: image.id, label: image.name }))}
                 value={imageId}
-                onChange={setChosenImage}
+                onChange={(value) => form.setFieldValue('image', value)}
+                error={form.errors.image}
                 allowDeselect={false}
                 description={images.find((image) => image.id === imageId)?.description || undefined}
               />
@@ -219,10 +237,8 @@ export function NewSessionPage() {
               description="Its policy and its credits apply"
               data={groups.map((m) => ({ value: m.group_id, label: `${m.group_name} (${m.org_name})` }))}
               value={groupId}
-              onChange={(value) => {
-                setGroupId(value);
-                setShared([]);
-              }}
+              onChange={(value) => form.setValues({ group: value, shared: [] })}
+              error={form.errors.group}
               allowDeselect={false}
             />
           </Section>
@@ -236,26 +252,29 @@ export function NewSessionPage() {
                 }
                 data={gpuOptions}
                 value={tierId ?? CPU_ONLY}
-                onChange={(value) => setGpu(value ?? CPU_ONLY)}
+                onChange={(value) => form.setFieldValue('gpu', value ?? CPU_ONLY)}
+                error={form.errors.gpu}
                 allowDeselect={false}
               />
             </QueryState>
             <Group grow align="flex-start">
               <NumberInput
                 label="CPU cores"
-                value={cpuCores}
-                onChange={setCpuCores}
-                min={0.1}
-                max={256}
+                description={`${LIMITS.cpuCores.min} to ${LIMITS.cpuCores.max}`}
+                {...form.getInputProps('cpuCores')}
+                min={LIMITS.cpuCores.min}
+                max={LIMITS.cpuCores.max}
+                clampBehavior="none"
                 step={0.5}
                 decimalScale={1}
               />
               <NumberInput
                 label="Memory (GiB)"
-                value={memoryGiB}
-                onChange={setMemoryGiB}
-                min={0.125}
-                max={4096}
+                description={`${LIMITS.memoryGiB.min} to ${LIMITS.memoryGiB.max.toLocaleString()}`}
+                {...form.getInputProps('memoryGiB')}
+                min={LIMITS.memoryGiB.min}
+                max={LIMITS.memoryGiB.max}
+                clampBehavior="none"
                 step={1}
                 decimalScale={3}
               />
@@ -268,7 +287,8 @@ export function NewSessionPage() {
                 label="Home volume"
                 description="Mounted as your home directory"
                 value={homeVolumeId ?? NEW_HOME}
-                onChange={setHome}
+                onChange={(value) => form.setFieldValue('home', value)}
+                error={form.errors.home}
               >
                 <Stack gap="xs" mt="xs">
                   <Radio value={NEW_HOME} label="A new volume" />
@@ -280,11 +300,11 @@ export function NewSessionPage() {
               {!homeVolumeId && (
                 <NumberInput
                   label="Size of the new home volume (GiB)"
-                  value={homeSize}
-                  onChange={setHomeSize}
-                  min={1}
-                  max={16384}
-                  allowDecimal={false}
+                  description={`1 to ${LIMITS.homeSizeGiB.max.toLocaleString()}, whole GiB`}
+                  {...form.getInputProps('homeSizeGiB')}
+                  min={LIMITS.homeSizeGiB.min}
+                  max={LIMITS.homeSizeGiB.max}
+                  clampBehavior="none"
                   maw={280}
                 />
               )}
@@ -293,7 +313,8 @@ export function NewSessionPage() {
                   label="Shared volumes of the group"
                   description={`Up to ${MAX_SHARED_VOLUMES}`}
                   value={sharedIds}
-                  onChange={setShared}
+                  onChange={(value) => form.setFieldValue('shared', value)}
+                  error={form.errors.shared}
                 >
                   <Stack gap="xs" mt="xs">
                     {groupShared.map((volume) => (

@@ -19,8 +19,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   });
 }
 
-export function apiError(status: number, code: string, message: string): Response {
-  return json(status, { error: { code, message } });
+export function apiError(
+  status: number,
+  code: string,
+  message: string,
+  fields?: { field: string; message: string }[],
+): Response {
+  return json(status, { error: { code, message, ...(fields ? { fields } : {}) } });
 }
 
 /** Never settles: keeps a screen in its loading state. */

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,26 +30,44 @@ _HTTP_CODES = {
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    *,
+    fields: list[dict[str, str]] | None = None,
 ) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
-    )
+    body: dict[str, Any] = {"code": code, "message": message}
+    if fields:
+        body["fields"] = fields
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
-def _describe(exc: RequestValidationError) -> str:
+def _plain(error: Mapping[str, Any]) -> str:
+    """Pydantic's message in words for a person: without its "Value error, " prefix, which
+    only says that one of our validators refused the value."""
+    if error.get("type") == "extra_forbidden":
+        return "unknown field"
+    msg = str(error.get("msg", "invalid"))
+    return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _describe(exc: RequestValidationError) -> tuple[str, list[dict[str, str]]]:
+    """The one-line message (the first five problems) and each refused body field."""
     parts = []
-    for error in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in error.get("loc", ()) if p not in ("body",))
-        msg = str(error.get("msg", "invalid"))
-        if error.get("type") == "extra_forbidden":
-            msg = "unknown field"
-        elif error.get("type") == "json_invalid":
+    fields = []
+    for error in exc.errors():
+        where = tuple(error.get("loc", ()))
+        loc = ".".join(str(p) for p in where if p != "body")
+        if error.get("type") == "json_invalid":
             # FastAPI puts the character position where a field name would stand.
             parts.append(f"The body is not valid JSON (from character {loc or '0'}).")
             continue
+        msg = _plain(error)
         parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts) or "The request is not valid."
+        if where[:1] == ("body",) and loc:
+            fields.append({"field": loc, "message": msg})
+    return "; ".join(parts[:5]) or "The request is not valid.", fields[:50]
 
 
 def install(app: FastAPI) -> None:
@@ -58,7 +78,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, "invalid_request", _describe(exc))
+        message, fields = _describe(exc)
+        return error_response(422, "invalid_request", message, fields=fields)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gshare.cli import (
-    DEFAULT_ADMIN_EMAIL,
     _configure_logging,
+    admin_email,
     bootstrap_admin,
     check_bootstrap_password,
     database,
@@ -116,7 +116,7 @@ async def priced_a100(db: AsyncSession, now: datetime, wanted: list[TierSpec]) -
     return [r.id for r in rows]
 
 
-def seed_demo(url: str, admin_email: str | None) -> None:
+def seed_demo(url: str, email: str) -> None:
     """The first time only: the simulated cards' model priced with its usual tiers, and the
     bootstrap admin in a group of a demo organization with credits, so that sessions can be
     started from the console at once."""
@@ -141,11 +141,7 @@ def seed_demo(url: str, admin_email: str | None) -> None:
                     await priced_a100(
                         db, now, [tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
                     )
-                admin = (
-                    await db.scalar(select(User).where(User.email == admin_email))
-                    if admin_email
-                    else None
-                )
+                admin = await db.scalar(select(User).where(User.email == email))
                 if admin is None or await db.scalar(
                     select(Organization.id).where(Organization.name == DEMO_ORG)
                 ):
@@ -281,7 +277,7 @@ def main() -> None:
         with database(settings) as url:
             migrate(url)
             bootstrap_admin(settings, url)
-            seed_demo(url, settings.bootstrap_admin_email)
+            seed_demo(url, admin_email(settings))
             cluster_id = register_demo_cluster(
                 url,
                 settings,
@@ -329,7 +325,7 @@ def main() -> None:
                 f"  simulated cluster '{DEMO_NAME}' is up at {cluster.server} (logs in {folder})\n"
                 f"  session pages: http://<session>.{SESSIONS_DOMAIN}:{sessions_port}/ "
                 "through nginx and the access check\n"
-                f"  sign in as {settings.bootstrap_admin_email or DEFAULT_ADMIN_EMAIL} with the "
+                f"  sign in as {admin_email(settings)} with the "
                 "password printed the first time (or GSHARE_BOOTSTRAP_ADMIN_PASSWORD), start a "
                 "session under Sessions and click Open",
                 flush=True,

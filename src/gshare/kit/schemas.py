@@ -63,9 +63,19 @@ class ResponseModel(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
 
+class FieldError(BaseModel):
+    """One refused field of a request body: its path (`cpu_millicores`, `members.0.email`) and
+    what is wrong with it, in words for the person who typed it."""
+
+    field: str
+    message: str
+
+
 class ErrorDetail(BaseModel):
     code: str
     message: str
+    # With `invalid_request`: each refused body field, so that a form can say it on the field.
+    fields: list[FieldError] | None = None
 
 
 class ErrorBody(BaseModel):

@@ -20,6 +20,7 @@ import type { PolicyScope } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDateTime } from '../../ui/format';
+import { outOfRange } from '../../ui/form';
 import { QueryState } from '../../ui/QueryState';
 import { labelWithOrg, useActionableGroups } from '../actionableGroups';
 import { UserPicker } from '../users/UserPicker';
@@ -89,7 +90,7 @@ function KeyInput({
       onChange={(v) => onChange(typeof v === 'number' ? v : '')}
       min={spec.min}
       max={spec.max}
-      allowDecimal={spec.kind === 'float'}
+      error={value === '' ? null : outOfRange(value as number, { min: spec.min, max: spec.max, integer: spec.kind === 'int' })}
       rightSection={spec.unit ? <Text size="xs" c="dimmed">{spec.unit}</Text> : undefined}
       rightSectionWidth={spec.unit ? 64 : undefined}
       disabled={disabled}

@@ -12,11 +12,17 @@ import {
 import type { GpuModelOut, TierIn, TierKind, TierOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { parseAmount } from '../../ui/amount';
+import { asNumber, outOfRange } from '../../ui/form';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate, formatMemoryGiB } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../../ui/PageHeader';
 import { FormModal } from './FormModal';
+
+// The server's bounds (GpuModelIn, TierIn).
+const MODEL_MEMORY = { min: 1, max: 2_147_483_647, integer: true, unit: 'MiB' };
+const SPLIT = { min: 1, max: 1024, integer: true };
+const DENOMINATOR = { min: 2, max: 1024, integer: true };
 
 const KIND_LABELS: Record<TierKind, string> = { fraction: 'Fraction', exclusive: 'Exclusive', mig: 'MIG' };
 
@@ -41,11 +47,13 @@ function NewModelModal({ opened, onClose }: { opened: boolean; onClose: () => vo
         if (!name.trim()) return 'Enter the model name as the cluster reports it.';
         const checked = checkPrice(price);
         if (!checked.ok) return checked.error;
+        const wrong = (memory !== '' && outOfRange(memory, MODEL_MEMORY)) || (split !== '' && outOfRange(split, SPLIT));
+        if (wrong) return wrong;
         return create.mutateAsync({
           name: name.trim(),
           exclusive_price: checked.value,
-          memory_mib: typeof memory === 'number' ? memory : null,
-          split_count: typeof split === 'number' ? split : null,
+          memory_mib: memory === '' ? null : asNumber(memory),
+          split_count: split === '' ? null : asNumber(split),
         });
       }}
     >
@@ -56,8 +64,23 @@ function NewModelModal({ opened, onClose }: { opened: boolean; onClose: () => vo
         value={price}
         onChange={(e) => setPrice(e.currentTarget.value)}
       />
-      <NumberInput label="Memory (MiB)" description="Optional" value={memory} onChange={setMemory} min={1} allowDecimal={false} />
-      <NumberInput label="Split count" description="Optional" value={split} onChange={setSplit} min={1} allowDecimal={false} />
+      <NumberInput
+        label="Memory (MiB)"
+        description="Optional"
+        value={memory}
+        onChange={setMemory}
+        min={MODEL_MEMORY.min}
+        error={memory === '' ? null : outOfRange(memory, MODEL_MEMORY)}
+      />
+      <NumberInput
+        label="Split count"
+        description="Optional"
+        value={split}
+        onChange={setSplit}
+        min={SPLIT.min}
+        max={SPLIT.max}
+        error={split === '' ? null : outOfRange(split, SPLIT)}
+      />
     </FormModal>
   );
 }
@@ -141,8 +164,8 @@ function NewTierModal({ model, opened, onClose }: { model: GpuModelOut; opened: 
       onSubmit={() => {
         const body: TierIn = { kind };
         if (kind === 'fraction') {
-          if (typeof denominator !== 'number' || denominator < 2) return 'A fraction is 1/n with n of 2 or more.';
-          body.denominator = denominator;
+          if (outOfRange(denominator, DENOMINATOR)) return 'A fraction is 1/n with n a whole number from 2 to 1,024.';
+          body.denominator = asNumber(denominator);
         }
         if (kind === 'mig') {
           if (!profile.trim()) return 'Enter the MIG profile, such as 3g.40gb.';
@@ -168,9 +191,9 @@ function NewTierModal({ model, opened, onClose }: { model: GpuModelOut; opened: 
           description="The tier is 1/n of the card"
           value={denominator}
           onChange={setDenominator}
-          min={2}
-          max={1024}
-          allowDecimal={false}
+          min={DENOMINATOR.min}
+          max={DENOMINATOR.max}
+          error={outOfRange(denominator, DENOMINATOR)}
         />
       )}
       {kind === 'mig' && (

@@ -2,7 +2,10 @@ import { Alert, Button, Group, Modal, Stack, Text, TextInput } from '@mantine/co
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { errorMessage } from '../../api/errors';
 import { newIdempotencyKey, outcomeUnknown } from '../../api/idempotency';
-import { parseAmount } from '../../ui/amount';
+import { parseAmount, toMicros } from '../../ui/amount';
+
+/** The server's bound on a memo (TransferRequest, MintRequest). */
+export const MEMO_MAX = 500;
 
 /** One money action: what the form asks, how to confirm it, and how to send it. */
 export interface CreditAction {
@@ -13,6 +16,8 @@ export interface CreditAction {
   initialAmount?: string;
   /** Zero is allowed where it means "none" (a monthly grant). */
   allowZero?: boolean;
+  /** The most that can move (what the source wallet has available), and what to say above it. */
+  atMost?: { amount: string; message: string };
   withMemo?: boolean;
   question: (amount: string, memo: string | null) => string;
   submit: (amount: string, memo: string | null, idempotencyKey: string) => Promise<unknown>;
@@ -40,6 +45,7 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
   const [amountText, setAmountText] = useState('');
   const [memoText, setMemoText] = useState('');
   const [amountError, setAmountError] = useState<string | null>(null);
+  const [memoError, setMemoError] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [ready, setReady] = useState<{ amount: string; memo: string | null } | null>(null);
@@ -51,6 +57,7 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
     setAmountText(action?.initialAmount ?? '');
     setMemoText('');
     setAmountError(null);
+    setMemoError(null);
     setProblem(null);
     setReady(null);
     attempt.current = null;
@@ -68,7 +75,16 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
       setAmountError(checked.error);
       return;
     }
+    if (action.atMost && toMicros(checked.value) > toMicros(action.atMost.amount)) {
+      setAmountError(`More than can move: ${action.atMost.message}`);
+      return;
+    }
     const memo = action.withMemo ? memoText.trim() || null : null;
+    if (memo && memo.length > MEMO_MAX) {
+      setMemoError(`Use at most ${MEMO_MAX} characters; this memo has ${memo.length}.`);
+      return;
+    }
+    setMemoError(null);
     const fingerprint = JSON.stringify([checked.value, memo]);
     if (attempt.current?.fingerprint !== fingerprint) attempt.current = { fingerprint, key: newIdempotencyKey() };
     setAmountError(null);
@@ -124,9 +140,9 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
               <TextInput
                 label="Memo"
                 description="Optional; shown in both wallets' history."
-                maxLength={500}
                 value={memoText}
                 onChange={(event) => setMemoText(event.currentTarget.value)}
+                error={memoError}
               />
             )}
             <Group justify="flex-end">

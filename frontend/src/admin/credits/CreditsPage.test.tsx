@@ -138,12 +138,28 @@ describe('credits admin', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Review' }));
     expect(within(dialog).getByText('Use at most 6 decimals.')).toBeInTheDocument();
 
+    // More than the source has available is refused on the field, before Confirm.
     await user.clear(within(dialog).getByLabelText('Amount'));
     await user.type(within(dialog).getByLabelText('Amount'), '25');
     await user.type(within(dialog).getByLabelText('Memo'), 'Beam time');
     await user.click(within(dialog).getByRole('button', { name: 'Review' }));
+    expect(within(dialog).getByText('More than can move: Optics has 10 credits available.')).toBeInTheDocument();
+    expect(within(dialog).getByLabelText('Amount')).toHaveValue('25');
 
-    expect(within(dialog).getByText('Allocate 25 credits from Optics to Marie Curie?')).toBeInTheDocument();
+    // A memo over the server's limit is refused whole, not cut.
+    await user.clear(within(dialog).getByLabelText('Amount'));
+    await user.type(within(dialog).getByLabelText('Amount'), '8');
+    await user.clear(within(dialog).getByLabelText('Memo'));
+    await user.click(within(dialog).getByLabelText('Memo'));
+    await user.paste('m'.repeat(501));
+    await user.click(within(dialog).getByRole('button', { name: 'Review' }));
+    expect(within(dialog).getByText('Use at most 500 characters; this memo has 501.')).toBeInTheDocument();
+    await user.clear(within(dialog).getByLabelText('Memo'));
+    await user.type(within(dialog).getByLabelText('Memo'), 'Beam time');
+    await user.click(within(dialog).getByRole('button', { name: 'Review' }));
+
+    // The server may still refuse: someone may have moved credits since the tree was read.
+    expect(within(dialog).getByText('Allocate 8 credits from Optics to Marie Curie?')).toBeInTheDocument();
     expect(api.callsTo('POST', '/api/v1/credits/transfers')).toHaveLength(0);
     await user.click(within(dialog).getByRole('button', { name: 'Confirm' }));
 
@@ -152,7 +168,7 @@ describe('credits admin', () => {
     expect(sent.body).toEqual({
       from_wallet_id: groupWallet.id,
       to_wallet_id: marie.id,
-      amount: '25',
+      amount: '8',
       memo: 'Beam time',
     });
     expect(sent.headers.get('Idempotency-Key')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

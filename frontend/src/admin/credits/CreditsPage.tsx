@@ -1,4 +1,4 @@
-import { Alert, Button, Stack } from '@mantine/core';
+import { Button, Stack } from '@mantine/core';
 import { useState } from 'react';
 import { useLedgerCheck, useMint, useTransfer } from '../../api/hooks/credits';
 import { useSetMonthlyGrant, useWalletTree } from '../../api/hooks/wallets';
@@ -6,6 +6,7 @@ import type { WalletOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { QueryState } from '../../ui/QueryState';
 import { OrgPicker } from '../OrgPicker';
+import { notifyDone } from '../../ui/notify';
 import { PageHeader } from '../../ui/PageHeader';
 import { CreditActionModal, type CreditAction } from './CreditActionModal';
 import { allocateAction, mintAction, monthlyGrantAction, takeBackAction } from './creditActions';
@@ -55,12 +56,8 @@ export function CreditsPage() {
   const { can } = useSession();
   const check = useLedgerCheck();
   const [action, setAction] = useState<CreditAction | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
 
-  const openAction = (next: CreditAction) => {
-    setNotice(null);
-    setAction(next);
-  };
+  const openAction = (next: CreditAction) => setAction(next);
 
   return (
     <Stack maw={1200} gap="lg">
@@ -76,15 +73,10 @@ export function CreditsPage() {
         }
       />
       {can('credits.check') && <LedgerCheckResult check={check} />}
-      {notice && (
-        <Alert color="green" role="status" withCloseButton onClose={() => setNotice(null)} closeButtonLabel="Dismiss">
-          {notice}
-        </Alert>
-      )}
       <OrgPicker empty="There are no organizations whose credits you can manage.">
         {(org) => <OrgWallets key={org.id} orgId={org.id} onAction={openAction} />}
       </OrgPicker>
-      <CreditActionModal action={action} onClose={() => setAction(null)} onDone={setNotice} />
+      <CreditActionModal action={action} onClose={() => setAction(null)} onDone={notifyDone} />
     </Stack>
   );
 }

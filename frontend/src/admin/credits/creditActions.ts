@@ -14,6 +14,8 @@ function transferAction(verb: string, past: string, from: WalletOut, to: WalletO
     title: `${verb} credits`,
     summary: `From ${from.owner_name} to ${to.owner_name}.`,
     amountHint: available(from),
+    // The server refuses more than the source has available (409); say so before Confirm.
+    atMost: { amount: from.available, message: `${from.owner_name} has ${formatCredits(from.available)} available.` },
     withMemo: true,
     question: (amount) => `${verb} ${formatCredits(amount)} from ${from.owner_name} to ${to.owner_name}?`,
     submit: (amount, memo, idempotencyKey) =>

@@ -8,6 +8,7 @@ import {
   type VolumeOut,
 } from '../../api/hooks/sessions';
 import { ConfirmButton } from '../../ui/ConfirmButton';
+import { asNumber, outOfRange } from '../../ui/form';
 import { QueryState } from '../../ui/QueryState';
 import { VolumeTable } from '../../sessions/VolumeTable';
 import { useActionableGroups } from '../actionableGroups';
@@ -20,6 +21,8 @@ const ACCESS_LABELS: Record<NonNullable<AccessMode>, string> = {
   ReadWriteMany: 'Read-write',
   ReadOnlyMany: 'Read-only',
 };
+
+const VOLUME_SIZE = { min: 1, max: 16384, integer: true, unit: 'GiB' };
 
 // Kubernetes names: lower-case letters, digits and inner dashes.
 const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -54,12 +57,20 @@ function NewVolumeModal({ groupId, groupName, opened, onClose }: NewVolumeModalP
         if (!VOLUME_NAME.test(trimmed) || trimmed.length > 40) {
           return 'Use up to 40 lower-case letters, digits and dashes, starting and ending with a letter or digit.';
         }
-        if (typeof size !== 'number' || size < 1) return 'Enter the size in whole GiB.';
-        return create.mutateAsync({ groupId, body: { name: trimmed, size_gib: size, access_mode: access } });
+        const wrongSize = outOfRange(size, VOLUME_SIZE);
+        if (wrongSize) return `Size: ${wrongSize}`;
+        return create.mutateAsync({ groupId, body: { name: trimmed, size_gib: asNumber(size), access_mode: access } });
       }}
     >
       <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-      <NumberInput label="Size (GiB)" value={size} onChange={setSize} min={1} max={16384} allowDecimal={false} />
+      <NumberInput
+        label="Size (GiB)"
+        value={size}
+        onChange={setSize}
+        min={VOLUME_SIZE.min}
+        max={VOLUME_SIZE.max}
+        error={outOfRange(size, VOLUME_SIZE)}
+      />
       <div>
         <Text size="sm" fw={500} mb={4}>
           Access

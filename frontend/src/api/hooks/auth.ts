@@ -65,8 +65,10 @@ export const PASSWORD_CHECK_DELAY_MS = 250;
 /** The server's strength verdict for a candidate password, debounced while typing. */
 export function usePasswordCheck(password: string, context: { email?: string; name?: string } = {}) {
   const [debounced] = useDebouncedValue(password, PASSWORD_CHECK_DELAY_MS);
-  const email = context.email || null;
-  const name = context.name || null;
+  // The context only sharpens the verdict: a half-typed or overlong email or name is left out
+  // rather than failing the check.
+  const email = context.email && context.email.length <= 320 ? context.email : null;
+  const name = context.name && context.name.length <= 200 ? context.name : null;
   const query = useQuery(queries.passwordCheck(debounced, email, name));
   return { ...query, settled: debounced === password };
 }

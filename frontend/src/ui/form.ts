@@ -1,0 +1,93 @@
+/**
+ * The pieces every form shares: one zod schema per form validates what was typed (run by
+ * `@mantine/form` through `schemaResolver`), number fields refuse what is out of range instead
+ * of clamping it, and the server's refusals land on the field they concern.
+ */
+import { schemaResolver, type FormErrors } from '@mantine/form';
+import { z } from 'zod';
+import { ApiError, errorMessage } from '../api/errors';
+
+const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 3 });
+
+interface Range {
+  min: number;
+  max: number;
+  /** Only whole numbers, as for sizes in GiB. */
+  integer?: boolean;
+  /** Said after the numbers in the message: "cores", "GiB". */
+  unit?: string;
+}
+
+/** The message a number field shows when its value is out of range. */
+export function rangeMessage({ min, max, integer, unit }: Range): string {
+  const what = integer ? 'a whole number' : 'a number';
+  return `Enter ${what} from ${plain.format(min)} to ${plain.format(max)}${unit ? ` ${unit}` : ''}.`;
+}
+
+/**
+ * A NumberInput's value (a number, or the text typed: '' when empty, '-' half-way) checked
+ * against its range. The input must not clamp (`clampBehavior="none"`): what was typed is
+ * what is refused.
+ */
+export function numberIn(range: Range) {
+  const message = rangeMessage(range);
+  return z.union([z.number(), z.string()]).pipe(
+    z.custom<number>(
+      (value) => {
+        const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+        return Number.isFinite(n) && n >= range.min && n <= range.max && (!range.integer || Number.isInteger(n));
+      },
+      { error: message },
+    ),
+  );
+}
+
+/** The range message when `value` (as a NumberInput gives it) is not in `range`; null when it is. */
+export function outOfRange(value: number | string, range: Range): string | null {
+  return numberIn(range).safeParse(value).success ? null : rangeMessage(range);
+}
+
+// Line breaks, terminal escapes, right-to-left overrides, zero-width marks: what the server
+// refuses in a name (kit/schemas.py, Printable).
+const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
+
+/** A name of at most `max` characters once trimmed, with nothing invisible in it. */
+export function textUpTo(max: number, { required = false, label = 'This field' } = {}) {
+  const base = z
+    .string()
+    .trim()
+    .max(max, { error: `Use at most ${max} characters.` })
+    .refine((value) => !INVISIBLE.test(value), { error: 'Use no control or invisible characters.' });
+  return required ? base.refine((value) => value.length > 0, { error: `${label} is required.` }) : base;
+}
+
+/** `validate` for `useForm`: the schema, run synchronously on each check. */
+export function validateWith(schema: z.ZodType) {
+  return schemaResolver(schema, { sync: true });
+}
+
+/** A number field's value as the number it holds (the form has validated it). */
+export const asNumber = (value: number | string): number => (typeof value === 'number' ? value : Number(value));
+
+/**
+ * The server's refusal split in two: the fields it names, put on the form's own fields
+ * (`fields` maps a request path to a form path; a path not in it is the same in both), and
+ * what is left for the form's alert (null when every part found its field).
+ */
+export function serverErrors(
+  error: unknown,
+  fields: Record<string, string> = {},
+  known: readonly string[] = [],
+): { onFields: FormErrors; rest: string | null } {
+  if (!(error instanceof ApiError) || error.fields.length === 0) {
+    return { onFields: {}, rest: errorMessage(error) };
+  }
+  const onFields: FormErrors = {};
+  const left: string[] = [];
+  for (const { field, message } of error.fields) {
+    const path = fields[field] ?? field;
+    if (known.includes(path)) onFields[path] = message;
+    else left.push(`${field}: ${message}`);
+  }
+  return { onFields, rest: left.length ? left.join('; ') : null };
+}
