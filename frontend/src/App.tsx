@@ -18,6 +18,7 @@ import { OrgsPage } from './admin/orgs/OrgsPage';
 import { RequireAdmin, RequireCapability } from './admin/RequireAdmin';
 import { CATALOG_MANAGE, SESSIONS_READ_SCOPE } from './admin/sessions/access';
 import { AdminSessionsPage } from './admin/sessions/AdminSessionsPage';
+import { WorkerHealthPage } from './admin/sessions/WorkerHealthPage';
 import { CatalogPage } from './admin/sessions/CatalogPage';
 import { UsersPage } from './admin/users/UsersPage';
 import { createQueryClient } from './api/queryClient';
@@ -93,6 +94,7 @@ export function AppRoutes() {
             </Route>
             <Route element={<RequireCapability action={CATALOG_MANAGE} />}>
               <Route path="catalog" element={page(<CatalogPage />)} />
+              <Route path="worker" element={page(<WorkerHealthPage />)} />
             </Route>
             <Route path="audit" element={page(<AuditPage />)} />
           </Route>

@@ -116,6 +116,7 @@ async def test_new_session_refuses_out_of_range_values_on_their_fields(
     """What is typed is refused where it was typed, with the limits, and not clamped or cut;
     nothing is started."""
     await sign_in(page, demo.base, EMAIL, PASSWORD)
+    await expect(page.get_by_role("link", name="Sessions").first).to_be_visible()  # signed in
     listed = await page.request.get(f"{demo.base}/api/v1/sessions")
     assert listed.ok
     sessions_before = len((await listed.json())["items"])
@@ -169,6 +170,16 @@ async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: Demo, page
     await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
     await expect(card.get_by_role("button", name="Open")).to_be_visible()
     await shot(page, "sessions-2-running")
+
+    # Home answers what is running and how long the wallet lasts at its current burn.
+    await page.get_by_role("link", name="GShare").first.click()
+    now = page.get_by_role("region", name="Your sessions now")
+    await expect(now.get_by_role("article", name="notebook")).to_be_visible()
+    await expect(
+        page.get_by_role("region", name="Your credits").get_by_test_id("runway")
+    ).to_contain_text("at your current 2 credits/h, until")
+    await shot(page, "home-dashboard")
+    await page.get_by_role("link", name="Sessions").first.click()
 
     await card.get_by_role("button", name="Pause").click()
     await expect(card.get_by_text("Paused", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)

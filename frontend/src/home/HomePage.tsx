@@ -1,9 +1,94 @@
-import { Badge, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Badge, Button, Card, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { Link, Navigate, useNavigate } from 'react-router';
+import { useUnreadNotices } from '../api/hooks/notifications';
+import { useSessions, type SessionState } from '../api/hooks/sessions';
+import { useMyWallet } from '../api/hooks/wallets';
 import type { MembershipOut } from '../api/types';
 import { useSession } from '../auth/session';
+import { SessionCard } from '../sessions/SessionCard';
 import { ADMIN_BASE, useAdminModePreference } from '../shell/adminMode';
-import { formatDate } from '../ui/format';
+import { formatCredits } from '../ui/amount';
+import { formatDate, formatRelative } from '../ui/format';
+import { QueryState } from '../ui/QueryState';
+import { RunwayText } from '../wallet/RunwayText';
+
+/** States a session does not leave by itself: the home page shows only the others. */
+const ENDED: readonly SessionState[] = ['stopped', 'failed', 'lost'];
+const NOTICES_SHOWN = 5;
+
+function Balance() {
+  const wallet = useMyWallet();
+  return (
+    <Paper withBorder p="md" radius="md" component="section" aria-label="Your credits">
+      <QueryState query={wallet}>
+        {wallet.data && (
+          <Group justify="space-between" align="flex-end">
+            <div>
+              <Text size="sm" c="dimmed">
+                Available
+              </Text>
+              <Text fz={28} fw={700} lh={1.2} style={{ fontVariantNumeric: 'tabular-nums' }}>
+                {formatCredits(wallet.data.available)}
+              </Text>
+              <RunwayText c="dimmed" />
+            </div>
+            <Button component={Link} to="/wallet" variant="subtle" size="xs">
+              Wallet and history
+            </Button>
+          </Group>
+        )}
+      </QueryState>
+    </Paper>
+  );
+}
+
+function CurrentSessions() {
+  const sessions = useSessions();
+  const current = (sessions.data?.items ?? []).filter((session) => !ENDED.includes(session.state));
+  return (
+    <Stack gap="sm" component="section" aria-label="Your sessions now">
+      <Title order={3} size="h4">
+        Running, waiting and paused
+      </Title>
+      <QueryState
+        query={sessions}
+        isEmpty={current.length === 0}
+        empty="Nothing is running, waiting or paused. Start a session with New session."
+      >
+        <SimpleGrid cols={{ base: 1, md: 2 }}>
+          {current.map((session) => (
+            <SessionCard key={session.id} session={session} />
+          ))}
+        </SimpleGrid>
+      </QueryState>
+    </Stack>
+  );
+}
+
+function Notices() {
+  const notices = useUnreadNotices(NOTICES_SHOWN);
+  if (notices.isPending || notices.error || notices.items.length === 0) return null;
+  return (
+    <Stack gap="xs" component="section" aria-label="Notices">
+      <Title order={3} size="h4">
+        Notices
+      </Title>
+      {notices.items.map((notice) => (
+        <Paper key={notice.id} withBorder p="sm" radius="md">
+          <Group justify="space-between" align="baseline" wrap="nowrap">
+            <Text fw={600} size="sm">
+              {notice.title}
+            </Text>
+            <Text size="xs" c="dimmed" style={{ flexShrink: 0 }}>
+              {formatRelative(notice.created_at)}
+            </Text>
+          </Group>
+          <Text size="sm">{notice.body}</Text>
+        </Paper>
+      ))}
+    </Stack>
+  );
+}
 
 function MembershipCard({ membership }: { membership: MembershipOut }) {
   return (
@@ -42,14 +127,19 @@ export function HomePage() {
       <Title order={2}>Welcome, {me.user.name || me.user.email}</Title>
       <Text c="dimmed">Your groups decide which GPUs you can use.</Text>
       {memberships.some((membership) => membership.active) && (
-        <Group gap="xs">
-          <Button component={Link} to="/sessions/new">
-            New session
-          </Button>
-          <Button component={Link} to="/sessions" variant="light">
-            Your sessions
-          </Button>
-        </Group>
+        <>
+          <Group gap="xs">
+            <Button component={Link} to="/sessions/new">
+              New session
+            </Button>
+            <Button component={Link} to="/sessions" variant="light">
+              Your sessions
+            </Button>
+          </Group>
+          <Balance />
+          <Notices />
+          <CurrentSessions />
+        </>
       )}
       <Title order={3} size="h4" mt="md">
         Your groups

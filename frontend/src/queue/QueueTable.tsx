@@ -2,7 +2,7 @@ import { Badge, Group, Table, Text, Tooltip } from '@mantine/core';
 import { useCancelRequest, useQueue } from '../api/hooks/capacity';
 import type { PriorityOut, QueueItemOut, QueueStatus } from '../api/types';
 import { ConfirmButton } from '../ui/ConfirmButton';
-import { formatDateTime } from '../ui/format';
+import { formatDateTime, formatDuration } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 
 const STATUS: Record<QueueStatus, { label: string; color: string }> = {
@@ -14,16 +14,8 @@ const STATUS: Record<QueueStatus, { label: string; color: string }> = {
   refused: { label: 'Refused', color: 'red' },
 };
 
-/** A wait in seconds as "about 5 minutes"; under a minute reads "under a minute". */
-export function formatWait(seconds: number | null): string {
-  if (seconds === null) return '—';
-  if (seconds < 60) return 'under a minute';
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `about ${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  const rest = minutes % 60;
-  return rest ? `about ${hours} h ${rest} min` : `about ${hours} h`;
-}
+/** A wait in seconds as every duration is said (`formatDuration`). */
+export const formatWait = formatDuration;
 
 const number = (value: number) => value.toLocaleString(undefined, { maximumFractionDigits: 3 });
 

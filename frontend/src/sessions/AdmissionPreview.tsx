@@ -3,6 +3,7 @@ import { errorMessage } from '../api/errors';
 import { useAdmissionPreview, type AdmissionPreviewIn, type AdmissionPreviewOut } from '../api/hooks/sessions';
 import { formatWait } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
+import { formatDuration } from '../ui/format';
 
 const OUTCOME: Record<AdmissionPreviewOut['outcome'], { title: string; color: string }> = {
   start: { title: 'Starts now', color: 'green' },
@@ -22,8 +23,7 @@ const SCOPE_WORDS: Record<NonNullable<AdmissionPreviewOut['policy_scope']>, stri
 /** "about 12.5 hours"; "as long as you like" for a free choice. */
 export function formatHours(hours: number | null): string {
   if (hours === null) return 'as long as you like (it is free)';
-  if (hours < 1) return `about ${Math.round(hours * 60)} minutes`;
-  return `about ${hours.toLocaleString(undefined, { maximumFractionDigits: 1 })} hours`;
+  return formatDuration(hours * 3600);
 }
 
 function Outcome({ preview }: { preview: AdmissionPreviewOut }) {

@@ -90,7 +90,7 @@ describe('new session', () => {
     // CPU only at first: it would start now.
     const start = await screen.findByRole('region', { name: 'Admission preview' });
     expect(start).toHaveTextContent('Starts now');
-    expect(start).toHaveTextContent('0.1 credits per hour; you have 100 credits, enough for about 1,000 hours.');
+    expect(start).toHaveTextContent('0.1 credits per hour; you have 100 credits, enough for about 1,000 h.');
     expect(api.callsTo('GET', '/api/v1/tiers')[0].query.get('group_id')).toBe(GROUP_ID);
 
     await user.type(screen.getByRole('textbox', { name: 'Name' }), 'lab');
@@ -103,7 +103,7 @@ describe('new session', () => {
     expect(await screen.findByText('Queues at position 2')).toBeInTheDocument();
     const queued = screen.getByRole('region', { name: 'Admission preview' });
     expect(queued).toHaveTextContent('Estimated wait: about 10 min');
-    expect(queued).toHaveTextContent('enough for about 20 hours');
+    expect(queued).toHaveTextContent('enough for about 20 h');
     await waitFor(() => {
       const last = api.callsTo('POST', '/api/v1/admission/preview').at(-1)!;
       expect(last.body).toEqual({ group_id: GROUP_ID, tier_id: 't2', cpu_cores: 4, memory_mib: 2048 });

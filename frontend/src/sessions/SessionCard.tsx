@@ -72,14 +72,14 @@ export function SessionCard({ session }: { session: SessionOut }) {
       <Stack gap="sm">
         <div>
           <Group justify="space-between" align="flex-start" wrap="nowrap">
-            <Anchor component={Link} to={`/sessions/${session.id}`} fw={600}>
+            <Anchor component={Link} to={`/sessions/${session.id}`} fw={600} miw={0} title={session.name} truncate="end">
               {session.name}
             </Anchor>
-            <Text size="xs" c="dimmed">
+            <Text size="xs" c="dimmed" style={{ flexShrink: 0 }}>
               {SESSION_TYPE_LABELS[session.session_type]}
             </Text>
           </Group>
-          <Text size="xs" c="dimmed" truncate>
+          <Text size="xs" c="dimmed" truncate="end" title={session.image}>
             {session.image}
           </Text>
         </div>

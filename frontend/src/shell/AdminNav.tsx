@@ -1,6 +1,6 @@
 import { NavLink } from '@mantine/core';
 import { Link, useLocation } from 'react-router';
-import { CATALOG_MANAGE, SESSIONS_READ_SCOPE } from '../admin/sessions/access';
+import { CATALOG_MANAGE, SESSIONS_READ_SCOPE, WORKER_HEALTH } from '../admin/sessions/access';
 import type { Action } from '../auth/capabilities';
 import { useSession } from '../auth/session';
 
@@ -22,6 +22,7 @@ const LINKS: AdminLink[] = [
   { to: '/admin/queue', label: 'Queue', needs: 'queue.read_scope' },
   { to: '/admin/sessions', label: 'Sessions', needs: SESSIONS_READ_SCOPE },
   { to: '/admin/catalog', label: 'Session catalog', needs: CATALOG_MANAGE },
+  { to: '/admin/worker', label: 'Worker health', needs: WORKER_HEALTH },
   { to: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -7,6 +7,7 @@ import { isAdminPath } from './adminMode';
 import { AdminModeSwitch } from './AdminModeSwitch';
 import { AdminNav } from './AdminNav';
 import { LiveIndicator } from './LiveIndicator';
+import { RunwayBadge } from '../wallet/RunwayText';
 import { NotificationBell } from './NotificationBell';
 import { UserMenu } from './UserMenu';
 
@@ -55,6 +56,7 @@ export function Shell() {
                   size="sm"
                   px="xs"
                   style={{ flexShrink: 0 }}
+                  rightSection={link.to === '/wallet' ? <RunwayBadge /> : undefined}
                 >
                   {link.label}
                 </Button>

@@ -7,6 +7,10 @@ import { schemaResolver, type FormErrors } from '@mantine/form';
 import { z } from 'zod';
 import { ApiError, errorMessage } from '../api/errors';
 
+// zod compiles object schemas with `new Function` unless told not to; the console's
+// Content-Security-Policy forbids eval, and even zod's probe for it would be reported.
+z.config({ jitless: true });
+
 const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 3 });
 
 interface Range {

@@ -75,3 +75,30 @@ export function formatMemoryGiB(mib: number): string {
   const gib = mib / 1024;
   return `${gib.toLocaleString(undefined, { maximumFractionDigits: 1 })} GiB`;
 }
+
+const WHOLE = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+
+/**
+ * A length of time in seconds, as the console says every duration (waits, runways, hours a
+ * wallet lasts): "under a minute", "about 12 min", "about 2 h 5 min", "about 1,000 h".
+ */
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  if (seconds < 60) return 'under a minute';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `about ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  if (hours >= 24) return `about ${WHOLE.format(Math.round(minutes / 60))} h`;
+  return rest ? `about ${hours} h ${rest} min` : `about ${hours} h`;
+}
+
+/** An instant within the coming week as weekday and time ("Thu 14:00"), later ones with the date. */
+export function formatUntil(when: Date, now = new Date()): string {
+  const days = (when.getTime() - now.getTime()) / 86_400_000;
+  const options: Intl.DateTimeFormatOptions =
+    days < 6
+      ? { weekday: 'short', hour: '2-digit', minute: '2-digit' }
+      : { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' };
+  return new Intl.DateTimeFormat(undefined, options).format(when);
+}

@@ -1,6 +1,7 @@
 import { Stack, Text, Title } from '@mantine/core';
 import { useMyWallet } from '../api/hooks/wallets';
 import { QueryState } from '../ui/QueryState';
+import { RunwayText } from './RunwayText';
 import { WalletView } from './WalletView';
 
 export function WalletPage() {
@@ -12,6 +13,7 @@ export function WalletPage() {
         <Text size="sm" c="dimmed">
           Credits pay for the GPU time you use. Your group admins allocate them to you.
         </Text>
+        <RunwayText mt="xs" fw={500} />
       </div>
       <QueryState query={wallet}>
         {wallet.data && <WalletView wallet={wallet.data} />}

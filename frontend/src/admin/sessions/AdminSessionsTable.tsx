@@ -1,4 +1,4 @@
-import { Badge, Group, MultiSelect, Select, Table, Text, Tooltip } from '@mantine/core';
+import { Badge, Group, MultiSelect, Select, Table, Tooltip } from '@mantine/core';
 import { useState } from 'react';
 import { useSessions, type SessionOut } from '../../api/hooks/sessions';
 import { formatAmount } from '../../ui/amount';
@@ -7,18 +7,15 @@ import { QueryState } from '../../ui/QueryState';
 import { gpuSlice, SESSION_TYPE_LABELS, STATE_LABELS, STATE_OPTIONS } from '../../sessions/sessionParts';
 import { useActionableGroups } from '../actionableGroups';
 import { ADMINISTERS_GROUP } from './access';
+import { LongName } from '../../ui/LongName';
 
 function SessionRow({ session, groupName }: { session: SessionOut; groupName: string }) {
   const state = STATE_LABELS[session.state];
   return (
     <Table.Tr>
-      <Table.Td>
-        <Text size="sm" fw={500}>
-          {session.name}
-        </Text>
-        <Text size="xs" c="dimmed">
-          {SESSION_TYPE_LABELS[session.session_type]} · {session.image}
-        </Text>
+      <Table.Td maw={320}>
+        <LongName name={session.name} size="sm" fw={500} />
+        <LongName name={`${SESSION_TYPE_LABELS[session.session_type]} · ${session.image}`} size="xs" c="dimmed" />
       </Table.Td>
       <Table.Td>{session.owner_email}</Table.Td>
       <Table.Td>{groupName}</Table.Td>

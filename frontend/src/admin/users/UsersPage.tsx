@@ -11,6 +11,7 @@ import { PagedTable } from '../../ui/PagedTable';
 import { PageHeader } from '../../ui/PageHeader';
 import { CreateUserModal } from './CreateUserModal';
 import { ResetPasswordModal } from './ResetPasswordModal';
+import { LongName } from '../../ui/LongName';
 
 function StatusBadges({ user }: { user: UserOut }) {
   return (
@@ -84,7 +85,9 @@ export function UsersPage() {
         }
         row={(user) => (
           <Table.Tr key={user.id}>
-            <Table.Td>{user.name}</Table.Td>
+            <Table.Td maw={280}>
+              <LongName name={user.name} size="sm" />
+            </Table.Td>
             <Table.Td>{user.email}</Table.Td>
             <Table.Td>
               <StatusBadges user={user} />

@@ -9,6 +9,11 @@ export function useNotifications(limit: number, enabled = true) {
   return usePaged<NotificationOut>(queries.notifications(false, limit), enabled);
 }
 
+/** The newest unread notifications, for the home page. */
+export function useUnreadNotices(limit: number) {
+  return usePaged<NotificationOut>(queries.notifications(true, limit));
+}
+
 export function useUnreadNotifications() {
   return useQuery(queries.unreadNotifications());
 }
