@@ -133,3 +133,30 @@ async def test_a_body_that_is_not_json_names_no_field(client: httpx.AsyncClient)
     assert error["code"] == "invalid_request"
     assert "not valid JSON" in error["message"]
     assert "fields" not in error
+
+
+async def test_a_huge_unknown_key_is_not_echoed_back_whole(build: Builder) -> None:
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    key = "k" * 500_000
+    response = await client.post("/api/v1/orgs", json={"name": "Chemistry", key: 1})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert [f["message"] for f in error["fields"]] == ["unknown field"]
+    assert len(error["fields"][0]["field"]) <= 201
+    assert len(response.content) < 2_000
+    assert (await client.get("/api/v1/orgs")).json()["items"] == []
+
+
+async def test_text_the_database_cannot_store_is_refused_not_a_500(build: Builder) -> None:
+    """JSON may spell a lone UTF-16 surrogate (`\\ud800`); PostgreSQL's UTF-8 text cannot hold
+    it, nor NUL: either is a 422 on its field, in any string field, list or mapping."""
+    admin = await build.user(super_admin=True)
+    client = await build.signed_in(admin)
+    for raw in (b'{"name": "Chem\\ud800istry"}', b'{"name": "Chem\\u0000istry"}'):
+        response = await client.post(
+            "/api/v1/orgs", content=raw, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 422, response.text
+        assert [f["field"] for f in response.json()["error"]["fields"]] == ["name"]
+    assert (await client.get("/api/v1/orgs")).json()["items"] == []

@@ -34,7 +34,7 @@ describe('home page', () => {
   it('shows what runs, waits and is paused, the balance with its runway, and unread notices', async () => {
     stubFetch({
       'GET /api/v1/me': json(200, makeMe({ memberships: [makeMembership()] })),
-      'GET /api/v1/wallets/me': json(200, makeWallet({ available: '50', balance: '54', held: '4' })),
+      'GET /api/v1/wallets/me': json(200, makeWallet({ available: '46', balance: '50', held: '4' })),
       'GET /api/v1/sessions': json(200, {
         items: [
           makeSession({ id: 's1', name: 'training', state: 'running', billing: true, price_per_hour: '1.5' }),
@@ -70,8 +70,8 @@ describe('home page', () => {
     expect(within(now).queryByRole('article', { name: 'old' })).not.toBeInTheDocument();
 
     const credits = screen.getByRole('region', { name: 'Your credits' });
-    expect(credits).toHaveTextContent('50 credits');
-    // 50 credits at 1.5 + 0.5 an hour: 25 hours.
+    expect(credits).toHaveTextContent('46 credits');
+    // A balance of 50 (46 available, 4 held for these very sessions) at 1.5 + 0.5 an hour: 25 hours.
     expect(within(credits).getByTestId('runway')).toHaveTextContent(/^About 25 h at your current 2 credits\/h, until /);
 
     const notices = await screen.findByRole('region', { name: 'Notices' });

@@ -150,6 +150,11 @@ export function NewSessionPage() {
 
   const submit = async (values: NewSessionValues) => {
     setProblem(null);
+    if (values.home !== NEW_HOME && !homeVolumeId) {
+      // The chosen volume was taken or deleted since: never make a new one in its place unasked.
+      form.setFieldError('home', 'That volume is no longer free. Choose another, or a new one.');
+      return;
+    }
     if (!imageId) {
       form.setFieldError('image', 'Choose an image; there is none of this type in the catalog.');
       return;
@@ -266,7 +271,6 @@ export function NewSessionPage() {
                 max={LIMITS.cpuCores.max}
                 clampBehavior="none"
                 step={0.5}
-                decimalScale={1}
               />
               <NumberInput
                 label="Memory (GiB)"
@@ -276,7 +280,6 @@ export function NewSessionPage() {
                 max={LIMITS.memoryGiB.max}
                 clampBehavior="none"
                 step={1}
-                decimalScale={3}
               />
             </Group>
           </Section>

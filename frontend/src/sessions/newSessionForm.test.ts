@@ -30,6 +30,21 @@ describe('the New session schema', () => {
     expect(errors({ homeSizeGiB: 0.5 })).toEqual({ homeSizeGiB: 'Enter a whole number from 1 to 16,384 GiB.' });
   });
 
+  it('refuses what the server could not count exactly, and what only looks like a number', () => {
+    expect(errors({ cpuCores: 0.1004 })).toEqual({ cpuCores: 'Use at most three decimals: cores are counted in thousandths.' });
+    expect(errors({ memoryGiB: 2.001 }).memoryGiB).toMatch(/^Use whole MiB/);
+    expect(errors({ cpuCores: 0.125, memoryGiB: 1.25 })).toEqual({});
+    for (const text of ['0x10', '1e2', ' 4', '1,5', 'Infinity', 'NaN']) {
+      expect(Object.keys(errors({ cpuCores: text }))).toEqual(['cpuCores']);
+    }
+    expect(errors({ cpuCores: '4.' })).toEqual({});
+  });
+
+  it('counts characters as the server does', () => {
+    expect(errors({ name: '🚀'.repeat(80) })).toEqual({});
+    expect(errors({ name: '🚀'.repeat(81) })).toEqual({ name: 'Use at most 80 characters.' });
+  });
+
   it('refuses a field left empty or half-typed', () => {
     expect(Object.keys(errors({ cpuCores: '' }))).toEqual(['cpuCores']);
     expect(Object.keys(errors({ memoryGiB: '-' }))).toEqual(['memoryGiB']);

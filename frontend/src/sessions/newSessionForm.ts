@@ -11,8 +11,18 @@ export const MAX_SHARED_VOLUMES = 8;
 /** The server's bounds on a session (SessionCreate), in the units the form asks in. */
 export const LIMITS = {
   name: 80,
-  cpuCores: { min: 0.1, max: 256, unit: 'cores' },
-  memoryGiB: { min: 0.125, max: 4096, unit: 'GiB' },
+  cpuCores: {
+    min: 0.1,
+    max: 256,
+    unit: 'cores',
+    steps: { per: 1000, message: 'Use at most three decimals: cores are counted in thousandths.' },
+  },
+  memoryGiB: {
+    min: 0.125,
+    max: 4096,
+    unit: 'GiB',
+    steps: { per: 1024, message: 'Use whole MiB: a multiple of 1/1024 GiB, such as 0.5 or 1.25.' },
+  },
   homeSizeGiB: { min: 1, max: 16384, integer: true, unit: 'GiB' },
 } as const;
 

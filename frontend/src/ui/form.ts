@@ -18,6 +18,8 @@ interface Range {
   max: number;
   /** Only whole numbers, as for sizes in GiB. */
   integer?: boolean;
+  /** Only whole multiples of 1/per, as the server counts them (per 1000 for millicores). */
+  steps?: { per: number; message: string };
   /** Said after the numbers in the message: "cores", "GiB". */
   unit?: string;
 }
@@ -33,17 +35,37 @@ export function rangeMessage({ min, max, integer, unit }: Range): string {
  * against its range. The input must not clamp (`clampBehavior="none"`): what was typed is
  * what is refused.
  */
+// A number as a person types it: digits, one optional decimal point, an optional minus.
+// Number() alone would also take "0x10", "1e2" and spaces.
+const DECIMAL = /^-?(\d+\.?\d*|\.\d+)$/;
+
+function numeric(value: unknown): number {
+  if (typeof value === 'number') return value;
+  return typeof value === 'string' && DECIMAL.test(value) ? Number(value) : NaN;
+}
+
+/** Whether `n` is a whole number of 1/steps (within floating point's reach). */
+function inSteps(n: number, steps: number): boolean {
+  const scaled = n * steps;
+  return Math.abs(scaled - Math.round(scaled)) < 1e-6;
+}
+
 export function numberIn(range: Range) {
   const message = rangeMessage(range);
-  return z.union([z.number(), z.string()]).pipe(
-    z.custom<number>(
-      (value) => {
-        const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-        return Number.isFinite(n) && n >= range.min && n <= range.max && (!range.integer || Number.isInteger(n));
-      },
-      { error: message },
-    ),
-  );
+  return z
+    .union([z.number(), z.string()])
+    .pipe(
+      z.custom<number>(
+        (value) => {
+          const n = numeric(value);
+          return Number.isFinite(n) && n >= range.min && n <= range.max && (!range.integer || Number.isInteger(n));
+        },
+        { error: message },
+      ),
+    )
+    .refine((value) => !range.steps || inSteps(numeric(value), range.steps.per), {
+      error: range.steps?.message,
+    });
 }
 
 /** The range message when `value` (as a NumberInput gives it) is not in `range`; null when it is. */
@@ -57,10 +79,11 @@ const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
 
 /** A name of at most `max` characters once trimmed, with nothing invisible in it. */
 export function textUpTo(max: number, { required = false, label = 'This field' } = {}) {
+  // Counted in characters as the server counts them (code points), not UTF-16 units.
   const base = z
     .string()
     .trim()
-    .max(max, { error: `Use at most ${max} characters.` })
+    .refine((value) => [...value].length <= max, { error: `Use at most ${max} characters.` })
     .refine((value) => !INVISIBLE.test(value), { error: 'Use no control or invisible characters.' });
   return required ? base.refine((value) => value.length > 0, { error: `${label} is required.` }) : base;
 }

@@ -10,15 +10,16 @@ export function useMyRunway(): Runway | null {
   const wallet = useMyWallet();
   const sessions = useSessions();
   if (!wallet.data || !sessions.data) return null;
-  return runway(wallet.data.available, sessions.data.items, new Date());
+  return runway(wallet.data.balance, sessions.data.items, new Date());
 }
 
-/** "About 25 h at 2 credits/h, until Thu 14:00", or that nothing is billed now. */
+/** "About 25 h at 2 credits/h, until Thu 14:00", or that nothing is billed now (see `runway`). */
 export function runwayWords(r: Runway, now = new Date()): string {
-  if (r.hours === null || r.until === null) return 'Nothing is billed now.';
-  if (r.hours === 0) return `Nothing left at ${formatCredits(r.burnPerHour)}/h: your sessions will be paused.`;
+  if (r.hours === null) return 'Nothing is billed now.';
+  if (r.hours === 0) return `Nothing left at ${formatCredits(r.burnPerHour)}/h: your sessions are being paused.`;
   const how = formatDuration(r.hours * 3600);
-  return `${how.charAt(0).toUpperCase()}${how.slice(1)} at your current ${formatCredits(r.burnPerHour)}/h, until ${formatUntil(r.until, now)}.`;
+  const until = r.until ? `, until ${formatUntil(r.until, now)}` : '';
+  return `${how.charAt(0).toUpperCase()}${how.slice(1)} at your current ${formatCredits(r.burnPerHour)}/h${until}.`;
 }
 
 export function RunwayText(props: TextProps) {

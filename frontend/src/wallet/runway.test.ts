@@ -20,6 +20,12 @@ describe('runway', () => {
     expect(runway('50', [{ billing: true, price_per_hour: '0' }], NOW).hours).toBeNull();
   });
 
+  it('names no date beyond what a calendar can hold', () => {
+    const r = runway('2400', [{ billing: true, price_per_hour: '0.000001' }], NOW);
+    expect(r.hours).toBe(2.4e9);
+    expect(r.until).toBeNull();
+  });
+
   it('is over at once for an empty or overdrawn wallet, and exact in millionths', () => {
     expect(runway('0', [{ billing: true, price_per_hour: '2' }], NOW).hours).toBe(0);
     expect(runway('-1', [{ billing: true, price_per_hour: '2' }], NOW).until).toEqual(NOW);

@@ -52,22 +52,35 @@ def _plain(error: Mapping[str, Any]) -> str:
     return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
+# A refused field's path and message are echoed to the sender; a key of their own choosing
+# (an unknown field) is cut so that a huge one is not sent back twice.
+_MAX_PATH = 200
+_MAX_PARTS = 5
+_MAX_FIELDS = 50
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _MAX_PATH else text[:_MAX_PATH] + "…"
+
+
 def _describe(exc: RequestValidationError) -> tuple[str, list[dict[str, str]]]:
     """The one-line message (the first five problems) and each refused body field."""
     parts = []
     fields = []
     for error in exc.errors():
+        if len(parts) >= _MAX_PARTS and len(fields) >= _MAX_FIELDS:
+            break
         where = tuple(error.get("loc", ()))
-        loc = ".".join(str(p) for p in where if p != "body")
+        loc = _cut(".".join(str(p) for p in where if p != "body"))
         if error.get("type") == "json_invalid":
             # FastAPI puts the character position where a field name would stand.
             parts.append(f"The body is not valid JSON (from character {loc or '0'}).")
             continue
-        msg = _plain(error)
+        msg = _cut(_plain(error))
         parts.append(f"{loc}: {msg}" if loc else msg)
         if where[:1] == ("body",) and loc:
             fields.append({"field": loc, "message": msg})
-    return "; ".join(parts[:5]) or "The request is not valid.", fields[:50]
+    return "; ".join(parts[:_MAX_PARTS]) or "The request is not valid.", fields[:_MAX_FIELDS]
 
 
 def install(app: FastAPI) -> None:

@@ -80,8 +80,9 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
       return;
     }
     const memo = action.withMemo ? memoText.trim() || null : null;
-    if (memo && memo.length > MEMO_MAX) {
-      setMemoError(`Use at most ${MEMO_MAX} characters; this memo has ${memo.length}.`);
+    const memoLength = memo ? [...memo].length : 0; // in characters, as the server counts
+    if (memoLength > MEMO_MAX) {
+      setMemoError(`Use at most ${MEMO_MAX} characters; this memo has ${memoLength}.`);
       return;
     }
     setMemoError(null);
