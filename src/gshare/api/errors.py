@@ -65,8 +65,8 @@ def _cut(text: str) -> str:
 
 def _describe(exc: RequestValidationError) -> tuple[str, list[dict[str, str]]]:
     """The one-line message (the first five problems) and each refused body field."""
-    parts = []
-    fields = []
+    parts: list[str] = []
+    fields: list[dict[str, str]] = []
     for error in exc.errors():
         if len(parts) >= _MAX_PARTS and len(fields) >= _MAX_FIELDS:
             break
