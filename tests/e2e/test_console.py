@@ -103,7 +103,7 @@ async def test_credits_flow_from_the_admin_console_to_a_members_wallet(
     await page.get_by_role("button", name="Ada Admin").click()
     await page.get_by_role("menuitem", name="Sign out").click()
     await sign_in(page, server, NEW_EMAIL, CHOSEN_PASSWORD)
-    await page.get_by_role("link", name="Wallet").click()
+    await page.get_by_role("link", name="Wallet", exact=True).click()
     await expect(page.get_by_role("heading", name="Your wallet")).to_be_visible()
     await expect(page.get_by_text("20.5").first).to_be_visible()
     await expect(page.get_by_role("cell", name="Segmentation").first).to_be_visible()

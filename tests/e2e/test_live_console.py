@@ -73,7 +73,7 @@ async def test_credits_reach_the_members_open_wallet_page_live(
 
     member = member_page
     await sign_in(member, server, MEMBER_EMAIL, MEMBER_PASSWORD)
-    await member.get_by_role("link", name="Wallet").click()
+    await member.get_by_role("link", name="Wallet", exact=True).click()
     await expect(member.get_by_role("heading", name="Your wallet")).to_be_visible()
     balance = member.get_by_role("group", name="Balance")
     await expect(balance.get_by_text(re.compile(r"^0(\.0*)?$"))).to_be_visible()

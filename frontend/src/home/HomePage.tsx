@@ -33,7 +33,7 @@ function Balance() {
               <RunwayText c="dimmed" />
             </div>
             <Button component={Link} to="/wallet" variant="subtle" size="xs">
-              Wallet and history
+              History and charges
             </Button>
           </Group>
         )}
