@@ -131,7 +131,7 @@ bench: install console testenv
 # Each benchmark once at a tiny size with no goal checked, so a benchmark that no longer runs
 # fails `make test` instead of waiting for the next `make bench`.
 # Every script in benchmarks/ takes part, so a new one cannot be left out.
-bench-smoke: install testenv
+bench-smoke: install console e2e-deps testenv
 	set -e; for script in $(BENCHMARKS); do echo "== $$script --quick"; $(BIN)/python $$script --quick; done
 
 clean:

@@ -1,4 +1,5 @@
 import { MantineProvider } from '@mantine/core';
+import { DatesProvider } from '@mantine/dates';
 import { Notifications } from '@mantine/notifications';
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
@@ -32,7 +33,7 @@ import { SessionDetailPage } from './sessions/SessionDetailPage';
 import { SessionsPage } from './sessions/SessionsPage';
 import { VolumesPage } from './sessions/VolumesPage';
 import { Shell } from './shell/Shell';
-import { theme } from './theme';
+import { cssVariablesResolver, theme } from './theme';
 import { RouteErrorBoundary } from './ui/RouteErrorBoundary';
 import { WalletPage } from './wallet/WalletPage';
 
@@ -45,9 +46,15 @@ interface AppProvidersProps {
 
 export function AppProviders({ client, styleNonce, children }: AppProvidersProps) {
   return (
-    <MantineProvider theme={theme} getStyleNonce={styleNonce ? () => styleNonce : undefined}>
+    <MantineProvider
+      theme={theme}
+      cssVariablesResolver={cssVariablesResolver}
+      getStyleNonce={styleNonce ? () => styleNonce : undefined}>
       <Notifications position="top-right" />
-      <QueryClientProvider client={client}>{children}</QueryClientProvider>
+      {/* Pickers work in the browser's local time; pages send what they pick as UTC instants. */}
+      <DatesProvider settings={{ consistentWeeks: true }}>
+        <QueryClientProvider client={client}>{children}</QueryClientProvider>
+      </DatesProvider>
     </MantineProvider>
   );
 }

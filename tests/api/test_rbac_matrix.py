@@ -210,6 +210,7 @@ CASES = [
         },
     ),
     Case("GET", "/api/v1/sessions/{no_session}", EVERYONE),
+    Case("GET", "/api/v1/sessions/{no_session}/usage", EVERYONE),
     Case("POST", "/api/v1/sessions/{no_session}/pause", EVERYONE),
     Case("POST", "/api/v1/sessions/{no_session}/resume", EVERYONE),
     Case("POST", "/api/v1/sessions/{no_session}/stop", EVERYONE),

@@ -71,6 +71,8 @@ NOT_STORED = {
     ("TransferRequest", "memo"),
     ("MonthlyGrantPut", "amount"),
     ("StatusReport", "message"),  # a text column
+    ("StartupStepReport", "reason"),  # kept in a bounded JSON list (startup_steps)
+    ("StartupStepReport", "message"),
     ("GpuModelIn", "exclusive_price"),  # parsed into a bigint
     ("GpuModelPatch", "exclusive_price"),
     ("TierIn", "price_per_hour"),

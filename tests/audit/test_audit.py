@@ -122,3 +122,61 @@ async def test_admins_see_the_sign_ins_of_their_users_only(build: Builder) -> No
             if e["target_id"] in about_alice_or_bob
         }
         assert seen == expected, admin.name
+
+
+async def test_entries_name_their_actor_and_target(build: Builder) -> None:
+    root = await build.user("Root", super_admin=True)
+    client = await build.signed_in(root)
+    org = (await client.post("/api/v1/orgs", json={"name": "Astronomy"})).json()
+    gone = (await client.post("/api/v1/orgs", json={"name": "Short-lived"})).json()
+    assert (await client.delete(f"/api/v1/orgs/{gone['id']}")).status_code == 204
+    entries = (await client.get("/api/v1/audit", params={"target_type": "org"})).json()["items"]
+    created = {e["target_id"]: e for e in entries if e["action"] == "org.create"}
+    assert created[org["id"]]["actor_name"] == "Root"
+    assert created[org["id"]]["target_name"] == "Astronomy"
+    # A deleted organization names nothing now; the entry keeps its id and what it recorded.
+    assert created[gone["id"]]["target_name"] is None
+    assert created[gone["id"]]["detail"] == {"name": "Short-lived"}
+
+
+async def test_a_failed_sign_in_names_the_email_typed_never_the_password(build: Builder) -> None:
+    root = await build.user(super_admin=True)
+    alice = await build.user("Alice")
+    anonymous = build.anonymous()
+    wrong = "not-the-password-9"
+    assert (
+        await anonymous.post("/api/v1/auth/login", json={"email": alice.email, "password": wrong})
+    ).status_code == 401
+    typed = "Mallory\u202e@Example.org\u200b\x1b[2J" + "x" * 280
+    assert (
+        await anonymous.post("/api/v1/auth/login", json={"email": typed, "password": wrong})
+    ).status_code == 401
+    client = await build.signed_in(root)
+    page = await client.get("/api/v1/audit", params={"action": "auth.login", "outcome": "failed"})
+    assert wrong not in page.text
+    by_email = {e["actor_email"]: e for e in page.json()["items"]}
+    known = by_email[alice.email]
+    assert known["actor_id"] is None
+    assert (known["target_name"], known["target_email"]) == ("Alice", alice.email)
+    shown = "mallory@example.org[2j" + "x" * 232
+    assert len(shown) == 254
+    assert by_email[shown]["target_id"] == shown
+    assert by_email[shown]["target_name"] is None
+    assert by_email[shown]["detail"]["reason"] == "unknown_email"
+
+
+async def test_the_log_reads_oldest_first_across_pages(build: Builder) -> None:
+    root = await build.user(super_admin=True)
+    client = await build.signed_in(root)
+    for name in ("One", "Two", "Three"):
+        await client.post("/api/v1/orgs", json={"name": name})
+    params = {"action": "org.create", "sort": "at", "limit": 2}
+    first = (await client.get("/api/v1/audit", params=params)).json()
+    assert [e["detail"]["name"] for e in first["items"]] == ["One", "Two"]
+    rest = (
+        await client.get("/api/v1/audit", params={**params, "cursor": first["next_cursor"]})
+    ).json()
+    assert [e["detail"]["name"] for e in rest["items"]] == ["Three"]
+    for bad in ("name", "-id", "at; DROP TABLE users", "\x00"):
+        response = await client.get("/api/v1/audit", params={"sort": bad})
+        assert response.status_code == 422, bad

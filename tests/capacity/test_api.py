@@ -296,6 +296,38 @@ async def test_the_tiers_list_follows_the_callers_effective_policy(build: Builde
     _error(elsewhere, 404, "not_in_group")
 
 
+async def test_the_tiers_list_says_what_is_free_now_and_how_long_the_queue_is(
+    build: Builder,
+) -> None:
+    w = await _world(build, n_cards=2)
+
+    async def listed() -> dict[str, tuple[int, float | None]]:
+        response = await w.members[1].get(f"{API}/tiers", params={"group_id": str(w.group_id)})
+        assert response.status_code == 200, response.text
+        items = response.json()["items"]
+        return {t["name"]: (t["free_slots"], t["estimated_wait_seconds"]) for t in items}
+
+    assert await listed() == {
+        "1/8": (16, None),
+        "1/4": (8, None),
+        "1/2": (4, None),
+        "exclusive": (2, None),
+    }
+    await _fill(build, w, 0, "1/4", 1)
+    await _fill(build, w, 0, "exclusive", 1)
+    now = await listed()
+    # One card holds a quarter (three more fit), the other the exclusive session.
+    assert {name: free for name, (free, _) in now.items()} == {
+        "1/8": 0,
+        "1/4": 3,
+        "1/2": 0,
+        "exclusive": 0,
+    }
+    assert now["1/4"][1] is None
+    waits = {name: wait for name, (_, wait) in now.items() if name != "1/4"}
+    assert all(wait is not None and wait > 0 for wait in waits.values()), waits
+
+
 # ---- policies ------------------------------------------------------------------------------
 
 

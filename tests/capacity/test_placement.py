@@ -16,6 +16,7 @@ from gshare.capacity.placement import (
     Placement,
     PlacementIndex,
     PlacementRequest,
+    free_slots,
     place_request,
     slot_limit,
 )
@@ -130,6 +131,25 @@ def test_exclusive_takes_only_an_empty_card() -> None:
 def test_unhealthy_missing_and_other_models_are_not_used() -> None:
     snap = snapshot(card(1).unhealthy(), card(2).missing(), card(3, model="H100-80GB"))
     assert place_request(snap, exclusive()) == NoFit("no_card_of_model")
+
+
+def test_free_slots_count_what_each_tier_could_take_now() -> None:
+    snap = snapshot(
+        card(1).carved(QUARTER, 0, 1),
+        card(2).carved(HALF, 0),
+        card(3),
+        card(4).unhealthy(),
+        card(5),
+        card(6, model="H100-80GB"),
+        card(7).mig(("3g.40gb", 0, True), ("3g.40gb", 4, False), ("1g.10gb", 6, False)),
+        reserved={card_id(5): request_id(99)},
+    )
+    # 1/4: two left on card 1, four on the empty card 3; card 2 is carved to 1/2.
+    assert free_slots(snap, fraction("1/4")) == 6
+    assert free_slots(snap, fraction("1/2")) == 1 + 2
+    assert free_slots(snap, exclusive()) == 1
+    assert free_slots(snap, mig("3g.40gb")) == 1
+    assert free_slots(snap, exclusive(model="B200")) == 0
 
 
 def test_mig_takes_a_free_instance_of_its_profile() -> None:

@@ -26,6 +26,8 @@ from tests.eventually import eventually_sync
 SESSION = "0b9d6f8e-7a41-4c1e-9a56-3e1f0c2d4b5a"
 DOMAIN = "sessions.localhost"
 HOST = f"{SESSION}.{DOMAIN}"
+SIGNIN = "http://127.0.0.1:9/api/v1/session-entry"
+GOOD_COOKIE = "__Host-access=good; Secure; HttpOnly; Path=/"
 
 
 class Recorder(http.server.ThreadingHTTPServer):
@@ -54,17 +56,22 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
 
 
 class Check(_Quiet):
-    """An access check: the cookie `good` passes, a `ticket` in the original URL earns the
-    cookie, the cookie `stranger` is forbidden, anything else is unauthenticated."""
+    """An access check, as the API answers: a `ticket` in the original URL earns the cookie
+    with a 401 (the browser is to leave the ticket behind), the cookie `good` passes, the cookie
+    `renew` passes and earns a fresh one, the cookie `stranger` is forbidden, anything else is
+    unauthenticated."""
 
     def do_GET(self) -> None:
         headers = self._record()
         cookie, original = headers.get("cookie", ""), headers.get("x-original-url", "")
-        if "access=good" in cookie or "gshare_ticket=ok" in original:
+        if "gshare_ticket=ok" in original:
+            self.send_response(401)
+            self.send_header("Set-Cookie", GOOD_COOKIE)
+        elif "access=good" in cookie or "access=renew" in cookie:
             self.send_response(204)
             self.send_header("X-GShare-User", "ada@example.org")
-            if "gshare_ticket=ok" in original:
-                self.send_header("Set-Cookie", "__Host-access=good; Secure; HttpOnly; Path=/")
+            if "access=renew" in cookie:
+                self.send_header("Set-Cookie", GOOD_COOKIE)
         else:
             self.send_response(403 if "access=stranger" in cookie else 401)
         self.send_header("Content-Length", "0")
@@ -95,7 +102,7 @@ def operator_ingress(auth_url: str, session_id: str = SESSION) -> dict:
         cpu_millicores=1000,
         memory_mib=1024,
     )
-    config = manifests.OperatorConfig(sessions_domain=DOMAIN, auth_url=auth_url)
+    config = manifests.OperatorConfig(sessions_domain=DOMAIN, auth_url=auth_url, signin_url=SIGNIN)
     return manifests.ingress(spec, config, manifests.owner_reference("x", "uid"))
 
 
@@ -129,18 +136,27 @@ def test_a_ticket_earns_the_cookie_and_the_check_hears_what_ingress_nginx_sends(
     stack: tuple[Nginx, Recorder, Recorder],
 ) -> None:
     nginx, check, program = stack
-    answer = _get(nginx, "/lab?gshare_ticket=ok", **{"X-GShare-User": "mallory@example.org"})
-    assert answer.status_code == 200
-    assert answer.headers["set-cookie"] == "__Host-access=good; Secure; HttpOnly; Path=/"
+    before = len(program.seen)
+    answer = _get(nginx, "/lab?x=1&gshare_ticket=ok")
+    port = nginx.layout.port
+    # On to the sign-in route with the cookie and the address asked for (left unescaped: see
+    # demo.ingress), never to the program.
+    assert answer.status_code == 302
+    assert (
+        answer.headers["location"] == f"{SIGNIN}?rd=http://{HOST}:{port}/lab?x=1&gshare_ticket=ok"
+    )
+    assert answer.headers["set-cookie"] == GOOD_COOKIE
+    assert len(program.seen) == before
     path, sent = check.seen[-1]
     assert path == f"/internal/v1/session-access/{SESSION}"
-    port = nginx.layout.port
-    assert sent["x-original-url"] == f"http://{HOST}:{port}/lab?gshare_ticket=ok"
+    assert sent["x-original-url"] == f"http://{HOST}:{port}/lab?x=1&gshare_ticket=ok"
     assert sent["x-original-method"] == "GET"
-    assert sent["x-auth-request-redirect"] == "/lab?gshare_ticket=ok"
+    assert sent["x-auth-request-redirect"] == "/lab?x=1&gshare_ticket=ok"
     assert sent["x-sent-from"] == "nginx-ingress-controller"
     assert sent["host"] == f"127.0.0.1:{check.port}"
     # The program gets the user the check named, never the one the client claimed.
+    back = _get(nginx, "/lab?x=1", Cookie="__Host-access=good", **{"X-GShare-User": "mallory"})
+    assert back.status_code == 200
     _, reached = program.seen[-1]
     assert reached["x-gshare-user"] == "ada@example.org"
     assert reached["host"] == f"{HOST}:{port}"
@@ -153,9 +169,12 @@ def test_the_cookie_alone_gets_in_and_refusals_are_answered_as_the_check_says(
     before = len(program.seen)
     assert _get(nginx, Cookie="__Host-access=good").status_code == 200
     assert "set-cookie" not in _get(nginx, Cookie="__Host-access=good").headers
-    assert _get(nginx).status_code == 401
+    refused = _get(nginx, "/tree?a=1")
+    assert refused.status_code == 302  # to the sign-in route, which says why
+    port = nginx.layout.port
+    assert refused.headers["location"] == f"{SIGNIN}?rd=http://{HOST}:{port}/tree?a=1"
     assert _get(nginx, Cookie="__Host-access=stranger").status_code == 403
-    assert _get(nginx, "/?gshare_ticket=forged").status_code == 401
+    assert _get(nginx, "/?gshare_ticket=forged").status_code == 302
     assert len(program.seen) == before + 2, "a refused request reached the session"
 
 
@@ -174,7 +193,7 @@ def test_a_request_body_never_reaches_the_check(stack: tuple[Nginx, Recorder, Re
 
 def test_the_access_log_keeps_no_ticket(stack: tuple[Nginx, Recorder, Recorder]) -> None:
     nginx, _, _ = stack
-    assert _get(nginx, "/lab?gshare_ticket=ok").status_code == 200
+    assert _get(nginx, "/lab?gshare_ticket=ok").status_code == 302
     log = nginx.layout.folder / "access.log"
     # nginx writes its log as requests end
     eventually_sync(
@@ -212,8 +231,8 @@ def test_a_reload_serves_new_routes_and_a_session_without_a_listening_program_an
     assert nginx.apply(ingress.config(nginx.layout, served)) is False
     for session in (without, starting):
         host = f"{session}.{DOMAIN}"
-        assert _get(nginx, host=host).status_code == 401, "the 503 came before the access check"
-        answer = _get(nginx, "/?gshare_ticket=ok", host=host)
+        assert _get(nginx, host=host).status_code == 302, "the 503 came before the access check"
+        answer = _get(nginx, host=host, Cookie="__Host-access=renew")
         assert answer.status_code == 503
         assert "reloads by itself" in answer.text
         assert answer.headers["set-cookie"].startswith("__Host-access=good;")
@@ -234,6 +253,9 @@ def test_a_reload_serves_new_routes_and_a_session_without_a_listening_program_an
         (ingress.READ_TIMEOUT, "0"),
         (ingress.AUTH_METHOD, "GET; deny all"),
         (ingress.READ_TIMEOUT, "10; deny all"),
+        (ingress.AUTH_SIGNIN, "http://127.0.0.1:1/in?rd=$host"),
+        (ingress.AUTH_SIGNIN, "http://127.0.0.1:1/in; return 200"),
+        (ingress.AUTH_SIGNIN_PARAM, "rd; deny all"),
     ],
 )
 def test_an_ingress_whose_annotations_would_change_the_configuration_is_refused(

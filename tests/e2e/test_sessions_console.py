@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -158,6 +159,8 @@ async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: Demo, page
     await page.get_by_role("link", name="New session").first.click()
     form = page.get_by_role("form", name="New session")
     await form.get_by_label("Name", exact=True).fill("notebook")
+    # A GPU is offered from the start: the cheapest tier with a free slot, never CPU only.
+    await expect(form.get_by_label("GPU", exact=True)).to_have_value(re.compile(r" free now$"))
     await form.get_by_label("GPU", exact=True).click()
     await page.get_by_role("option").filter(has_text=" 1/4 ").click()
     # The preview for the chosen tier (not the CPU-only one before it) says a card is free.
@@ -170,6 +173,27 @@ async def test_a_user_starts_pauses_resumes_and_stops_a_session(demo: Demo, page
     await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
     await expect(card.get_by_role("button", name="Open")).to_be_visible()
     await shot(page, "sessions-2-running")
+
+    # Its page tells how the start went, step by step (kwok plays the kubelet in the demo).
+    await card.get_by_role("link", name="notebook").click()
+    steps = page.get_by_label("Start-up steps")
+    for reached in ("Card allocated", "Placed on a machine", "Program listening"):
+        await expect(steps.get_by_text(reached, exact=True)).to_be_visible(
+            timeout=STATE_DEADLINE_MS
+        )
+    await shot(page, "sessions-startup-steps")
+    # The demo's simulated DCGM exporter reports its use: the charts draw it, with the cost.
+    charts = page.get_by_role("region", name="Use over time")
+    await expect(charts.get_by_text(re.compile(r"^Now: \d+ % GPU"))).to_be_visible(
+        timeout=STATE_DEADLINE_MS
+    )
+    await expect(
+        charts.get_by_role("img", name=re.compile("^GPU utilization over"))
+    ).to_be_visible()
+    await expect(charts.get_by_role("img", name=re.compile("against the tier's"))).to_be_visible()
+    await expect(charts.locator(".recharts-reference-line")).to_have_count(1)
+    await shot(page, "sessions-utilization-charts")
+    await page.get_by_role("link", name="Sessions").first.click()
 
     # Home answers what is running and how long the wallet lasts at its current burn.
     await page.get_by_role("link", name="GShare").first.click()
@@ -217,10 +241,12 @@ async def _start(page: Page, base: str, name: str, kind: str, *, quarter_gpu: bo
     form = page.get_by_role("form", name="New session")
     await form.get_by_label("Name", exact=True).fill(name)
     await form.get_by_text(kind, exact=True).click()
+    await form.get_by_label("GPU", exact=True).click()
     if quarter_gpu:
-        await form.get_by_label("GPU", exact=True).click()
         await page.get_by_role("option").filter(has_text=" 1/4 ").click()
         await expect(page.get_by_text("A card is free").first).to_be_visible()
+    else:
+        await page.get_by_role("option", name="CPU only", exact=True).click()
     await form.get_by_role("button", name="Start session").click()
     card = page.get_by_role("article", name=name)
     await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
@@ -247,11 +273,18 @@ async def test_the_owner_works_in_jupyterlab_through_nginx_and_no_one_else_gets_
     await sign_in(page, demo.base, EMAIL, PASSWORD)
     await expect(page.get_by_role("link", name="Sessions").first).to_be_visible()
     card = await _start(page, demo.base, "analysis", "JupyterLab", quarter_gpu=True)
+    asked: list[str] = []
+    page.context.on("request", lambda request: asked.append(request.url))
     lab = await _open(page, card)
     await expect(lab.locator("#jp-main-dock-panel")).to_be_visible(timeout=PAGE_DEADLINE_MS)
     session_url = urlsplit(lab.url)
     assert session_url.hostname is not None
     assert session_url.hostname.endswith(".sessions.localhost")
+    # The ticket did its work on the way in: neither the address bar nor the history keeps it.
+    entry = next(urlsplit(url) for url in asked if "gshare_ticket=" in url)
+    assert entry.netloc == session_url.netloc
+    assert "gshare_ticket" not in lab.url
+    assert await lab.evaluate("history.length") == 1
     await shot(lab, "demo-sessions-1-jupyterlab")
     assert await lab.evaluate(WRITE_FILE, ["kept.txt", "written before the pause"]) == 201
 
@@ -266,7 +299,7 @@ async def test_the_owner_works_in_jupyterlab_through_nginx_and_no_one_else_gets_
     assert ACCESS_COOKIE not in await lab.evaluate("document.cookie")
 
     # Someone else given the link (signed in to the console as themselves) is refused by nginx.
-    ticket = parse_qs(session_url.query)["gshare_ticket"][0]
+    ticket = parse_qs(entry.query)["gshare_ticket"][0]
     link = f"{session_url.scheme}://{session_url.netloc}/?gshare_ticket={ticket}"
     await member_of_a_new_lab(demo.base, "lin@example.org", "plum-harbor-84-start", LIN_PASSWORD)
     browser = page.context.browser
@@ -278,7 +311,9 @@ async def test_the_owner_works_in_jupyterlab_through_nginx_and_no_one_else_gets_
     for url in (link, f"{session_url.scheme}://{session_url.netloc}/lab"):
         refused = await stranger.goto(url)
         assert refused is not None
+        # nginx sends them to the API's sign-in route, which says why and sends them no further.
         assert refused.status == 401, url
+        assert (await refused.json())["error"]["code"] == "session_access_expired", url
     await shot(stranger, "demo-sessions-2-refused")
     await other.close()
 

@@ -197,6 +197,77 @@ def test_a_spec_moved_to_another_card_gets_a_pod_of_its_own(
         assert limits["nvidia.com/gpumem"] == "40960"
 
 
+def _pod_event(pod: dict[str, Any], reason: str, message: str, type: str) -> dict[str, Any]:
+    """An event about `pod`, as the kubelet would write it."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta['name']}.{uuid.uuid4().hex[:12]}", "namespace": NAMESPACE},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": meta["name"],
+            "namespace": NAMESPACE,
+            "uid": meta["uid"],
+        },
+        "reason": reason,
+        "message": message,
+        "type": type,
+        "count": 2,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "source": {"component": "kubelet", "host": "gpu-0"},
+    }
+
+
+def test_the_status_carries_the_start_up_steps_from_the_pod_and_its_events(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    """kwok marks the pod scheduled, started and ready; events the kubelet would write (created
+    here through the API) add the image's size and the warning that explains a stuck start."""
+    body = _session()
+    name = body["metadata"]["name"]
+    with kube.client() as client:
+        assert client.post(SESSIONS, json=body).status_code == 201
+        status = eventually_sync(
+            lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
+        )
+        steps = eventually_sync(
+            lambda: (
+                (s := (_status_when(client, name, "Running") or {}).get("startupSteps"))
+                and {"allocated", "scheduled", "started", "ready"} <= {x["step"] for x in s}
+                and s
+            ),
+            "the steps of a start",
+            timeout=60,
+        )
+        assert steps[0]["step"] == "allocated"
+        assert steps[0]["message"] == "GPU-gpu0-01-a100"
+        assert status["podName"] == name
+        pod = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()
+        events = f"/api/v1/namespaces/{NAMESPACE}/events"
+        for reason, message, kind in (
+            ("Pulled", 'Successfully pulled image "x" in 2s. Image size: 123456 bytes.', "Normal"),
+            ("FailedMount", 'MountVolume.SetUp failed for volume "home"', "Warning"),
+        ):
+            made = client.post(events, json=_pod_event(pod, reason, message, kind))
+            assert made.status_code == 201, made.text
+
+        def told() -> dict[str, dict[str, Any]] | None:
+            said = (client.get(f"{SESSIONS}/{name}").json().get("status") or {}).get(
+                "startupSteps"
+            ) or []
+            by = {x["reason"] if x["step"] == "warning" else x["step"]: x for x in said}
+            return by if {"pulled", "FailedMount"} <= set(by) else None
+
+        found = eventually_sync(told, "the events in the steps", timeout=60)
+        assert found["pulled"]["imageSizeBytes"] == 123456
+        assert found["FailedMount"]["count"] == 2
+        assert found["FailedMount"]["message"].startswith("MountVolume.SetUp failed")
+
+
 def test_the_operator_needs_no_more_than_the_charts_rbac(kube: Cluster, tmp_path: Path) -> None:
     """Run as the chart's gshare-operator service account: a session still becomes its
     children and runs, and nothing the operator does is forbidden."""

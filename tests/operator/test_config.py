@@ -37,3 +37,12 @@ def test_a_malformed_name_is_refused_with_the_variable_named(
     monkeypatch.setenv("GSHARE_OPERATOR_INGRESS_NAMESPACE", value)
     with pytest.raises(ValueError, match="GSHARE_OPERATOR_INGRESS_NAMESPACE"):
         operator_config()
+
+
+def test_the_session_sign_in_route_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GSHARE_SESSION_SIGNIN_URL", "https://gpu.example.org/api/v1/session-entry")
+    assert operator_config().signin_url == "https://gpu.example.org/api/v1/session-entry"
+    monkeypatch.setenv("GSHARE_SESSION_SIGNIN_URL", "")
+    assert operator_config().signin_url == "https://gshare.example.org/api/v1/session-entry"

@@ -88,6 +88,28 @@ def test_a_running_fractional_session_gets_every_child_with_hami_resources() -> 
     assert all("podSelector" not in peer for peer in out)  # never other sessions' pods
 
 
+def test_the_ingress_checks_every_request_and_sends_a_ticket_away_through_the_api() -> None:
+    config = replace(
+        CONFIG,
+        auth_url="http://api.internal/internal/v1/session-access",
+        signin_url="https://console.example.org/api/v1/session-entry",
+    )
+    spec = make_spec()
+    ingress = by_kind(children(spec, config, OWNER))["Ingress"]
+    notes = {
+        key.removeprefix("nginx.ingress.kubernetes.io/"): value
+        for key, value in ingress["metadata"]["annotations"].items()
+    }
+    assert {key: notes[key] for key in notes if key.startswith("auth-")} == {
+        "auth-url": f"http://api.internal/internal/v1/session-access/{spec.session_id}",
+        "auth-response-headers": "X-GShare-User",
+        "auth-always-set-cookie": "true",
+        "auth-method": "GET",
+        "auth-signin": "https://console.example.org/api/v1/session-entry",
+        "auth-signin-redirect-param": "rd",
+    }
+
+
 def test_a_mig_slice_uses_hami_mig_mode_without_core_limits() -> None:
     gpu = GpuAssignment(node="gpu-2", card_uuid="GPU-mig", vram_mib=10240, mig_profile="1g.10gb")
     pod = by_kind(children(make_spec(gpu=gpu), CONFIG, OWNER))["Pod"]

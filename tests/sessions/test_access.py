@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -53,6 +53,14 @@ async def _check(
     return await client.get(f"/internal/v1/session-access/{session_id}", headers=headers)
 
 
+def _taken(response: httpx.Response) -> str | None:
+    """A ticket taken: 401 without an error, so that ingress-nginx sends the browser on to
+    auth-signin; the cookie it set, if any."""
+    assert response.status_code == 401, response.text
+    assert response.content == b"", response.text
+    return _set_cookie(response)
+
+
 def _set_cookie(response: httpx.Response) -> str | None:
     header = response.headers.get("set-cookie")
     if header is None:
@@ -77,16 +85,20 @@ async def test_the_owner_enters_with_a_ticket_then_a_cookie(build: Builder) -> N
 
     ingress = build.anonymous("10.0.0.5")
     first = await _check(ingress, mine.id, link=link)
-    assert first.status_code == 204, first.text
-    assert first.headers["x-gshare-user"] == owner.email
-    cookie = _set_cookie(first)
+    cookie = _taken(first)
     assert cookie
+    assert "x-gshare-user" not in first.headers
     assert cookie != parse_qs(urlsplit(link).query)["gshare_ticket"][0]
 
     # A ticket works once: the same link again, from anywhere, is refused.
     replay = await _check(build.anonymous("192.0.2.66"), mine.id, link=link)
     assert replay.status_code == 401
     assert "used already" in replay.json()["error"]["message"]
+
+    # The browser comes back without the ticket, with the cookie: in, as its owner.
+    back = await _check(ingress, mine.id, cookie=cookie)
+    assert back.status_code == 204
+    assert back.headers["x-gshare-user"] == owner.email
 
     # Later requests carry the cookie; the ticket has long expired by then.
     build.clock.advance(timedelta(minutes=5))
@@ -195,7 +207,7 @@ async def test_used_tickets_are_forgotten_once_expired(build: Builder) -> None:
     mine = await _running(build, owner)
     console = await build.signed_in(owner)
     link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
-    assert (await _check(build.anonymous(), mine.id, link=link)).status_code == 204
+    assert _taken(await _check(build.anonymous(), mine.id, link=link))
 
     async def count() -> int:
         async with build.sessions() as db:
@@ -219,24 +231,25 @@ async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
     console = await build.signed_in(owner)
     ingress = build.anonymous("10.0.0.5")
     link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
-    old_cookie = _set_cookie(await _check(ingress, mine.id, link=link))
+    old_cookie = _taken(await _check(ingress, mine.id, link=link))
     assert old_cookie
 
     # Signed out and in again: the old cookie names the ended sign-in; a new link still works.
     assert (await console.post("/api/v1/auth/logout")).status_code == 204
     console = await build.signed_in(owner)
     link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
-    fresh = await _check(ingress, mine.id, link=link, cookie=old_cookie)
-    assert fresh.status_code == 204, fresh.text
-    new_cookie = _set_cookie(fresh)
+    new_cookie = _taken(await _check(ingress, mine.id, link=link, cookie=old_cookie))
     assert new_cookie
-    # Reloading that URL with the new cookie works; without it, the spent ticket does not.
-    assert (await _check(ingress, mine.id, link=link, cookie=new_cookie)).status_code == 204
-    assert (await _check(ingress, mine.id, link=link)).status_code == 401
+    # That URL again with the new cookie is sent on without the ticket (no new cookie needed);
+    # without the cookie, the spent ticket is refused.
+    assert _taken(await _check(ingress, mine.id, link=link, cookie=new_cookie)) is None
+    assert (await _check(ingress, mine.id, link=link)).json()["error"]["code"] == (
+        "session_access_expired"
+    )
 
     # A ticket that arrives with a valid cookie is used up all the same.
     link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
-    assert (await _check(ingress, mine.id, link=link, cookie=new_cookie)).status_code == 204
+    assert _taken(await _check(ingress, mine.id, link=link, cookie=new_cookie))
     assert (await _check(build.anonymous(), mine.id, link=link)).status_code == 401
 
     # Two requests racing with one ticket: exactly one gets in.
@@ -245,7 +258,8 @@ async def test_a_fresh_ticket_beats_an_old_cookie_and_is_used_up_either_way(
         _check(build.anonymous("192.0.2.1"), mine.id, link=link),
         _check(build.anonymous("192.0.2.2"), mine.id, link=link),
     )
-    assert sorted(r.status_code for r in racing) == [204, 401]
+    assert sorted(bool(r.headers.get("set-cookie")) for r in racing) == [False, True]
+    assert sorted(bool(r.content) for r in racing) == [False, True]  # one error: the loser
 
     # An access cookie is not a ticket, and a URL with two tickets carries none.
     query_cookie = f"https://{mine.id}.sessions.gshare.local/?gshare_ticket={new_cookie}"
@@ -289,7 +303,7 @@ async def test_a_stopping_or_deleted_session_closes_its_page_at_once(build: Buil
     for end in ("stop", "delete"):
         mine = await _running(build, owner)
         first = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
-        cookie = _set_cookie(await _check(ingress, mine.id, link=first))
+        cookie = _taken(await _check(ingress, mine.id, link=first))
         unused = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
         if end == "stop":
             ended = await console.post(f"/api/v1/sessions/{mine.id}/stop")
@@ -348,3 +362,84 @@ def test_a_huge_original_url_is_not_read_at_all() -> None:
     assert access.ticket_in("https://h/?gshare_ticket=a&" + "x" * 9000) is None
     assert access.ticket_in("https://h/?gshare_ticket=a&" + "&".join(["x=1"] * 150)) is None
     assert access.ticket_in("https://h/?gshare_ticket=a&" + "&".join(["x=1"] * 50)) == "a"
+
+
+# ---- leaving the ticket behind (ingress-nginx's auth-signin) -------------------------------
+
+
+def _escaped(address: str) -> str:
+    """`rd` as ingress-nginx writes it: scheme and host as they are, the request URI escaped."""
+    parts = urlsplit(address)
+    uri = parts.path + (f"?{parts.query}" if parts.query else "")
+    return f"rd={parts.scheme}://{parts.netloc}{quote(uri, safe='')}"
+
+
+async def test_the_browser_is_sent_back_to_the_same_page_without_the_ticket(
+    build: Builder,
+) -> None:
+    owner = await build.user()
+    mine = await _running(build, owner)
+    console = await build.signed_in(owner)
+    link = (await console.post(f"/api/v1/sessions/{mine.id}/entry")).json()["url"]
+    ticket = parse_qs(urlsplit(link).query)["gshare_ticket"][0]
+    asked = f"https://{mine.id}.sessions.gshare.local/lab/tree/a%20b.ipynb?x=1&gshare_ticket={ticket}&y=%2F"
+    assert _taken(await _check(build.anonymous(), mine.id, link=asked))
+
+    browser = build.anonymous()
+    page = f"https://{mine.id}.sessions.gshare.local/lab/tree/a%20b.ipynb?x=1&y=%2F"
+    for query in (_escaped(asked), f"rd={asked}"):  # ingress-nginx's form, and the demo's
+        back = await browser.get(f"/api/v1/session-entry?{query}")
+        assert back.status_code == 303, back.text
+        assert back.headers["location"] == page
+        assert back.headers["cache-control"] == "no-store"
+
+    # Back without the ticket and without a cookie: refused by the check, and then here too,
+    # instead of going round again.
+    assert (await _check(build.anonymous(), mine.id, link=page)).status_code == 401
+    again = await browser.get(f"/api/v1/session-entry?{_escaped(page)}")
+    assert again.status_code == 401
+    assert again.json()["error"]["code"] == "session_access_expired"
+    assert "open the session again from the console" in again.json()["error"]["message"]
+
+
+async def test_only_a_sessions_own_address_is_followed(build: Builder) -> None:
+    owner = await build.user()
+    mine = await _running(build, owner)
+    elsewhere = await build.interactive_session(
+        owner, await build.cluster(sessions_domain="gpu.lab.example"), phase="Running"
+    )
+    browser = build.anonymous()
+    for address in (
+        "https://evil.example/?gshare_ticket=t",
+        f"https://{mine.id}.evil.example/?gshare_ticket=t",
+        f"https://{mine.id}.sessions.gshare.local.evil.example/?gshare_ticket=t",
+        f"https://{mine.id}.gpu.lab.example/?gshare_ticket=t",  # another cluster's domain
+        f"https://{elsewhere.id}.sessions.gshare.local/?gshare_ticket=t",
+        f"https://user@{mine.id}.sessions.gshare.local/?gshare_ticket=t",
+        f"https://{uuid.uuid4()}.sessions.gshare.local/?gshare_ticket=t",
+        f"javascript://{mine.id}.sessions.gshare.local/?gshare_ticket=t",
+        "//evil.example/?gshare_ticket=t",
+        "",
+    ):
+        answer = await browser.get(f"/api/v1/session-entry?{_escaped(address)}")
+        assert answer.status_code == 400, address
+        assert answer.json()["error"]["code"] == "not_a_session_address", address
+    missing = await browser.get("/api/v1/session-entry")
+    assert missing.json()["error"]["code"] == "not_a_session_address"
+    # The right host under another scheme is sent to the session's own (https) address.
+    plain = await browser.get(
+        f"/api/v1/session-entry?rd=http://{mine.id}.sessions.gshare.local/?gshare_ticket=t"
+    )
+    assert plain.headers["location"] == f"https://{mine.id}.sessions.gshare.local/"
+
+
+def test_the_address_is_read_from_either_form_of_rd() -> None:
+    raw = "https://h.example/p?a=1&gshare_ticket=t"
+    assert access.return_address("rd=https://h.example%2Fp%3Fa%3D1%26gshare_ticket%3Dt") == raw
+    assert access.return_address(f"rd={raw}") == raw
+    assert access.return_address(f"other=1&rd={raw}") == raw
+    assert access.return_address("ird=x") is None
+    assert access.return_address("") is None
+    assert access.without_ticket("a=1&gshare_ticket=t&b=%2F&&c") == ("a=1&b=%2F&c", True)
+    assert access.without_ticket("gshare%5Fticket=t") == ("", True)
+    assert access.without_ticket("a=gshare_ticket") == ("a=gshare_ticket", False)

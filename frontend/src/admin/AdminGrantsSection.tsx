@@ -1,10 +1,11 @@
-import { Alert, Button, Group, Modal, Stack, Table, Title } from '@mantine/core';
+import { Alert, Button, Group, Modal, Stack, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { errorMessage } from '../api/errors';
 import type { AdminGrants } from '../api/hooks/admins';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDate } from '../ui/format';
 import { PagedTable } from '../ui/PagedTable';
+import { useTableState } from '../ui/tableState';
 import { UserPicker } from './users/UserPicker';
 
 interface AdminGrantsSectionProps {
@@ -17,6 +18,8 @@ interface AdminGrantsSectionProps {
 /** Admins of one organization or group, with grant and revoke. */
 export function AdminGrantsSection({ heading, scopeName, grants, canEdit }: AdminGrantsSectionProps) {
   const { list, grant, revoke } = grants;
+  // A scope has a handful of admins: the browser sorts the whole list once it is loaded.
+  const view = useTableState({ prefix: 'admins', sortable: ['name', 'email', 'since'] });
   const [adding, setAdding] = useState(false);
   const [userId, setUserId] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -50,23 +53,15 @@ export function AdminGrantsSection({ heading, scopeName, grants, canEdit }: Admi
       </Group>
       <PagedTable
         list={list}
-        empty="No admins yet."
-        striped
-        head={
-          <>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Email</Table.Th>
-            <Table.Th>Since</Table.Th>
-            <Table.Th aria-label="Actions" />
-          </>
-        }
-        row={(admin) => (
-          <Table.Tr key={admin.user_id}>
-            <Table.Td>{admin.user_name}</Table.Td>
-            <Table.Td>{admin.user_email}</Table.Td>
-            <Table.Td>{formatDate(admin.created_at)}</Table.Td>
-            <Table.Td>
-              {canEdit && (
+        columns={[
+          { id: 'name', header: 'Name', sortValue: (admin) => admin.user_name, cell: (admin) => admin.user_name },
+          { id: 'email', header: 'Email', sortValue: (admin) => admin.user_email, cell: (admin) => admin.user_email },
+          { id: 'since', header: 'Since', sortValue: (admin) => admin.created_at, cell: (admin) => formatDate(admin.created_at) },
+          {
+            id: 'actions',
+            label: 'Actions',
+            cell: (admin) =>
+              canEdit && (
                 <Group justify="flex-end">
                   <ConfirmButton
                     label="Remove"
@@ -76,10 +71,14 @@ export function AdminGrantsSection({ heading, scopeName, grants, canEdit }: Admi
                     onConfirm={() => revoke.mutateAsync(admin.user_id)}
                   />
                 </Group>
-              )}
-            </Table.Td>
-          </Table.Tr>
-        )}
+              ),
+          },
+        ]}
+        rowKey={(admin) => admin.user_id}
+        state={view}
+        empty="No admins yet."
+        striped
+        aria-label={heading}
       />
       <Modal opened={adding} onClose={close} title={`Add an admin to ${scopeName}`} centered>
         <form onSubmit={submit} noValidate>

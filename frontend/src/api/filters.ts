@@ -18,6 +18,8 @@ export interface AuditFilters {
   group_id?: string;
   since?: string;
   until?: string;
+  /** Oldest first (`at`); newest first when absent. */
+  sort?: 'at' | '-at';
 }
 
 export interface EntryFilters {

@@ -257,6 +257,16 @@ export const queries = {
         unwrap(api.GET('/api/v1/sessions/{session_id}', { params: { path: { session_id: sessionId } } })),
     }),
   /**
+   * A session's GPU use and cost over its life. Under the sessions prefix, so each live
+   * `session.changed` event asks for it again.
+   */
+  sessionUsage: (sessionId: string) =>
+    queryOptions({
+      queryKey: [...scopes.sessions, 'usage', sessionId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/sessions/{session_id}/usage', { params: { path: { session_id: sessionId } } })),
+    }),
+  /**
    * What admission would do with a session of this shape now. It reads the queue, so it sits
    * under the queue's prefix and is asked again whenever admissions change.
    */

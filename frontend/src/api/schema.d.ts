@@ -987,6 +987,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/session-entry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session Entry
+         * @description ingress-nginx's `auth-signin` for session hosts: back to the address in `rd` without its
+         *     ticket, once the access check has taken it and set the cookie. Only a session page's
+         *     address is followed (400 otherwise); one without a ticket is refused (401), not looped.
+         */
+        get: operations["session_entry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sessions": {
         parameters: {
             query?: never;
@@ -1134,6 +1156,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{session_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Session Usage
+         * @description GPU utilization and VRAM used over the session's life, thinned with age, and its cost
+         *     so far; for its owner and the admins of its group.
+         */
+        get: operations["get_session_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tiers": {
         parameters: {
             query?: never;
@@ -1143,7 +1186,8 @@ export interface paths {
         };
         /**
          * List Tiers
-         * @description The tiers the caller may use (in `group_id`, or in any of their groups), with prices.
+         * @description The tiers the caller may use (in `group_id`, or in any of their groups), with prices,
+         *     free slots now and, for a tier with none, about how long a new session would wait.
          */
         get: operations["list_tiers"];
         put?: never;
@@ -1517,6 +1561,10 @@ export interface paths {
          * @description ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
          *     session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
          *     with a live console sign-in, gets through.
+         *
+         *     A request whose address carries a ticket is stopped even when allowed: the 401, without a
+         *     body and with the cookie, has ingress-nginx send the browser to `auth-signin`, which sends
+         *     it back without the ticket (`GET /api/v1/session-entry`).
          */
         get: operations["session_access"];
         put?: never;
@@ -1655,7 +1703,12 @@ export interface components {
             /** Queue Position */
             queue_position: number | null;
         };
-        /** AuditEntryOut */
+        /**
+         * AuditEntryOut
+         * @description An entry as the log shows it. `actor_email` is kept from when it happened (for a failed
+         *     sign-in: the email typed, signed in or not); `actor_name`, `target_name` and `target_email`
+         *     are today's names, None where the id names nothing (any more).
+         */
         AuditEntryOut: {
             /** Action */
             action: string;
@@ -1663,6 +1716,8 @@ export interface components {
             actor_email: string | null;
             /** Actor Id */
             actor_id: string | null;
+            /** Actor Name */
+            actor_name: string | null;
             /**
              * At
              * Format: date-time
@@ -1683,8 +1738,12 @@ export interface components {
              * @enum {string}
              */
             outcome: "allowed" | "denied" | "failed";
+            /** Target Email */
+            target_email: string | null;
             /** Target Id */
             target_id: string | null;
+            /** Target Name */
+            target_name: string | null;
             /** Target Type */
             target_type: string | null;
         };
@@ -1719,6 +1778,11 @@ export interface components {
             carved_tier: string | null;
             /** Cores */
             cores: number;
+            /**
+             * Draining
+             * @description Held for a queued request that waited past the starvation limit: it takes no new sessions until that request starts on it.
+             */
+            draining: boolean;
             /**
              * Free Slots
              * @description Free slots of the carving; null while uncarved.
@@ -1835,6 +1899,19 @@ export interface components {
              * Format: uuid
              */
             wallet_id: string;
+        };
+        /** CostPointOut */
+        CostPointOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Cost
+             * @description Credits captured from the session's start until then.
+             */
+            cost: string;
         };
         /** EffectivePolicyOut */
         EffectivePolicyOut: {
@@ -2856,6 +2933,16 @@ export interface components {
              */
             session_type: "vscode" | "jupyterlab" | "terminal";
             /**
+             * Startup Requested At
+             * @description When its latest start was asked for (created or resumed).
+             */
+            startup_requested_at?: string | null;
+            /**
+             * Startup Steps
+             * @description How its latest start went, as the cluster reports it: progress steps and the warnings that explain a stuck or failed start, in the order they happened.
+             */
+            startup_steps?: components["schemas"]["StartupStepOut"][];
+            /**
              * State
              * @enum {string}
              */
@@ -2882,6 +2969,46 @@ export interface components {
             /** Vram Used Mib */
             vram_used_mib: number | null;
         };
+        /**
+         * SessionUsageOut
+         * @description A session's GPU use and cost over its life, thinned with age (at most about 800 points
+         *     of use and 250 of cost, however long it ran).
+         */
+        SessionUsageOut: {
+            /** Cost */
+            cost: components["schemas"]["CostPointOut"][];
+            /**
+             * Cost Total
+             * @description Credits captured so far.
+             */
+            cost_total: string;
+            /** @description The latest report while it runs; none once it is paused or has ended. */
+            current: components["schemas"]["UsagePointOut"] | null;
+            /** Points */
+            points: components["schemas"]["UsagePointOut"][];
+            /**
+             * Session Id
+             * Format: uuid
+             */
+            session_id: string;
+            /**
+             * Since
+             * Format: date-time
+             * @description When the session was created.
+             */
+            since: string;
+            /**
+             * Until
+             * Format: date-time
+             * @description When it ended, or now.
+             */
+            until: string;
+            /**
+             * Vram Limit Mib
+             * @description The tier's VRAM; none for a CPU session.
+             */
+            vram_limit_mib: number | null;
+        };
         /** SharedVolumeCreate */
         SharedVolumeCreate: {
             /**
@@ -2894,6 +3021,64 @@ export interface components {
             name: string;
             /** Size Gib */
             size_gib: number;
+        };
+        /** StartupStepOut */
+        StartupStepOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Count */
+            count: number;
+            /** Image Size Bytes */
+            image_size_bytes: number | null;
+            /** Message */
+            message: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Step
+             * @enum {string}
+             */
+            step: "allocated" | "scheduled" | "pulling" | "pulled" | "started" | "ready" | "warning";
+        };
+        /**
+         * StartupStepReport
+         * @description One step of a session's start, as the operator read it from the pod and its events.
+         */
+        StartupStepReport: {
+            /**
+             * At
+             * Format: date-time
+             * @description When it happened (a warning: its latest occurrence).
+             */
+            at: string;
+            /**
+             * Count
+             * @description How often it happened.
+             * @default 1
+             */
+            count: number;
+            /** Image Size Bytes */
+            image_size_bytes?: number | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Reason
+             * @description The Kubernetes reason (`FailedScheduling`, `ImagePullBackOff` …).
+             * @default
+             */
+            reason: string;
+            /**
+             * Step
+             * @description A progress step, or `warning` for a warning event.
+             * @enum {string}
+             */
+            step: "allocated" | "scheduled" | "pulling" | "pulled" | "started" | "ready" | "warning";
         };
         /** StatusAck */
         StatusAck: {
@@ -2935,6 +3120,11 @@ export interface components {
              * @description Grows with every report the operator sends.
              */
             sequence: number;
+            /**
+             * Steps
+             * @description How the pod of this revision is starting; merged into the steps kept for the session's latest start when `revision` is that start's. None: not reported.
+             */
+            steps?: components["schemas"]["StartupStepReport"][] | null;
         };
         /** TierIn */
         TierIn: {
@@ -2992,7 +3182,7 @@ export interface components {
         /** TierPage */
         TierPage: {
             /** Items */
-            items: components["schemas"]["TierOut"][];
+            items: components["schemas"]["UsableTierOut"][];
         };
         /** TierPatch */
         TierPatch: {
@@ -3059,6 +3249,75 @@ export interface components {
         UnreadOut: {
             /** Unread */
             unread: number;
+        };
+        /** UsableTierOut */
+        UsableTierOut: {
+            /** Compute Percent */
+            compute_percent: number;
+            /** Denominator */
+            denominator: number | null;
+            /**
+             * Estimated Wait Seconds
+             * @description About how long a new session would queue; null while a slot is free, or when no card offers the tier.
+             */
+            estimated_wait_seconds: number | null;
+            /**
+             * Free Slots
+             * @description Sessions of the tier that could start now; 0 while others wait for it.
+             */
+            free_slots: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "fraction" | "exclusive" | "mig";
+            /** Mig Profile */
+            mig_profile: string | null;
+            /** Model */
+            model: string;
+            /**
+             * Model Id
+             * Format: uuid
+             */
+            model_id: string;
+            /** Name */
+            name: string;
+            /** Price Is Default */
+            price_is_default: boolean;
+            /** Price Per Hour */
+            price_per_hour: string;
+            /** Retired At */
+            retired_at: string | null;
+            /** Vram Mib */
+            vram_mib: number;
+        };
+        /** UsagePointOut */
+        UsagePointOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Gpu Util Percent
+             * @description Mean over the reports it stands for.
+             */
+            gpu_util_percent: number | null;
+            /**
+             * Samples
+             * @description How many reports it stands for: older ones are thinned.
+             */
+            samples: number;
+            /**
+             * Vram Used Mib
+             * @description Peak over the reports it stands for.
+             */
+            vram_used_mib: number | null;
         };
         /** UserCreate */
         UserCreate: {
@@ -3396,6 +3655,8 @@ export interface operations {
                 group_id?: string | null;
                 since?: string | null;
                 until?: string | null;
+                /** @description Newest first (-at, the default) or oldest first. */
+                sort?: "-at" | "at";
                 limit?: number | null;
                 cursor?: string | null;
             };
@@ -7936,6 +8197,51 @@ export interface operations {
             };
         };
     };
+    session_entry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_sessions: {
         parameters: {
             query?: {
@@ -8534,6 +8840,64 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_session_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionUsageOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -50,6 +50,7 @@ export type MigInstanceIn = Schemas['MigInstanceIn'];
 export type GpuModelOut = Schemas['GpuModelOut'];
 export type GpuModelIn = Schemas['GpuModelIn'];
 export type TierOut = Schemas['TierOut'];
+export type UsableTierOut = Schemas['UsableTierOut'];
 export type TierIn = Schemas['TierIn'];
 export type PolicyOut = Schemas['PolicyOut'];
 export type EffectivePolicyOut = Schemas['EffectivePolicyOut'];

@@ -6,7 +6,7 @@ export function AuthCard({ title, subtitle, children }: { title: string; subtitl
   return (
     <Center mih="100vh" p="md" bg="gray.0">
       <Paper withBorder shadow="sm" p="xl" radius="md" w="100%" maw={420}>
-        <Text fw={700} c="blue.7" mb={4}>
+        <Text fw={700} c="blue.8" mb={4}>
           GShare
         </Text>
         <Title order={2} mb={subtitle ? 4 : 'lg'}>

@@ -1,10 +1,12 @@
 import { Alert, Anchor, Button, Group, Stack } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { useForm } from '@mantine/form';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { errorMessage } from '../api/errors';
 import { useChangePassword, useLogout } from '../api/hooks/auth';
+import { serverErrors } from '../ui/form';
 import { SecretInput } from '../ui/SecretInput';
 import { AuthCard } from './AuthCard';
+import { PASSWORD_CHANGE_FIELDS, validatePasswordChange, type PasswordChangeValues } from './authForms';
 import { PasswordStrength } from './PasswordStrength';
 import { useSession } from './session';
 
@@ -13,22 +15,27 @@ export function PasswordChangePage() {
   const change = useChangePassword();
   const logout = useLogout();
   const navigate = useNavigate();
-  const [current, setCurrent] = useState('');
-  const [next, setNext] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const [submitted, setSubmitted] = useState(false);
+  const form = useForm<PasswordChangeValues>({
+    initialValues: { current: '', next: '', confirm: '' },
+    validate: validatePasswordChange,
+    validateInputOnBlur: true,
+  });
+  const [problem, setProblem] = useState<string | null>(null);
 
   const forced = me.must_change_password;
-  const mismatch = confirm.length > 0 && confirm !== next;
-  const missing = !current || !next || !confirm;
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    setSubmitted(true);
-    if (missing || mismatch) return;
+  const submit = ({ current, next }: PasswordChangeValues) => {
+    setProblem(null);
     change.mutate(
       { current_password: current, new_password: next },
-      { onSuccess: () => navigate('/', { replace: true }) },
+      {
+        onSuccess: () => navigate('/', { replace: true }),
+        onError: (error) => {
+          const { onFields, rest } = serverErrors(error, PASSWORD_CHANGE_FIELDS, Object.keys(form.values));
+          form.setErrors(onFields);
+          setProblem(rest);
+        },
+      },
     );
   };
 
@@ -39,34 +46,28 @@ export function PasswordChangePage() {
       title="Change your password"
       subtitle={forced ? 'You need to choose a new password before you can continue.' : `Signed in as ${me.user.email}`}
     >
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={form.onSubmit(submit)} noValidate>
         <Stack>
           <SecretInput
             label="Current password"
             autoComplete="current-password"
-            value={current}
-            onChange={(event) => setCurrent(event.currentTarget.value)}
-            error={submitted && !current ? 'Enter your current password.' : undefined}
+            {...form.getInputProps('current')}
             autoFocus
           />
           <SecretInput
             label="New password"
             autoComplete="new-password"
-            value={next}
-            onChange={(event) => setNext(event.currentTarget.value)}
-            error={submitted && !next ? 'Choose a new password.' : undefined}
+            {...form.getInputProps('next')}
           />
-          <PasswordStrength password={next} email={me.user.email} name={me.user.name} />
+          <PasswordStrength password={form.values.next} email={me.user.email} name={me.user.name} />
           <SecretInput
             label="Confirm new password"
             autoComplete="new-password"
-            value={confirm}
-            onChange={(event) => setConfirm(event.currentTarget.value)}
-            error={mismatch ? 'Passwords do not match.' : submitted && !confirm ? 'Repeat the new password.' : undefined}
+            {...form.getInputProps('confirm')}
           />
-          {change.isError && (
+          {problem && (
             <Alert color="red" role="alert">
-              {errorMessage(change.error)}
+              {problem}
             </Alert>
           )}
           <Button type="submit" loading={change.isPending} fullWidth>

@@ -32,7 +32,10 @@ describe('sign-in', () => {
 
     await user.click(await screen.findByRole('button', { name: 'Sign in' }));
 
-    expect(await screen.findByRole('alert')).toHaveTextContent('Enter your email and password.');
+    // Each field says what it lacks, and nothing is sent.
+    expect(await screen.findByText('Enter your email.')).toBeInTheDocument();
+    expect(screen.getByText('Enter your password.')).toBeInTheDocument();
+    expect(screen.getByLabelText('Email')).toHaveAttribute('aria-invalid', 'true');
     expect(api.callsTo('POST', '/api/v1/auth/login')).toHaveLength(0);
   });
 

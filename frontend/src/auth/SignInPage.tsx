@@ -1,5 +1,5 @@
 import { Alert, Button, Stack, TextInput } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { useForm } from '@mantine/form';
 import { Navigate, useLocation } from 'react-router';
 import { ApiError, errorMessage } from '../api/errors';
 import { useLogin } from '../api/hooks/auth';
@@ -7,6 +7,7 @@ import { useMe } from '../api/hooks/me';
 import { FullPageLoader } from '../ui/FullPage';
 import { SecretInput } from '../ui/SecretInput';
 import { AuthCard } from './AuthCard';
+import { validateSignIn, type SignInValues } from './authForms';
 
 function failureText(error: unknown): string {
   const message = errorMessage(error);
@@ -20,9 +21,7 @@ export function SignInPage() {
   const me = useMe();
   const login = useLogin();
   const location = useLocation();
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [missing, setMissing] = useState<string | null>(null);
+  const form = useForm<SignInValues>({ initialValues: { email: '', password: '' }, validate: validateSignIn });
 
   const from = (location.state as { from?: string } | null)?.from;
   const destination = from && from !== '/sign-in' ? from : '/';
@@ -30,36 +29,26 @@ export function SignInPage() {
   if (me.isPending) return <FullPageLoader />;
   if (me.data) return <Navigate to={destination} replace />;
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!email.trim() || !password) {
-      setMissing('Enter your email and password.');
-      return;
-    }
-    setMissing(null);
-    // On success the cached session changes and the redirect below takes over.
-    login.mutate({ email: email.trim(), password });
-  };
+  // On success the cached session changes and the redirect above takes over.
+  const submit = ({ email, password }: SignInValues) => login.mutate({ email: email.trim(), password });
 
-  const problem = missing ?? (login.isError ? failureText(login.error) : null);
+  const problem = login.isError ? failureText(login.error) : null;
 
   return (
     <AuthCard title="Sign in">
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={form.onSubmit(submit)} noValidate>
         <Stack>
           <TextInput
             label="Email"
             type="email"
             autoComplete="username"
-            value={email}
-            onChange={(event) => setEmail(event.currentTarget.value)}
+            {...form.getInputProps('email')}
             autoFocus
           />
           <SecretInput
             label="Password"
             autoComplete="current-password"
-            value={password}
-            onChange={(event) => setPassword(event.currentTarget.value)}
+            {...form.getInputProps('password')}
           />
           {problem && (
             <Alert color="red" role="alert">

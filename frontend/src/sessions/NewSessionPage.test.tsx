@@ -25,7 +25,10 @@ const catalog = json(200, {
   ],
 });
 const tiers = json(200, {
-  items: [makeTier(), makeTier({ id: 't2', name: '1/2', vram_mib: 40960, price_per_hour: '5' })],
+  items: [
+    makeTier({ free_slots: 3 }),
+    makeTier({ id: 't2', name: '1/2', vram_mib: 40960, price_per_hour: '5', free_slots: 0, estimated_wait_seconds: 600 }),
+  ],
 });
 const volumes = json(200, {
   items: [
@@ -87,15 +90,15 @@ describe('new session', () => {
     renderApp('/sessions/new');
     const user = userEvent.setup();
 
-    // CPU only at first: it would start now.
-    const start = await screen.findByRole('region', { name: 'Admission preview' });
-    expect(start).toHaveTextContent('Starts now');
-    expect(start).toHaveTextContent('0.1 credits per hour; you have 100 credits, enough for about 1,000 h.');
+    // The cheapest GPU with a free slot at first; the preview asks about it, never CPU only.
+    await screen.findByRole('region', { name: 'Admission preview' });
+    expect(screen.getByRole('combobox', { name: 'GPU' })).toHaveValue('A100-80GB 1/4 · 20 GiB · 2.5 credits/h · 3 free now');
+    expect(api.callsTo('POST', '/api/v1/admission/preview').map((call) => (call.body as AdmissionPreviewIn).tier_id)).toEqual(['t1']);
     expect(api.callsTo('GET', '/api/v1/tiers')[0].query.get('group_id')).toBe(GROUP_ID);
 
     await user.type(screen.getByRole('textbox', { name: 'Name' }), 'lab');
     await choose('Image', 'PyTorch notebook');
-    await choose('GPU', 'A100-80GB 1/2 · 40 GiB · 5 credits/h');
+    await choose('GPU', 'A100-80GB 1/2 · 40 GiB · 5 credits/h · none free, queues about 10 min');
     const cores = screen.getByRole('textbox', { name: 'CPU cores' });
     await user.clear(cores);
     await user.type(cores, '4');
@@ -138,6 +141,8 @@ describe('new session', () => {
     const user = userEvent.setup();
 
     await screen.findByRole('region', { name: 'Admission preview' });
+    // Chosen before the group changes, CPU only stays chosen when the other group's tiers load.
+    await choose('GPU', 'CPU only');
     await user.click(screen.getByRole('radio', { name: 'VS Code' }));
     expect(screen.getByRole('combobox', { name: 'Image' })).toHaveValue('VS Code');
     await choose('Group', 'Vision (Research)');
@@ -159,6 +164,31 @@ describe('new session', () => {
       home_size_gib: 25,
       shared_volume_ids: [],
     });
+  });
+
+  it('offers the cheapest tier that queues when none is free, and CPU only when none is allowed', async () => {
+    const api = routes({
+      'GET /api/v1/tiers': (request: StubRequest) =>
+        json(200, {
+          items:
+            request.query.get('group_id') === GROUP_ID
+              ? [
+                  makeTier({ id: 't-dear', name: '1/2', price_per_hour: '5', free_slots: 0, estimated_wait_seconds: 600 }),
+                  makeTier({ free_slots: 0, estimated_wait_seconds: 7200 }),
+                ]
+              : [],
+        }),
+    });
+    renderApp('/sessions/new');
+
+    await screen.findByRole('region', { name: 'Admission preview' });
+    expect(screen.getByRole('combobox', { name: 'GPU' })).toHaveValue(
+      'A100-80GB 1/4 · 20 GiB · 2.5 credits/h · none free, queues about 2 h',
+    );
+    await choose('Group', 'Vision (Research)');
+    await waitFor(() => expect(screen.getByRole('combobox', { name: 'GPU' })).toHaveValue('CPU only'));
+    expect(screen.getByText('No GPU tier is offered to this group; the session runs on CPUs.')).toBeInTheDocument();
+    await waitFor(() => expect(api.callsTo('POST', '/api/v1/admission/preview').at(-1)!.body).toMatchObject({ group_id: OTHER_GROUP_ID, tier_id: null }));
   });
 
   it('shows why the server refused to start it and stays on the form', async () => {

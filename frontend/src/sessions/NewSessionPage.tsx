@@ -29,16 +29,17 @@ import {
   type VolumeOut,
 } from '../api/hooks/sessions';
 import { ApiError } from '../api/errors';
-import type { TierOut } from '../api/types';
+import type { UsableTierOut } from '../api/types';
 import { useSession } from '../auth/session';
 import { PageHeader } from '../ui/PageHeader';
 import { formatCredits } from '../ui/amount';
-import { formatMemoryGiB } from '../ui/format';
+import { formatDuration, formatMemoryGiB } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 import { asNumber, serverErrors } from '../ui/form';
 import { AdmissionPreview } from './AdmissionPreview';
 import {
   CPU_ONLY,
+  defaultTier,
   LIMITS,
   MAX_SHARED_VOLUMES,
   NEW_HOME,
@@ -60,8 +61,16 @@ const REFUSALS: Record<string, string> = {
   volume_in_use: 'Volume in use',
 };
 
-function tierLabel(tier: TierOut): string {
-  return `${tier.model} ${tier.name} · ${formatMemoryGiB(tier.vram_mib)} · ${formatCredits(tier.price_per_hour)}/h`;
+/** What the tier offers now: free slots, or else the queue's estimated wait. */
+function tierNow(tier: UsableTierOut): string {
+  if (tier.free_slots > 0) return `${tier.free_slots.toLocaleString()} free now`;
+  if (tier.estimated_wait_seconds === null) return 'no card offers it now';
+  return `none free, queues ${formatDuration(tier.estimated_wait_seconds)}`;
+}
+
+function tierLabel(tier: UsableTierOut): string {
+  const price = `${formatCredits(tier.price_per_hour)}/h`;
+  return `${tier.model} ${tier.name} · ${formatMemoryGiB(tier.vram_mib)} · ${price} · ${tierNow(tier)}`;
 }
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
@@ -99,7 +108,7 @@ export function NewSessionPage() {
       sessionType: 'jupyterlab',
       image: null,
       group: groups[0]?.group_id ?? null,
-      gpu: CPU_ONLY,
+      gpu: null,
       cpuCores: 1,
       memoryGiB: 2,
       home: NEW_HOME,
@@ -117,7 +126,10 @@ export function NewSessionPage() {
   const images = (catalog.data?.items ?? []).filter((image) => image.enabled && image.session_type === sessionType);
   // The first image of the type is chosen until another one is.
   const imageId = images.some((image) => image.id === form.values.image) ? form.values.image : (images[0]?.id ?? null);
-  const tierId = tierItems.some((tier) => tier.id === gpu) ? gpu : null;
+  // What the person chose stands while the group offers it; until then, the default.
+  const chosen = gpu === CPU_ONLY || tierItems.some((tier) => tier.id === gpu) ? gpu : null;
+  const gpuChoice = chosen ?? defaultTier(tierItems);
+  const tierId = gpuChoice === CPU_ONLY ? null : gpuChoice;
   const freeHomes = (volumes.data?.items ?? []).filter((v) => v.kind === 'home' && v.used_by.length === 0);
   const groupShared = (volumes.data?.items ?? []).filter((v) => v.kind === 'shared' && v.group_id === groupId);
   const homeVolumeId = freeHomes.some((v) => v.id === home) ? home : null;
@@ -140,10 +152,11 @@ export function NewSessionPage() {
   const memoryMib = memoryGiB === null ? null : Math.round(memoryGiB * 1024);
   const previewShape = useMemo<AdmissionPreviewIn | null>(
     () =>
-      groupId && cores !== null && memoryMib !== null
+      // Not before the tiers are known: the default GPU depends on them.
+      groupId && tiers.data && cores !== null && memoryMib !== null
         ? { group_id: groupId, tier_id: tierId, cpu_cores: cores, memory_mib: memoryMib }
         : null,
-    [groupId, tierId, cores, memoryMib],
+    [groupId, tiers.data, tierId, cores, memoryMib],
   );
   // Typing a number should not ask the server at every keystroke.
   const [previewRequest] = useDebouncedValue(previewShape, 300, { leading: true });
@@ -256,7 +269,7 @@ export function NewSessionPage() {
                   tierItems.length === 0 ? 'No GPU tier is offered to this group; the session runs on CPUs.' : undefined
                 }
                 data={gpuOptions}
-                value={tierId ?? CPU_ONLY}
+                value={gpuChoice}
                 onChange={(value) => form.setFieldValue('gpu', value ?? CPU_ONLY)}
                 error={form.errors.gpu}
                 allowDeselect={false}

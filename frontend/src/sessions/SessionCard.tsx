@@ -6,6 +6,7 @@ import { formatWait } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
 import { formatDateTime, formatRelative } from '../ui/format';
 import { KeepRunningButton, SessionActions } from './SessionActions';
+import { showsStartup, StartupSteps } from './StartupSteps';
 import { gpuSlice, peakVram, SESSION_TYPE_LABELS, StateWithReason, utilization, WAITING_STATES } from './sessionParts';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
@@ -84,6 +85,7 @@ export function SessionCard({ session }: { session: SessionOut }) {
           </Text>
         </div>
         <StateWithReason session={session} />
+        {showsStartup(session) && <StartupSteps session={session} compact />}
         <IdleWarning session={session} />
         <SessionFacts session={session} />
         <SessionActions session={session} />

@@ -1,4 +1,6 @@
-import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Card, Group, Loader, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { lazy, Suspense } from 'react';
+import { ErrorBoundary } from 'react-error-boundary';
 import { Link, useParams } from 'react-router';
 import { useSessionDetail, type SessionOut, type TransitionOut } from '../api/hooks/sessions';
 import { useSession } from '../auth/session';
@@ -7,7 +9,11 @@ import { formatDateTime } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 import { SessionActions } from './SessionActions';
 import { IdleWarning, SessionFacts } from './SessionCard';
+import { showsStartup, StartupSteps } from './StartupSteps';
 import { cpuAndMemory, SESSION_TYPE_LABELS, StateBadge, StateWithReason } from './sessionParts';
+
+// The charting library is large: it loads with the charts, not with the console.
+const UsageCharts = lazy(() => import('./UsageCharts').then((module) => ({ default: module.UsageCharts })));
 
 function Setup({ session }: { session: SessionOut }) {
   const { me } = useSession();
@@ -114,6 +120,11 @@ export function SessionDetailPage() {
               description={`${SESSION_TYPE_LABELS[data.session_type]} session`}
             />
             <StateWithReason session={data} />
+            {(showsStartup(data) || (data.state === 'running' && (data.startup_steps ?? []).length > 0)) && (
+              <Card withBorder radius="md" padding="md">
+                <StartupSteps session={data} />
+              </Card>
+            )}
             <IdleWarning session={data} />
             <SessionActions session={data} afterDelete="/sessions" />
             <SimpleGrid cols={{ base: 1, md: 2 }}>
@@ -125,6 +136,18 @@ export function SessionDetailPage() {
               </Card>
               <Setup session={data} />
             </SimpleGrid>
+            {/* Charts that fail to draw leave the rest of the page standing. */}
+            <ErrorBoundary
+              fallback={
+                <Text size="sm" c="dimmed" role="status">
+                  The charts of this session could not be drawn.
+                </Text>
+              }
+            >
+              <Suspense fallback={<Loader size="sm" aria-label="Loading the charts" />}>
+                <UsageCharts session={data} />
+              </Suspense>
+            </ErrorBoundary>
             <Title order={3} size="h4">
               State history
             </Title>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CPU_ONLY, NEW_HOME, validateNewSession, type NewSessionValues } from './newSessionForm';
+import { CPU_ONLY, defaultTier, NEW_HOME, validateNewSession, type NewSessionValues } from './newSessionForm';
 
 const good: NewSessionValues = {
   name: 'lab',
@@ -71,5 +71,38 @@ describe('the New session schema', () => {
 
   it('refuses more shared volumes than a session mounts', () => {
     expect(errors({ shared: Array.from({ length: 9 }, (_, i) => `v${i}`) })).toEqual({ shared: 'Choose at most 8.' });
+  });
+});
+
+describe('the GPU offered first', () => {
+  const tier = (id: string, price: string, free: number, wait: number | null = free > 0 ? null : 600) => ({
+    id,
+    price_per_hour: price,
+    free_slots: free,
+    estimated_wait_seconds: wait,
+  });
+
+  it('is the cheapest tier that can start now, compared as exact amounts', () => {
+    expect(defaultTier([tier('dear', '10', 1), tier('cheap-busy', '1', 0), tier('cheap', '9.5', 3)])).toBe('cheap');
+  });
+
+  it('breaks a tie on price by the order the tiers are listed in', () => {
+    expect(defaultTier([tier('a', '2.5', 1), tier('b', '2.50', 4)])).toBe('a');
+  });
+
+  it('is the cheapest that queues when none can start now, the shorter wait on a tie', () => {
+    const busy = [tier('dear', '5', 0, 60), tier('long', '2', 0, 7200), tier('short', '2', 0, 1800)];
+    expect(defaultTier(busy)).toBe('short');
+    // A tier no card offers cannot even queue: the others go first, however cheap it is.
+    expect(defaultTier([tier('nowhere', '0.1', 0, null), tier('queues', '3', 0, 600)])).toBe('queues');
+    expect(defaultTier([tier('nowhere', '0.1', 0, null), tier('also-nowhere', '3', 0, null)])).toBe('nowhere');
+  });
+
+  it('takes a free tier (price 0) as the cheapest', () => {
+    expect(defaultTier([tier('paid', '0.000001', 2), tier('free', '0', 1)])).toBe('free');
+  });
+
+  it('is CPU only when no tier is allowed', () => {
+    expect(defaultTier([])).toBe(CPU_ONLY);
   });
 });

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { FormErrors } from '@mantine/form';
 import { numberIn, textUpTo, validateWith } from '../ui/form';
 import type { SessionType } from '../api/hooks/sessions';
+import type { UsableTierOut } from '../api/types';
+import { toMicros } from '../ui/amount';
 
 export const CPU_ONLY = 'cpu';
 export const NEW_HOME = 'new';
@@ -32,8 +34,8 @@ export interface NewSessionValues {
   /** The image chosen; null (or one not of the type) means the type's first image. */
   image: string | null;
   group: string | null;
-  /** A tier id, or CPU_ONLY. */
-  gpu: string;
+  /** A tier id, or CPU_ONLY; null until the person chooses, while `defaultTier` applies. */
+  gpu: string | null;
   cpuCores: number | string;
   memoryGiB: number | string;
   /** A free home volume's id, or NEW_HOME. */
@@ -75,3 +77,25 @@ export const SERVER_FIELDS: Record<string, keyof NewSessionValues> = {
   home_size_gib: 'homeSizeGiB',
   shared_volume_ids: 'shared',
 };
+
+type TierChoice = Pick<UsableTierOut, 'id' | 'price_per_hour' | 'free_slots' | 'estimated_wait_seconds'>;
+
+/**
+ * The GPU a new session is offered first: the cheapest tier that can start now; when none can,
+ * the cheapest that can queue (shortest wait on a tie); when no card offers any, the cheapest
+ * allowed; CPU_ONLY when no tier is allowed. Other ties go to the tier listed first.
+ */
+export function defaultTier(tiers: readonly TierChoice[]): string {
+  const cheapest = (among: readonly TierChoice[]) =>
+    among.reduce<TierChoice | null>((best, tier) => {
+      if (best === null) return tier;
+      const [price, bestPrice] = [toMicros(tier.price_per_hour), toMicros(best.price_per_hour)];
+      if (price !== bestPrice) return price < bestPrice ? tier : best;
+      return (tier.estimated_wait_seconds ?? 0) < (best.estimated_wait_seconds ?? 0) ? tier : best;
+    }, null);
+  const found =
+    cheapest(tiers.filter((tier) => tier.free_slots > 0)) ??
+    cheapest(tiers.filter((tier) => tier.estimated_wait_seconds !== null)) ??
+    cheapest(tiers);
+  return found?.id ?? CPU_ONLY;
+}

@@ -1,7 +1,7 @@
 import { Anchor, Badge, Group, Stack, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import type { SessionOut, SessionState, SessionType, VolumeOut } from '../api/hooks/sessions';
-import { formatMemoryGiB } from '../ui/format';
+import { countOf, formatMemoryGiB } from '../ui/format';
 
 export const SESSION_TYPE_LABELS: Record<SessionType, string> = {
   vscode: 'VS Code',
@@ -85,7 +85,7 @@ export function utilization(session: Pick<SessionOut, 'gpu_util_percent' | 'vram
 /** "2 cores · 8 GiB". */
 export function cpuAndMemory(session: Pick<SessionOut, 'cpu_millicores' | 'memory_mib'>): string {
   const cores = session.cpu_millicores / 1000;
-  const coreText = `${cores.toLocaleString(undefined, { maximumFractionDigits: 2 })} ${cores === 1 ? 'core' : 'cores'}`;
+  const coreText = countOf(cores, 'core');
   return `${coreText} · ${formatMemoryGiB(session.memory_mib)}`;
 }
 
@@ -116,7 +116,7 @@ export function VolumeUsers({ volume, linked = false }: { volume: VolumeOut; lin
       {others > 0 && (
         <Text size="sm" c="dimmed">
           {volume.used_by.length > 0 ? 'and ' : ''}
-          {others} session{others === 1 ? '' : 's'} of other members
+          {countOf(others, 'session')} of other members
         </Text>
       )}
     </Stack>

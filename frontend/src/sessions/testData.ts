@@ -1,5 +1,5 @@
 import type { ImageOut, SessionOut, VolumeOut } from '../api/hooks/sessions';
-import type { MembershipOut, TierOut } from '../api/types';
+import type { MembershipOut, UsableTierOut } from '../api/types';
 
 export const GROUP_ID = '00000000-0000-4000-8000-0000000000a1';
 export const OTHER_GROUP_ID = '00000000-0000-4000-8000-0000000000a2';
@@ -77,7 +77,7 @@ export function makeImage(overrides: Partial<ImageOut> = {}): ImageOut {
   };
 }
 
-export function makeTier(overrides: Partial<TierOut> = {}): TierOut {
+export function makeTier(overrides: Partial<UsableTierOut> = {}): UsableTierOut {
   return {
     id: 't1',
     model_id: 'm1',
@@ -91,6 +91,8 @@ export function makeTier(overrides: Partial<TierOut> = {}): TierOut {
     price_per_hour: '2.5',
     price_is_default: true,
     retired_at: null,
+    free_slots: 1,
+    estimated_wait_seconds: null,
     ...overrides,
   };
 }

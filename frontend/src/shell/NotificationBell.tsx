@@ -68,7 +68,7 @@ function NotificationItem({ item, onOpen }: { item: NotificationOut; onOpen: (it
         </Text>
       )}
       {unread && (
-        <Text size="xs" c="blue.7" fw={600}>
+        <Text size="xs" c="blue.8" fw={600}>
           Unread
         </Text>
       )}

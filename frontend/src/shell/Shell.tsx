@@ -38,7 +38,7 @@ export function Shell() {
             {showNav && (
               <Burger opened={navOpened} onClick={nav.toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
             )}
-            <Text component={Link} to="/" fw={700} size="lg" c="blue.7" td="none">
+            <Text component={Link} to="/" fw={700} size="lg" c="blue.8" td="none">
               GShare
             </Text>
           </Group>

@@ -161,6 +161,7 @@ export function makeCard(overrides: Partial<CardOut> = {}): CardOut {
     carved_tier: null,
     carved_slots: null,
     free_slots: null,
+    draining: false,
     mig_instances: [],
     occupants: [],
     ...overrides,

@@ -1,6 +1,17 @@
-import { Alert, Button, Group, Modal, TextInput } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
-import { errorMessage } from '../api/errors';
+import { TextInput } from '@mantine/core';
+import { useForm } from '@mantine/form';
+import { z } from 'zod';
+import { FormModal } from './FormModal';
+import { textUpTo, validateWith } from './form';
+
+/** The server's bound on an organization's or a group's name (identity/schemas.py: Name). */
+export const NAME_MAX = 120;
+
+type NameValues = { name: string };
+
+export const validateName = validateWith(
+  z.object({ name: textUpTo(NAME_MAX, { required: true, label: 'A name' }) }),
+);
 
 interface NameModalProps {
   opened: boolean;
@@ -9,58 +20,25 @@ interface NameModalProps {
   submitLabel: string;
   initialName?: string;
   onSubmit: (name: string) => Promise<unknown>;
+  /** Told as a toast once done, given the name sent. */
+  done?: (name: string) => string;
 }
 
 /** Create or rename something that has only a name (organizations, groups). */
-export function NameModal({ opened, onClose, title, submitLabel, initialName = '', onSubmit }: NameModalProps) {
-  const [name, setName] = useState(initialName);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  useEffect(() => {
-    if (opened) {
-      setName(initialName);
-      setError(null);
-    }
-  }, [opened, initialName]);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const trimmed = name.trim();
-    if (!trimmed) {
-      setError('Enter a name.');
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(trimmed);
-      onClose();
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
+export function NameModal({ opened, onClose, title, submitLabel, initialName = '', onSubmit, done }: NameModalProps) {
+  const form = useForm<NameValues>({ initialValues: { name: initialName }, validate: validateName, validateInputOnBlur: true });
   return (
-    <Modal opened={opened} onClose={onClose} title={title} centered>
-      <form onSubmit={(event) => void submit(event)} noValidate>
-        <TextInput label="Name" value={name} onChange={(event) => setName(event.currentTarget.value)} data-autofocus />
-        {error && (
-          <Alert color="red" mt="md" role="alert">
-            {error}
-          </Alert>
-        )}
-        <Group justify="flex-end" mt="lg">
-          <Button variant="default" onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={busy}>
-            {submitLabel}
-          </Button>
-        </Group>
-      </form>
-    </Modal>
+    <FormModal
+      opened={opened}
+      onClose={onClose}
+      title={title}
+      submitLabel={submitLabel}
+      form={form}
+      initialValues={{ name: initialName }}
+      onSubmit={(values) => onSubmit(values.name.trim())}
+      done={done ? (values) => done(values.name.trim()) : undefined}
+    >
+      <TextInput label="Name" description={`Up to ${NAME_MAX} characters`} {...form.getInputProps('name')} data-autofocus />
+    </FormModal>
   );
 }

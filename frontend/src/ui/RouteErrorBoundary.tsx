@@ -1,47 +1,34 @@
 import { Alert, Button, Stack, Text } from '@mantine/core';
-import { Component, type ErrorInfo, type ReactNode } from 'react';
+import type { ErrorInfo, ReactNode } from 'react';
+import { ErrorBoundary, type FallbackProps } from 'react-error-boundary';
 import { useLocation } from 'react-router';
 import { errorMessage } from '../api/errors';
 
-interface BoundaryProps {
-  children: ReactNode;
+function PageFailed({ error, resetErrorBoundary }: FallbackProps) {
+  return (
+    <Stack maw={560}>
+      <Alert color="red" title="This page failed" role="alert">
+        <Text size="sm">{errorMessage(error)}</Text>
+      </Alert>
+      <Button variant="default" w="fit-content" onClick={resetErrorBoundary}>
+        Try again
+      </Button>
+    </Stack>
+  );
 }
 
-interface BoundaryState {
-  error: unknown;
-}
-
-class Boundary extends Component<BoundaryProps, BoundaryState> {
-  state: BoundaryState = { error: null };
-
-  static getDerivedStateFromError(error: unknown): BoundaryState {
-    return { error };
-  }
-
-  componentDidCatch(error: unknown, info: ErrorInfo) {
-    console.error('A page of the console failed', error, info.componentStack);
-  }
-
-  render() {
-    if (this.state.error === null) return this.props.children;
-    return (
-      <Stack maw={560}>
-        <Alert color="red" title="This page failed" role="alert">
-          <Text size="sm">{errorMessage(this.state.error)}</Text>
-        </Alert>
-        <Button variant="default" w="fit-content" onClick={() => this.setState({ error: null })}>
-          Try again
-        </Button>
-      </Stack>
-    );
-  }
-}
+const report = (error: unknown, info: ErrorInfo) =>
+  console.error('A page of the console failed', error, info.componentStack);
 
 /**
  * Keeps a failing page from taking the whole console down: the header and navigation stay, and
  * moving to another address starts afresh.
  */
-export function RouteErrorBoundary({ children }: BoundaryProps) {
+export function RouteErrorBoundary({ children }: { children: ReactNode }) {
   const { pathname } = useLocation();
-  return <Boundary key={pathname}>{children}</Boundary>;
+  return (
+    <ErrorBoundary FallbackComponent={PageFailed} onError={report} resetKeys={[pathname]}>
+      {children}
+    </ErrorBoundary>
+  );
 }

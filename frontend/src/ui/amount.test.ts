@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAmount, formatCredits, formatSigned, fromMicros, parseAmount, sumAmounts, toMicros } from './amount';
+import { formatAmount, formatCredits, formatRounded, formatSigned, fromMicros, parseAmount, sumAmounts, toMicros } from './amount';
 
 describe('amount input', () => {
   it.each(['-1', 'abc', '1.1234567', '', '   ', '.', '1,5', '1e3', '+2', '1.2.3', '0', '0.000000'])('refuses %j', (input) => {
@@ -42,7 +42,7 @@ describe('amount display', () => {
 
   it('names the unit', () => {
     expect(formatCredits('1')).toBe('1 credit');
-    expect(formatCredits('1.000')).toBe('1.000 credit');
+    expect(formatCredits('1.000')).toBe('1 credit');
     expect(formatCredits('2500')).toBe('2,500 credits');
   });
 
@@ -51,5 +51,15 @@ describe('amount display', () => {
     expect(sumAmounts(['0.004167', '-0.004167', '12345678901234.5'])).toBe('12345678901234.5');
     expect(fromMicros(toMicros('-0.5'))).toBe('-0.5');
     expect(sumAmounts([])).toBe('0');
+  });
+});
+
+describe('formatRounded', () => {
+  it('shows two decimals, rounding half away from zero, with separators', () => {
+    expect(formatRounded('1234567.005')).toBe('1,234,567.01');
+    expect(formatRounded('-1234.5')).toBe('-1,234.50');
+    expect(formatRounded('0.004999')).toBe('0.00');
+    expect(formatRounded('1000000000000')).toBe('1,000,000,000,000.00');
+    expect(formatRounded('not a number')).toBe('not a number');
   });
 });

@@ -58,12 +58,22 @@ export function isZero(amount: string): boolean {
   return toMicros(amount) === 0n;
 }
 
-/** Thousands separators on the whole part; the sign and decimals stay as given. */
+// A decimal string is formatted exactly as written (Intl.NumberFormat takes strings as exact
+// decimals), with the browser's locale for separators.
+const EXACT = new Intl.NumberFormat(undefined, { maximumFractionDigits: AMOUNT_DECIMALS });
+const CENTS = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const AMOUNT = /^[+-]?\d+(\.\d+)?$/;
+
+/** The exact amount with the locale's separators ("1,234.5" in English); anything else as given. */
 export function formatAmount(amount: string): string {
-  const match = /^([+-]?)(\d+)(\.\d+)?$/.exec(amount.trim());
-  if (!match) return amount;
-  const whole = match[2].replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${match[1]}${whole}${match[3] ?? ''}`;
+  const text = amount.trim();
+  return AMOUNT.test(text) ? EXACT.format(text as Intl.StringNumericLiteral) : amount;
+}
+
+/** The amount to two decimals (half away from zero), as tables and figures show it: "1,234.57". */
+export function formatRounded(amount: string): string {
+  const text = amount.trim();
+  return AMOUNT.test(text) ? CENTS.format(text as Intl.StringNumericLiteral) : amount;
 }
 
 /** Like formatAmount, with an explicit "+" on credits received. */

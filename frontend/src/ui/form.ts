@@ -6,6 +6,7 @@
 import { schemaResolver, type FormErrors } from '@mantine/form';
 import { z } from 'zod';
 import { ApiError, errorMessage } from '../api/errors';
+import { parseAmount, toMicros } from './amount';
 
 // zod compiles object schemas with `new Function` unless told not to; the console's
 // Content-Security-Policy forbids eval, and even zod's probe for it would be reported.
@@ -86,6 +87,39 @@ export function textUpTo(max: number, { required = false, label = 'This field' }
     .refine((value) => [...value].length <= max, { error: `Use at most ${max} characters.` })
     .refine((value) => !INVISIBLE.test(value), { error: 'Use no control or invisible characters.' });
   return required ? base.refine((value) => value.length > 0, { error: `${label} is required.` }) : base;
+}
+
+/**
+ * Free text (a description, a memo, a kubeconfig): at most `max` characters, line breaks
+ * allowed, and no NUL, which the server refuses in every field (PostgreSQL text cannot hold it).
+ */
+export function freeTextUpTo(max: number) {
+  return z
+    .string()
+    .refine((value) => [...value].length <= max, { error: `Use at most ${max.toLocaleString('en')} characters.` })
+    .refine((value) => !value.includes('\u0000'), { error: 'Remove the NUL character.' });
+}
+
+/** The largest amount the server takes (credits/amounts.py, MAX_AMOUNT): a trillion credits. */
+export const MAX_CREDITS = '1000000000000';
+
+/**
+ * A credit amount as typed (a price, a transfer): what parseAmount takes, and at most
+ * MAX_CREDITS; parsed, the canonical text to send ("1.50" gives "1.5").
+ */
+export function amountText({ allowZero = false } = {}) {
+  return z.string().transform((text, ctx) => {
+    const checked = parseAmount(text, { allowZero });
+    if (!checked.ok) {
+      ctx.addIssue({ code: 'custom', message: checked.error });
+      return z.NEVER;
+    }
+    if (toMicros(checked.value) > toMicros(MAX_CREDITS)) {
+      ctx.addIssue({ code: 'custom', message: 'Enter at most 1,000,000,000,000 credits.' });
+      return z.NEVER;
+    }
+    return checked.value;
+  });
 }
 
 /** `validate` for `useForm`: the schema, run synchronously on each check. */

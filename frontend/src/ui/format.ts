@@ -102,3 +102,15 @@ export function formatUntil(when: Date, now = new Date()): string {
       : { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' };
   return new Intl.DateTimeFormat(undefined, options).format(when);
 }
+
+const PLURAL = new Intl.PluralRules('en');
+const COUNT = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+
+/**
+ * A count with its noun in the right form, the number in the browser's locale: "1 card",
+ * "1,024 cards", "0.5 cores". `other` defaults to `one` + "s". The words are English, so the
+ * plural rules are English's too.
+ */
+export function countOf(count: number, one: string, other = `${one}s`): string {
+  return `${COUNT.format(count)} ${PLURAL.select(count) === 'one' ? one : other}`;
+}

@@ -1,11 +1,12 @@
-import { Anchor, Badge, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
-import { useState } from 'react';
+import { Anchor, Badge, Group, Select, Stack, Text, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import { useWalletEntries } from '../api/hooks/wallets';
 import type { EntryKind, EntryOut } from '../api/types';
-import { formatAmount, formatSigned, isNegative } from '../ui/amount';
+import { Amount } from '../ui/Amount';
+import { isNegative } from '../ui/amount';
 import { formatDateTime } from '../ui/format';
-import { PagedTable } from '../ui/PagedTable';
+import { PagedTable, type PagedColumn } from '../ui/PagedTable';
+import { useTableState } from '../ui/tableState';
 import { ENTRY_KIND_COLORS, ENTRY_KIND_LABELS, ENTRY_KIND_OPTIONS } from './entryKinds';
 
 function MemoCell({ entry }: { entry: EntryOut }) {
@@ -30,9 +31,60 @@ function MemoCell({ entry }: { entry: EntryOut }) {
   );
 }
 
+const NUMERIC = { whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' } as const;
+
+// The server pages a wallet's entries newest first and filters by kind. A wallet can hold years
+// of entries, so other orders are the browser's, over the whole history once every page is loaded.
+const COLUMNS: PagedColumn<EntryOut>[] = [
+  {
+    id: 'at',
+    header: 'Time',
+    sortValue: (entry) => entry.at,
+    cell: (entry) => formatDateTime(entry.at),
+    td: { style: { whiteSpace: 'nowrap' } },
+  },
+  {
+    id: 'kind',
+    header: 'Kind',
+    sortValue: (entry) => ENTRY_KIND_LABELS[entry.kind],
+    cell: (entry) => (
+      <Badge
+        variant="light"
+        color={ENTRY_KIND_COLORS[entry.kind]}
+        style={{ overflow: 'visible' }}
+        styles={{ label: { overflow: 'visible' } }}
+      >
+        {ENTRY_KIND_LABELS[entry.kind]}
+      </Badge>
+    ),
+  },
+  {
+    id: 'counterparty',
+    header: 'Counterparty',
+    sortValue: (entry) => entry.counterparty_name,
+    cell: (entry) => entry.counterparty_name ?? '—',
+  },
+  { id: 'memo', header: 'Memo', cell: (entry) => <MemoCell entry={entry} />, td: { maw: 320 } },
+  {
+    id: 'amount',
+    header: 'Amount',
+    sortValue: (entry) => Number(entry.amount),
+    cell: (entry) => (
+      <Text span inherit c={isNegative(entry.amount) ? 'red.8' : 'green.8'}>
+        <Amount value={entry.amount} signed />
+      </Text>
+    ),
+    td: { ta: 'right', style: NUMERIC },
+  },
+  { id: 'balance', header: 'Balance', cell: (entry) => <Amount value={entry.balance_after} />, td: { ta: 'right', style: NUMERIC } },
+];
+
+const NEWEST_FIRST = { id: 'at', desc: true };
+
 /** A wallet's entries, newest first, each with the balance right after it. */
 export function WalletHistory({ walletId }: { walletId: string }) {
-  const [kind, setKind] = useState<EntryKind | null>(null);
+  const view = useTableState({ prefix: 'history', sortable: ['at', 'kind', 'counterparty', 'amount'], filters: ['kind'] });
+  const kind = ENTRY_KIND_OPTIONS.some((o) => o.value === view.filter('kind')) ? (view.filter('kind') as EntryKind) : null;
   const entries = useWalletEntries(walletId, { kind: kind ?? undefined });
 
   return (
@@ -46,13 +98,17 @@ export function WalletHistory({ walletId }: { walletId: string }) {
           placeholder="All kinds"
           data={ENTRY_KIND_OPTIONS}
           value={kind}
-          onChange={(value) => setKind(value as EntryKind | null)}
+          onChange={(value) => view.setFilter('kind', value)}
           clearable
           w={200}
         />
       </Group>
       <PagedTable
         list={entries}
+        columns={COLUMNS}
+        rowKey={(entry) => String(entry.id)}
+        state={view}
+        defaultSort={NEWEST_FIRST}
         empty={
           kind
             ? `No ${ENTRY_KIND_LABELS[kind].toLowerCase()} entries.`
@@ -62,45 +118,6 @@ export function WalletHistory({ walletId }: { walletId: string }) {
         striped
         verticalSpacing="xs"
         aria-label="History"
-        head={
-          <>
-            <Table.Th>Time</Table.Th>
-            <Table.Th>Kind</Table.Th>
-            <Table.Th>Counterparty</Table.Th>
-            <Table.Th>Memo</Table.Th>
-            <Table.Th ta="right">Amount</Table.Th>
-            <Table.Th ta="right">Balance</Table.Th>
-          </>
-        }
-        row={(entry) => (
-          <Table.Tr key={entry.id}>
-            <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
-            <Table.Td>
-              <Badge
-                variant="light"
-                color={ENTRY_KIND_COLORS[entry.kind]}
-                style={{ overflow: 'visible' }}
-                styles={{ label: { overflow: 'visible' } }}
-              >
-                {ENTRY_KIND_LABELS[entry.kind]}
-              </Badge>
-            </Table.Td>
-            <Table.Td>{entry.counterparty_name ?? '—'}</Table.Td>
-            <Table.Td maw={320}>
-              <MemoCell entry={entry} />
-            </Table.Td>
-            <Table.Td
-              ta="right"
-              c={isNegative(entry.amount) ? 'red.8' : 'green.8'}
-              style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}
-            >
-              {formatSigned(entry.amount)}
-            </Table.Td>
-            <Table.Td ta="right" style={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
-              {formatAmount(entry.balance_after)}
-            </Table.Td>
-          </Table.Tr>
-        )}
       />
     </Stack>
   );

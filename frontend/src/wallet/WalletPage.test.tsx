@@ -65,10 +65,12 @@ describe('wallet page', () => {
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(3);
     expect(rows[0]).toHaveTextContent('Usage');
-    expect(within(rows[0]).getByRole('cell', { name: '-3.5' })).toBeInTheDocument();
-    expect(within(rows[0]).getByRole('cell', { name: '1,234.5' })).toBeInTheDocument();
-    expect(within(rows[1]).getByRole('cell', { name: '+1,000' })).toBeInTheDocument();
-    expect(within(rows[1]).getByRole('cell', { name: '1,238' })).toBeInTheDocument();
+    expect(within(rows[0]).getByRole('cell', { name: '-3.50' })).toBeInTheDocument();
+    expect(within(rows[0]).getByRole('cell', { name: '1,234.50' })).toBeInTheDocument();
+    // Two decimals in the table, the exact amount on hover.
+    expect(within(rows[0]).getByTitle('Exactly 1,234.5')).toHaveTextContent('1,234.50');
+    expect(within(rows[1]).getByRole('cell', { name: '+1,000.00' })).toBeInTheDocument();
+    expect(within(rows[1]).getByRole('cell', { name: '1,238.00' })).toBeInTheDocument();
     expect(rows[1]).toHaveTextContent('Optics');
     expect(rows[1]).toHaveTextContent('Autumn term');
     expect(rows[2]).toHaveTextContent('Monthly refill');

@@ -1,6 +1,7 @@
 import { Paper, SimpleGrid, Stack, Text } from '@mantine/core';
 import type { MonthlyGrantOut, WalletOut } from '../api/types';
-import { formatAmount, formatCredits, isZero } from '../ui/amount';
+import { Amount } from '../ui/Amount';
+import { formatCredits, isZero } from '../ui/amount';
 import { formatDateTime, formatPeriod } from '../ui/format';
 
 function Figure({ label, value, hint, large = false }: { label: string; value: string; hint: string; large?: boolean }) {
@@ -10,7 +11,7 @@ function Figure({ label, value, hint, large = false }: { label: string; value: s
         {label}
       </Text>
       <Text fz={large ? 36 : 24} fw={700} lh={1.2} style={{ fontVariantNumeric: 'tabular-nums' }}>
-        {formatAmount(value)}
+        <Amount value={value} />
       </Text>
       <Text size="xs" c="dimmed" mt={4}>
         {hint}

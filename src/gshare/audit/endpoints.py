@@ -7,17 +7,44 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from gshare.audit.repository import AuditFilter, AuditVisibility, list_entries
+from gshare.audit.repository import (
+    AuditFilter,
+    AuditVisibility,
+    NamedEntry,
+    NameSources,
+    list_entries,
+)
 from gshare.audit.schemas import AuditEntryOut, AuditPage
 from gshare.identity import service as identity
 from gshare.identity.authz import require
 from gshare.identity.dependencies import Ctx
+from gshare.identity.names import name_tables
 from gshare.identity.permissions import Action
 from gshare.kit.pagination import page_of, page_request
 from gshare.kit.schemas import NO_NUL, UtcDatetime
 from gshare.kit.web import declare
 
 router = APIRouter(prefix="/api/v1")
+
+
+def _entry_out(row: NamedEntry) -> AuditEntryOut:
+    e = row.entry
+    return AuditEntryOut(
+        id=e.id,
+        at=e.at,
+        actor_id=e.actor_id,
+        actor_email=e.actor_email,
+        actor_name=row.actor_name,
+        action=e.action,
+        target_type=e.target_type,
+        target_id=e.target_id,
+        target_name=row.target_name,
+        target_email=row.target_email,
+        org_id=e.org_id,
+        group_id=e.group_id,
+        outcome=e.outcome,
+        detail=e.detail,
+    )
 
 
 @router.get("/audit", response_model=AuditPage, **declare(Action.AUDIT_READ, 400))
@@ -32,6 +59,9 @@ async def list_audit(
     group_id: uuid.UUID | None = None,
     since: UtcDatetime | None = None,
     until: UtcDatetime | None = None,
+    sort: Annotated[
+        Literal["-at", "at"], Query(description="Newest first (-at, the default) or oldest first.")
+    ] = "-at",
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> AuditPage:
@@ -56,6 +86,8 @@ async def list_audit(
         until=until,
     )
     page = page_request(limit, cursor)
-    rows = await list_entries(ctx.db, visibility, filters, page)
-    items, nxt = page_of(rows, page, lambda e: (e.id,))
-    return AuditPage(items=[AuditEntryOut.model_validate(e) for e in items], next_cursor=nxt)
+    names = name_tables()
+    sources = NameSources(users=names.users, orgs=names.orgs, groups=names.groups)
+    rows = await list_entries(ctx.db, visibility, filters, page, sources, sort)
+    items, nxt = page_of(rows, page, lambda r: (r.entry.id,))
+    return AuditPage(items=[_entry_out(r) for r in items], next_cursor=nxt)

@@ -10,13 +10,20 @@ from gshare.kit.schemas import ResponseModel
 
 
 class AuditEntryOut(ResponseModel):
+    """An entry as the log shows it. `actor_email` is kept from when it happened (for a failed
+    sign-in: the email typed, signed in or not); `actor_name`, `target_name` and `target_email`
+    are today's names, None where the id names nothing (any more)."""
+
     id: int
     at: datetime
     actor_id: uuid.UUID | None
     actor_email: str | None
+    actor_name: str | None
     action: str
     target_type: str | None
     target_id: str | None
+    target_name: str | None
+    target_email: str | None
     org_id: uuid.UUID | None
     group_id: uuid.UUID | None
     outcome: Literal["allowed", "denied", "failed"]

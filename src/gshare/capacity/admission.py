@@ -16,6 +16,7 @@ the card's row, then wallets. Everything here only flushes; the caller commits.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,6 +37,7 @@ from gshare.capacity.placement import (
     PlacementIndex,
     PlacementRequest,
     RequestKind,
+    free_slots,
     slot_limit,
 )
 from gshare.capacity.policy import (
@@ -597,6 +599,43 @@ async def standings(
         usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
         wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
         out[q.id] = Standing(position, wait, priority)
+    return out
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What a tier offers a new session now: free slots, or else about how long one waits."""
+
+    free_slots: int
+    estimated_wait: timedelta | None  # None while a slot is free, or with no card of the tier
+
+
+async def availability(
+    db: AsyncSession, pairs: Sequence[tuple[GpuTier, GpuModel]]
+) -> dict[uuid.UUID, Availability]:
+    """Each tier's availability, in four queries however many tiers.
+
+    A slot counts as free only while nobody waits for the tier (they take it first, and the
+    preview says "queue" then too). The wait puts the new request behind everyone waiting for
+    the same model; the preview, which weighs priorities, says exactly where."""
+    if not pairs:
+        return {}
+    waiting = await repository.queued(db)
+    reserved = {r.reserved_card_id: r.id for r in waiting if r.reserved_card_id}
+    snapshot = await _snapshot(db, {m.name for _, m in pairs}, reserved)
+    typical = await repository.typical_seconds(db, [t.id for t, _ in pairs])
+    by_tier = Counter(r.tier_id for r in waiting)
+    by_model = Counter(r.model for r in waiting)
+    out = {}
+    for tier, model in pairs:
+        request = _placement(tier.id, tier, model)
+        free = 0 if by_tier[tier.id] else free_slots(snapshot, request)
+        slots = _slots_for(snapshot, request)
+        wait = None
+        if free == 0 and slots > 0:
+            usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
+            wait = queue.estimated_wait(by_model[model.name] + 1, usual, slots)
+        out[tier.id] = Availability(free, wait)
     return out
 
 

@@ -115,9 +115,11 @@ async def get_mig_layouts(card_id: uuid.UUID, ctx: Ctx) -> MigChoicesOut:
 
 @router.get("/api/v1/tiers", response_model=TierPage, **declare(Action.TIERS_READ, 404))
 async def list_tiers(ctx: Ctx, group_id: Annotated[uuid.UUID | None, Query()] = None) -> TierPage:
-    """The tiers the caller may use (in `group_id`, or in any of their groups), with prices."""
+    """The tiers the caller may use (in `group_id`, or in any of their groups), with prices,
+    free slots now and, for a tier with none, about how long a new session would wait."""
     pairs = await service.usable_tiers(ctx, group_id)
-    return TierPage(items=[views.tier_out(t, m) for t, m in pairs])
+    found = await admission.availability(ctx.db, pairs)
+    return TierPage(items=views.usable_tiers_out(pairs, found))
 
 
 @router.get("/api/v1/gpu-models", response_model=GpuModelPage, **declare(Action.CAPACITY_READ))

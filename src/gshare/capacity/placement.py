@@ -109,6 +109,28 @@ def slot_limit(card: CardSnapshot, request: PlacementRequest) -> int:
     return max(limit, 0)
 
 
+def free_slots(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
+    """How many sessions of the request's tier could start now, each on what is free as it
+    stands: slots of cards carved to the tier or empty, or free instances of its MIG profile.
+    Cards held for a starving request count for none."""
+    total = 0
+    for card in snapshot.cards:
+        if card.model != request.model or not card.usable or card.id in snapshot.reserved:
+            continue
+        if request.kind == "mig":
+            if card.pool == MIG:
+                total += sum(
+                    1
+                    for i in card.mig_instances
+                    if i.profile == request.mig_profile and not i.occupied
+                )
+        elif card.pool == HAMI_CORE:
+            if card.allocated_slots and card.carved_tier != request.tier:
+                continue
+            total += max(slot_limit(card, request) - len(card.allocated_slots), 0)
+    return total
+
+
 @dataclass
 class _CardState:
     card: CardSnapshot

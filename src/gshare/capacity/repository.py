@@ -258,6 +258,19 @@ async def held_on_cards(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> list
     )
 
 
+async def reserved_cards(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these cards a queued request holds while they drain."""
+    if not card_ids:
+        return set()
+    found = await db.scalars(
+        select(AdmissionRequest.reserved_card_id).where(
+            AdmissionRequest.status == "queued",
+            AdmissionRequest.reserved_card_id == any_(_ids(card_ids)),
+        )
+    )
+    return {card_id for card_id in found if card_id is not None}
+
+
 async def held_count(db: AsyncSession, card_id: uuid.UUID) -> int:
     return int(
         await db.scalar(

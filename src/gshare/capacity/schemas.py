@@ -98,6 +98,10 @@ class CardOut(ResponseModel):
     carved_tier: str | None = Field(description="The tier a hami-core card is carved to, if any.")
     carved_slots: int | None
     free_slots: int | None = Field(description="Free slots of the carving; null while uncarved.")
+    draining: bool = Field(
+        description="Held for a queued request that waited past the starvation limit: it takes "
+        "no new sessions until that request starts on it."
+    )
     mig_instances: list[MigInstanceOut]
     occupants: list[OccupantOut]
 
@@ -143,8 +147,18 @@ class TierOut(ResponseModel):
     retired_at: datetime | None
 
 
+class UsableTierOut(TierOut):
+    free_slots: int = Field(
+        description="Sessions of the tier that could start now; 0 while others wait for it."
+    )
+    estimated_wait_seconds: float | None = Field(
+        description="About how long a new session would queue; null while a slot is free, "
+        "or when no card offers the tier."
+    )
+
+
 class TierPage(ResponseModel):
-    items: list[TierOut]
+    items: list[UsableTierOut]
 
 
 class GpuModelIn(RequestModel):

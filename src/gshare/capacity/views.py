@@ -1,8 +1,8 @@
 """Capacity responses: cards, models and tiers, policies, admission previews and the queue in
 the API's shapes.
 
-The functions that load what their rows name (the occupants' and requesters' emails) run one
-query however many rows they are given.
+The functions that load what their rows name (the occupants' and requesters' emails, the cards
+held for starving requests) run one query each however many rows they are given.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, mig, service
+from gshare.capacity import admission, mig, repository, service
 from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import EffectivePolicy
 from gshare.capacity.schemas import (
@@ -27,6 +27,7 @@ from gshare.capacity.schemas import (
     PriorityOut,
     QueueItemOut,
     TierOut,
+    UsableTierOut,
 )
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
@@ -39,6 +40,7 @@ _SCOPE_NAMES = {0: "global", 1: "organization", 2: "group", 3: "user"}
 
 async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list[CardOut]:
     emails = await identity.emails(db, [a.user_id for v in views for a in v.held])
+    draining = await repository.reserved_cards(db, [v.card.id for v in views])
     out = []
     for view in views:
         card = view.card
@@ -59,6 +61,7 @@ async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list
                 carved_tier=view.carved_tier.name if view.carved_tier else None,
                 carved_slots=card.carved_slots if view.held else None,
                 free_slots=view.free_slots if view.held else None,
+                draining=card.id in draining,
                 mig_instances=[
                     {
                         "profile": i["profile"],
@@ -117,6 +120,23 @@ def tier_out(tier: GpuTier, model: GpuModel) -> TierOut:
         price_is_default=tier.price_is_default,
         retired_at=tier.retired_at,
     )
+
+
+def usable_tiers_out(
+    pairs: Sequence[tuple[GpuTier, GpuModel]], found: dict[uuid.UUID, admission.Availability]
+) -> list[UsableTierOut]:
+    out = []
+    for tier, model in pairs:
+        now = found[tier.id]
+        wait = now.estimated_wait.total_seconds() if now.estimated_wait is not None else None
+        out.append(
+            UsableTierOut(
+                **tier_out(tier, model).model_dump(),
+                free_slots=now.free_slots,
+                estimated_wait_seconds=wait,
+            )
+        )
+    return out
 
 
 def model_out(model: GpuModel, tiers: Sequence[GpuTier]) -> GpuModelOut:

@@ -121,6 +121,8 @@ class CreditTransfer(Base):
         CheckConstraint(
             "kind IN ('mint', 'allocation', 'return', 'refill', 'capture')", name="kind_known"
         ),
+        # A session's charges over time are its holds' captures.
+        Index("ix_credit_transfers_hold", "hold_id", postgresql_where=text("hold_id IS NOT NULL")),
     )
 
 
@@ -184,6 +186,7 @@ class CreditHold(Base):
             postgresql_where=text("status = 'open'"),
         ),
         Index("ix_credit_holds_account", "account_id"),
+        Index("ix_credit_holds_session", "session_id"),
     )
 
 

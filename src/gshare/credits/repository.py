@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, text
@@ -541,6 +541,24 @@ async def consumption_by_day(
         .group_by(day)
     )
     return {r[0]: int(r[1]) for r in rows}
+
+
+async def captures_of_session(
+    db: AsyncSession, session_id: uuid.UUID, width: timedelta
+) -> list[tuple[datetime, int]]:
+    """What was captured for a session's holds, summed per `width` (aligned to the Unix epoch):
+    (the last capture's time in the bin, amount), oldest first."""
+    seconds = width.total_seconds()
+    rows = await db.execute(
+        text(
+            "SELECT max(t.created_at) AS at, sum(t.amount) AS amount "
+            "FROM credit_holds h JOIN credit_transfers t ON t.hold_id = h.id "
+            "WHERE h.session_id = :session_id AND t.kind = 'capture' "
+            "GROUP BY floor(extract(epoch FROM t.created_at) / :seconds) ORDER BY 1"
+        ),
+        {"session_id": session_id, "seconds": seconds},
+    )
+    return [(r.at, int(r.amount)) for r in rows]
 
 
 async def wallets_with_grants(db: AsyncSession) -> list[CreditAccount]:

@@ -147,6 +147,14 @@ async def consumption(ctx: Context, wallet_id: uuid.UUID, days: int) -> Consumpt
     return ConsumptionOut(wallet_id=account.id, days=series)
 
 
+async def charges_of_session(
+    db: AsyncSession, session_id: uuid.UUID, width: timedelta
+) -> list[tuple[datetime, int]]:
+    """A session's captured charges summed per `width`: (when, micro-credits), oldest first.
+    The caller has checked that the reader may see the session."""
+    return await repository.captures_of_session(db, session_id, width)
+
+
 async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
     org_account = await _wallet_of_owner(ctx, "org", org_id)
     require(ctx, Action.WALLET_TREE, Scope(org_id=org_id), target_type="org", target_id=org_id)

@@ -7,7 +7,11 @@ headers ingress-nginx sends (`X-Original-URL`, `X-Original-Method`, `X-Auth-Requ
 `X-Sent-From` …) and the browser's own headers, the cookie among them; a 2xx lets the request
 through, with the check's `Set-Cookie` passed back to the browser (on every answer when
 `auth-always-set-cookie` says so) and the headers named in
-`auth-response-headers` passed on to the session; a 401 or 403 is answered as the check says.
+`auth-response-headers` passed on to the session; a 403 is answered as the check says, and so
+is a 401 unless `auth-signin` names where to send the browser instead: a 302 there, with the
+check's `Set-Cookie` and the address asked for in the `auth-signin-redirect-param`. (Debian's
+nginx cannot escape that address as ingress-nginx's `$escaped_request_uri` does: it goes last,
+as it was asked for, and the API reads it either way.)
 
 Every value taken from an Ingress is checked against a strict pattern before it reaches the
 configuration: an annotation is free text, and a quote, semicolon or brace in one would change
@@ -29,12 +33,15 @@ BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
 READ_TIMEOUT = "nginx.ingress.kubernetes.io/proxy-read-timeout"
 ALWAYS_SET_COOKIE = "nginx.ingress.kubernetes.io/auth-always-set-cookie"
 AUTH_METHOD = "nginx.ingress.kubernetes.io/auth-method"
+AUTH_SIGNIN = "nginx.ingress.kubernetes.io/auth-signin"
+AUTH_SIGNIN_PARAM = "nginx.ingress.kubernetes.io/auth-signin-redirect-param"
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 _HOST = re.compile(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # A URL with none of nginx's special characters (quotes, `;`, braces, `$`, spaces, `\`).
 _URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%\-]*)?$")
 _HEADER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
+_PARAM = re.compile(r"^[A-Za-z0-9_]{1,32}$")
 _SIZE = re.compile(r"^[0-9]{1,6}[kKmMgG]?$")
 DEFAULT_BODY_SIZE = "1m"
 DEFAULT_READ_TIMEOUT = 60
@@ -58,6 +65,8 @@ class Route:
     read_timeout: int = DEFAULT_READ_TIMEOUT
     always_set_cookie: bool = False
     auth_method: str | None = None  # the subrequest repeats the request's method when None
+    signin_url: str | None = None  # a 401 is answered as it is when None
+    signin_param: str = "rd"
     service: str = ""
     upstream: int | None = None
 
@@ -95,7 +104,24 @@ def route_of(ingress: Json) -> Route:
     method = notes.get(AUTH_METHOD)
     if method is not None and method not in _METHODS:
         raise Refused(f"auth-method {str(method)[:20]!r} is not an HTTP method")
-    return Route(host, auth_url, headers, size, int(timeout), always, method, service)
+    signin = notes.get(AUTH_SIGNIN)
+    if signin is not None and (not _URL.match(str(signin)) or not _port_ok(str(signin))):
+        raise Refused(f"the auth-signin {str(signin)[:120]!r} is not a plain http(s) URL")
+    param = str(notes.get(AUTH_SIGNIN_PARAM) or "rd")
+    if not _PARAM.match(param):
+        raise Refused(f"auth-signin-redirect-param {param[:40]!r} is not a parameter name")
+    return Route(
+        host,
+        auth_url,
+        headers,
+        size,
+        int(timeout),
+        always,
+        method,
+        str(signin) if signin is not None else None,
+        param,
+        service,
+    )
 
 
 def _port_ok(url: str) -> bool:
@@ -216,6 +242,18 @@ def _server(route: Route, port: int) -> str:
         target = "root /nonexistent;\n            try_files /.gshare @unavailable;"
     always = " always" if route.always_set_cookie else ""
     method = f"\n            proxy_method {route.auth_method};" if route.auth_method else ""
+    signin, to_signin = "", ""
+    if route.signin_url:
+        # As ingress-nginx's sign-in location: the check's cookie goes out with the redirect.
+        signin = f"""
+        location @signin {{
+            internal;
+            add_header Set-Cookie $auth_cookie;
+            add_header Cache-Control no-store always;
+            return 302 {route.signin_url}?{route.signin_param}=$scheme://$http_host$request_uri;
+        }}
+"""
+        to_signin = "\n            error_page 401 = @signin;"
     return f"""    server {{
         listen 127.0.0.1:{port};
         server_name {route.host};
@@ -244,11 +282,11 @@ def _server(route: Route, port: int) -> str:
             default_type text/html;
             return 503 '{_UNAVAILABLE}';
         }}
-
+{signin}
         location / {{
             auth_request {_AUTH_LOCATION};
             auth_request_set $auth_cookie $upstream_http_set_cookie;
-            add_header Set-Cookie $auth_cookie{always};
+            add_header Set-Cookie $auth_cookie{always};{to_signin}
 {passed}
             proxy_http_version 1.1;
             proxy_set_header Host $http_host;

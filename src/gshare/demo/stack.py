@@ -306,6 +306,9 @@ def main() -> None:
                 "GSHARE_SESSION_AUTH_URL": (
                     f"http://{settings.host}:{settings.port}/internal/v1/session-access"
                 ),
+                "GSHARE_SESSION_SIGNIN_URL": (
+                    f"http://{settings.host}:{settings.port}/api/v1/session-entry"
+                ),
             }
             operator = subprocess.Popen(
                 [sys.executable, "-m", "gshare", "operator"],

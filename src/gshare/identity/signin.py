@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -126,12 +127,28 @@ def _failed(
     return error
 
 
+AUDITED_EMAIL_LENGTH = 254  # the longest address SMTP carries
+
+
+def typed_email(email_key: str) -> str:
+    """The email a failed sign-in typed, as the audit log keeps and shows it: printable
+    characters only (no terminal escapes, direction overrides or zero-width marks) and bounded.
+    An account's own email has none of those, so it still matches its user."""
+    kept = "".join(c for c in email_key if unicodedata.category(c) not in ("Cc", "Cf"))
+    return kept[:AUDITED_EMAIL_LENGTH] or "(empty)"
+
+
 def _failed_login(email_key: str, client: str, reason: str) -> AuditEvent:
+    """Who tried is the email typed: nobody signed in, so no actor id, but the log names the
+    attempt (the password never leaves `login`). Only super admins see an unknown email: an
+    organization's admins see account entries whose target is one of their users."""
+    typed = typed_email(email_key)
     return AuditEvent(
         action="auth.login",
         outcome="failed",
+        actor_email=typed,
         target_type="user",
-        target_id=email_key,
+        target_id=typed,
         detail={"reason": reason, "client": client},
     )
 

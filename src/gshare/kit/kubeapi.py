@@ -112,6 +112,25 @@ async def listed(
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
+async def events_about(
+    api: client.ApiClient, namespace: str, uid: str, *, limit: int = 200
+) -> list[dict[str, Any]]:
+    """The core/v1 events in `namespace` about the object with this uid (at most `limit`: a
+    pod that keeps failing does not make the answer grow without end, since the kubelet counts
+    repeats in one event)."""
+    response = await api.call_api(
+        f"/api/v1/namespaces/{namespace}/events",
+        "GET",
+        query_params=[("fieldSelector", f"involvedObject.uid={uid}"), ("limit", str(limit))],
+        header_params={"Accept": "application/json"},
+        response_types_map={200: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+    )
+    items = _object(response).get("items")
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
 async def patch_status(
     api: client.ApiClient, kind: str, name: str, namespace: str, status: dict[str, Any]
 ) -> None:

@@ -87,6 +87,12 @@ STATUS_SCHEMA: dict[str, Any] = {
         "sequence": {"type": "integer"},
         "podName": _string(),
         "url": _string(),
+        # How the current spec's pod is starting (startup.py), newest warnings last.
+        "startupSteps": {
+            "type": "array",
+            "maxItems": 20,
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
     },
     "x-kubernetes-preserve-unknown-fields": True,
 }

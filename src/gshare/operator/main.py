@@ -33,6 +33,7 @@ from gshare.operator.utilization import GpuSessions, configured
 
 log = logging.getLogger(__name__)
 registry = kopf.OperatorRegistry()
+SESSION_POD_PREFIX = resource_name("")  # a session's pod is named as its resource
 
 
 # A Kubernetes object name (DNS-1123 label): what ingress classes, namespaces and storage
@@ -56,6 +57,7 @@ def operator_config() -> OperatorConfig:
         scheduler_name=os.environ.get("GSHARE_OPERATOR_SCHEDULER", defaults.scheduler_name),
         sessions_domain=os.environ.get("GSHARE_SESSIONS_DOMAIN", defaults.sessions_domain),
         auth_url=os.environ.get("GSHARE_SESSION_AUTH_URL", defaults.auth_url),
+        signin_url=os.environ.get("GSHARE_SESSION_SIGNIN_URL", "") or defaults.signin_url,
         ingress_class=_name("GSHARE_OPERATOR_INGRESS_CLASS", defaults.ingress_class),
         ingress_namespace=_name("GSHARE_OPERATOR_INGRESS_NAMESPACE", defaults.ingress_namespace),
         # Empty: the cluster's default StorageClass.
@@ -209,6 +211,21 @@ async def pod_changed(
         memo.refresher.mark(resource_name(labels[SESSION_LABEL]))
 
 
+def about_a_session_pod(body: kopf.Body, **_: Any) -> bool:
+    involved = body.get("involvedObject") or {}
+    return involved.get("kind") == "Pod" and str(involved.get("name", "")).startswith(
+        SESSION_POD_PREFIX
+    )
+
+
+@kopf.on.event("", "v1", "events", registry=registry, when=about_a_session_pod)
+async def pod_event(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """The scheduler or the kubelet said something about a session's pod (pulling its image,
+    a failed mount): its start-up steps follow. A pull changes nothing in the pod itself."""
+    if namespace == memo.config.namespace:
+        memo.refresher.mark(str(body["involvedObject"]["name"]))
+
+
 @kopf.on.event(API_GROUP, API_VERSION, PLURAL, registry=registry, when=in_session_namespace)
 async def session_event(
     type: str | None, spec: kopf.Spec, status: kopf.Status, memo: kopf.Memo, **_: Any
@@ -225,7 +242,8 @@ async def session_event(
         memo.reporter.session_gone(session_id)
         return
     current = {
-        k: status.get(k) for k in ("phase", "message", "observedGeneration", "observedRevision")
+        k: status.get(k)
+        for k in ("phase", "message", "observedGeneration", "observedRevision", "startupSteps")
     }
     if current["phase"]:
         memo.reporter.status_changed(session_id, current)

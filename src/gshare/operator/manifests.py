@@ -90,6 +90,8 @@ class OperatorConfig:
     scheduler_name: str = "hami-scheduler"
     sessions_domain: str = "sessions.gshare.local"
     auth_url: str = "http://gshare-api.gshare-system.svc/internal/v1/session-access"
+    # The API's sign-in route as browsers reach it (the console's address).
+    signin_url: str = "https://gshare.example.org/api/v1/session-entry"
     ingress_class: str = "nginx"
     ingress_namespace: str = "ingress-nginx"
     storage_class: str | None = None
@@ -307,6 +309,11 @@ def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
         # The cookie also reaches the browser when the session answers an error (a 502 while
         # its program starts), so reloading the page works without a new link.
         "nginx.ingress.kubernetes.io/auth-always-set-cookie": "true",
+        # A request with an entry ticket is answered 401 with the cookie; ingress-nginx then
+        # sends the browser to the API (`rd`: the address asked for), which sends it back
+        # without the ticket, so the ticket leaves the address bar and the history.
+        "nginx.ingress.kubernetes.io/auth-signin": config.signin_url,
+        "nginx.ingress.kubernetes.io/auth-signin-redirect-param": "rd",
         # The check is a GET whatever the request's method (the subrequest would otherwise
         # repeat a POST's method, which the check does not answer).
         "nginx.ingress.kubernetes.io/auth-method": "GET",

@@ -30,6 +30,7 @@ from gshare.operator.manifests import (
 from gshare.operator.manifests import pod as pod_manifest
 from gshare.operator.phase import phase_of, url_of
 from gshare.operator.spec import SpecError, spec_of
+from gshare.operator.startup import startup_steps
 
 FIELD_MANAGER = "gshare-operator"
 # What only a running session needs; a paused one keeps its volume claim alone.
@@ -81,12 +82,13 @@ async def refresh_status(
     api: client.ApiClient, name: str, config: OperatorConfig, *, generation: int | None = None
 ) -> None:
     """Write the resource's status from its spec and its pod as they are now. `generation`, when
-    given, is the spec generation just reconciled; otherwise the stored one is kept.
+        given, is the spec generation just reconciled; otherwise the stored one is kept.
 
-    A resource that wants to run but has no pod (the pod of an earlier spec finished going away,
-    or somebody deleted it) is reconciled again first, so its pod is made anew. The status says
-    which of the control plane's revisions of the spec it describes, and only the pod made for
-    that spec counts: a pod of an earlier one is reported as stopping."""
+        A resource that wants to run but has no pod (the pod of an earlier spec finished going away,
+        or somebody deleted it) is reconciled again first, so its pod is made anew. The status says
+        which of the control plane's revisions of the spec it describes, and only the pod made for
+        that spec counts: a pod of an earlier one is reported as stopping. Its start-up steps come
+    from that pod and its events (startup.py)."""
     resource = await kubeapi.get(api, "GShareSession", name, config.namespace)
     if resource is None or _going(resource):
         return
@@ -105,12 +107,17 @@ async def refresh_status(
         wanted = pod_manifest(session, config, owner_reference(name, uid))
         current = pod is None or pod_matches(pod, wanted)
         phase, message = phase_of(session.desired_state, pod, current=current)
+        steps: list[dict[str, Any]] = []
+        if pod is not None and current and not _going(pod) and session.desired_state == "Running":
+            events = await kubeapi.events_about(api, config.namespace, pod["metadata"]["uid"])
+            steps = startup_steps(pod, events)
         status = {
             "phase": phase,
             "message": message,
             "podName": pod["metadata"]["name"] if pod else "",
             "url": url_of(session, config) if phase == "Running" else "",
             "observedRevision": session.revision,
+            "startupSteps": steps,
         }
     if generation is not None:
         status["observedGeneration"] = generation

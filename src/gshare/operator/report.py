@@ -20,6 +20,7 @@ import httpx
 import jwt
 
 from gshare.kit import metrics
+from gshare.operator import startup
 from gshare.operator.inventory import NodeInventory
 
 log = logging.getLogger(__name__)
@@ -126,7 +127,38 @@ def status_body(status: dict[str, Any]) -> dict[str, Any] | None:
     revision = status.get("observedRevision")
     if type(revision) is int and 0 <= revision <= BIGINT_MAX:
         body["revision"] = revision
+    steps = status.get("startupSteps")
+    if isinstance(steps, list):
+        body["steps"] = steps_body(steps)
     return body
+
+
+def steps_body(steps: list[Any]) -> list[dict[str, Any]]:
+    """The start-up steps as the API takes them; an entry of the wrong shape is left out rather
+    than costing the whole report (the status is anybody's with the right to write it)."""
+    out = []
+    for entry in steps[: startup.MAX_STEPS]:
+        if not isinstance(entry, dict):
+            continue
+        step, at = entry.get("step"), startup.instant(entry.get("at"))
+        if step not in (*startup.STEPS, startup.WARNING) or at is None:
+            continue
+        reason = entry.get("reason")
+        item: dict[str, Any] = {
+            "step": step,
+            "at": at.isoformat(),
+            "reason": reason
+            if isinstance(reason, str) and startup.REASON.fullmatch(reason)
+            else "",
+            "message": startup.clean_text(entry.get("message")),
+        }
+        size, count = entry.get("imageSizeBytes"), entry.get("count")
+        if type(size) is int and 0 <= size <= BIGINT_MAX:
+            item["image_size_bytes"] = size
+        if type(count) is int and 1 <= count < 2**31:
+            item["count"] = count
+        out.append(item)
+    return out
 
 
 # delivered; dropped: the API cannot take this report, ever; refused: not now (a token not yet

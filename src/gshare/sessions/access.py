@@ -3,10 +3,14 @@
 The console asks the API for an entry link; the link carries a one-minute, single-use
 *ticket* on the session's own host. ingress-nginx asks the API about every request to that
 host (its `auth-url`); the API exchanges the ticket for an *access token* in a cookie that
-belongs to that host alone, and from then on checks the cookie. Both are RS256 tokens of the
-API's internal key set, each with its own type and audience, and both name the session, its
-owner and the console sign-in they came from, so signing out (or being deactivated) closes the
-session's page too.
+belongs to that host alone, and from then on checks the cookie. A request that carries a
+ticket never reaches the session: the check answers 401 with the cookie, ingress-nginx sends
+the browser to the API's sign-in route (its `auth-signin`), and that route sends it back to the
+same address without the ticket, so no ticket stays in the address bar or the history.
+
+Tickets and access tokens are RS256 tokens of the API's internal key set, each with its own
+type and audience, and both name the session, its owner and the console sign-in they came
+from, so signing out (or being deactivated) closes the session's page too.
 
 The console's own sign-in cookie never travels to a session host, so code running in a session
 can never act as its user on the console.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, unquote_plus, urlencode, urlsplit
 
 from gshare.clusters.tokens import InvalidToken, KeySet, timed_claims
 
@@ -127,3 +131,65 @@ def session_url(session_id: uuid.UUID, sessions_domain: str) -> str:
 def entry_link(session_id: uuid.UUID, sessions_domain: str, ticket: str) -> str:
     query = urlencode({TICKET_PARAMETER: ticket})
     return f"{session_url(session_id, sessions_domain)}?{query}"
+
+
+# The parameter of ingress-nginx's auth-signin redirect that holds the address asked for (its
+# default, set on each Ingress all the same: `auth-signin-redirect-param`).
+RETURN_PARAMETER = "rd"
+
+
+def return_address(query: str) -> str | None:
+    """The address in the query of the sign-in redirect, from the raw query string.
+
+    ingress-nginx puts `rd=` last, with the scheme and host as they are and the request URI
+    escaped (`$escaped_request_uri`), so one unescaping gives the address back. nginx without
+    the set-misc module (the demo's) cannot escape it: there the value runs to the end of the
+    query unescaped, its own query and all, which a raw `?` in it gives away."""
+    if len(query) > 3 * MAX_ORIGINAL_URL:
+        return None
+    key = f"{RETURN_PARAMETER}="
+    if query.startswith(key):
+        start = len(key)
+    else:
+        at = query.find(f"&{key}")
+        if at < 0:
+            return None
+        start = at + 1 + len(key)
+    value = query[start:]
+    return value if "?" in value else unquote(value)
+
+
+@dataclass(frozen=True)
+class SessionAddress:
+    """An address that names a session's host: what follows the host is kept as it was."""
+
+    session_id: uuid.UUID
+    host: str  # lower case, with the port when one is named
+    path: str
+    query: str
+
+
+def session_address(address: str | None) -> SessionAddress | None:
+    """The session an http(s) address names by its first host label; None for anything else."""
+    if not address or len(address) > MAX_ORIGINAL_URL:
+        return None
+    try:
+        parts = urlsplit(address)
+        host = parts.netloc.lower()
+        session_id = uuid.UUID(host.split(".", 1)[0])
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.path.startswith("/"):
+        return None
+    return SessionAddress(session_id, host, parts.path, parts.query)
+
+
+def without_ticket(query: str) -> tuple[str, bool]:
+    """The query without its ticket, every other field left exactly as it was; and whether it
+    had one."""
+    kept = [
+        field
+        for field in query.split("&")
+        if field and unquote_plus(field.split("=", 1)[0]) != TICKET_PARAMETER
+    ]
+    return "&".join(kept), len(kept) != len([f for f in query.split("&") if f])

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import RedirectResponse
 
 from gshare.clusters.callbacks import (
     ROUTE_STATE,
@@ -22,7 +23,7 @@ from gshare.identity.permissions import Action
 from gshare.kit.errors import NotAuthenticated
 from gshare.kit.idempotency import IdempotencyKey, respond_once
 from gshare.kit.web import AppSettings, DbSession, Now, client_of, declare
-from gshare.sessions import access, catalog, entry, reaping, service, views
+from gshare.sessions import access, catalog, entry, reaping, service, usage, views
 from gshare.sessions.lifecycle import State
 from gshare.sessions.models import InteractiveSession
 from gshare.sessions.schemas import (
@@ -34,6 +35,7 @@ from gshare.sessions.schemas import (
     SessionEntryOut,
     SessionList,
     SessionOut,
+    SessionUsageOut,
     SharedVolumeCreate,
     StatusAck,
     StatusReport,
@@ -96,7 +98,11 @@ async def session_access(
 ) -> Response:
     """ingress-nginx's `auth-url` for a session's host: 204 lets the request through to the
     session (with the user in X-GShare-User), 401 or 403 stops it. Only the session's owner,
-    with a live console sign-in, gets through."""
+    with a live console sign-in, gets through.
+
+    A request whose address carries a ticket is stopped even when allowed: the 401, without a
+    body and with the cookie, has ingress-nginx send the browser to `auth-signin`, which sends
+    it back without the ticket (`GET /api/v1/session-entry`)."""
     ticket = access.ticket_in(request.headers.get("x-original-url"))
     cookie = request.cookies.get(access.ACCESS_COOKIE)
     admitted = await entry.check_access(
@@ -109,7 +115,10 @@ async def session_access(
         client=client_of(request),
         route=str(getattr(request.state, ROUTE_STATE, "")),
     )
-    response = Response(status_code=204, headers={"X-GShare-User": admitted.email})
+    if ticket is not None:
+        response = Response(status_code=401)
+    else:
+        response = Response(status_code=204, headers={"X-GShare-User": admitted.email})
     if admitted.cookie is not None:
         # No Domain attribute (and the __Host- name): the cookie belongs to this host alone.
         response.set_cookie(
@@ -122,6 +131,21 @@ async def session_access(
             path="/",
         )
     return response
+
+
+@router.get(
+    "/api/v1/session-entry",
+    status_code=303,
+    response_class=RedirectResponse,
+    **declare(Action.PUBLIC, 400, 401),
+)
+async def session_entry(request: Request, db: DbSession) -> RedirectResponse:
+    """ingress-nginx's `auth-signin` for session hosts: back to the address in `rd` without its
+    ticket, once the access check has taken it and set the cookie. Only a session page's
+    address is followed (400 otherwise); one without a ticket is refused (401), not looped."""
+    address = access.return_address(request.url.query)
+    target = await entry.address_without_ticket(db, address)
+    return RedirectResponse(target, status_code=303)
 
 
 @router.post(
@@ -235,6 +259,17 @@ async def create_session(
 async def get_session(session_id: uuid.UUID, ctx: Ctx, settings: AppSettings) -> SessionOut:
     row = await service.get(ctx, session_id)
     return await _one(ctx, settings, row, history=True)
+
+
+@router.get(
+    "/api/v1/sessions/{session_id}/usage",
+    response_model=SessionUsageOut,
+    **declare(Action.SESSION_READ_OWN, 404),
+)
+async def get_session_usage(session_id: uuid.UUID, ctx: Ctx) -> SessionUsageOut:
+    """GPU utilization and VRAM used over the session's life, thinned with age, and its cost
+    so far; for its owner and the admins of its group."""
+    return views.usage_out(await usage.usage(ctx, session_id))
 
 
 _ACTIONS = {

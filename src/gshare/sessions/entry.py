@@ -12,7 +12,14 @@ from gshare.clusters import service as clusters
 from gshare.clusters.tokens import InvalidToken, KeySet
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit
-from gshare.kit.errors import Conflict, Forbidden, GShareError, NotAuthenticated, NotFound
+from gshare.kit.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    GShareError,
+    NotAuthenticated,
+    NotFound,
+)
 from gshare.sessions import access, repository
 from gshare.sessions.service import left_group, still_in_group
 
@@ -90,6 +97,36 @@ async def check_access(
             grant.user_id, email, access.mint_access(keys, fresh, now) if renew else None
         )
     raise refusals[0]
+
+
+async def address_without_ticket(db: AsyncSession, address: str | None) -> str:
+    """Where the browser goes once the access check has taken the ticket in the address it
+    asked for (ingress-nginx's auth-signin): the same page of the same session, without the
+    ticket. Only an address on a session's own host, under its cluster's sessions domain, is
+    taken; the browser is never sent anywhere else.
+
+    An address without a ticket means the check refused the request itself (no cookie, or an
+    expired one, or a ticket already used and stripped): sending it back would only loop."""
+    found = access.session_address(address)
+    domain = None
+    if found is not None:
+        row = await repository.session_row(db, found.session_id)
+        if row is not None and row.cluster_id is not None:
+            domain = await clusters.sessions_domain_of(db, row.cluster_id)
+    if found is None or domain is None or found.host != f"{found.session_id}.{domain}".lower():
+        raise BadRequest(
+            "This address is not a GShare session's page; open the session from the console.",
+            code="not_a_session_address",
+        )
+    query, had_ticket = access.without_ticket(found.query)
+    if not had_ticket:
+        raise NotAuthenticated(
+            "Your access to this session has ended, or its link was used already; open the "
+            "session again from the console.",
+            code="session_access_expired",
+        )
+    page = access.session_url(found.session_id, domain) + found.path.removeprefix("/")
+    return f"{page}?{query}" if query else page
 
 
 async def _owner_signed_in(db: AsyncSession, grant: access.Grant, now: datetime) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -21,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
 from gshare.kit.db import Base
@@ -97,6 +98,14 @@ class InteractiveSession(Base):
     applied_generation: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
     apply_error: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
 
+    # How the latest start is going, as the operator reports it (startup.py): the spec revision
+    # that start runs under, when it was asked for, and its steps.
+    startup_revision: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    startup_requested_at: Mapped[datetime | None] = mapped_column(TS)
+    startup_steps: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSONB, nullable=False, server_default=text("'[]'::jsonb")
+    )
+
     # GPU use as the cluster's metrics report it, and idle reaping.
     gpu_util_percent: Mapped[float | None] = mapped_column(Float)
     vram_used_mib: Mapped[int | None] = mapped_column(Integer)
@@ -115,6 +124,10 @@ class InteractiveSession(Base):
         CheckConstraint("phase IN ('Pending', 'Running', 'Paused', 'Failed')", name="phase_known"),
         CheckConstraint(f"state IN ({STATE_NAMES})", name="state_known"),
         CheckConstraint("cost >= 0 AND price_per_hour >= 0", name="amounts_not_negative"),
+        CheckConstraint(
+            "jsonb_typeof(startup_steps) = 'array' AND jsonb_array_length(startup_steps) <= 20",
+            name="startup_steps_bounded",
+        ),
         CheckConstraint(
             "hold_id IS NULL OR (billed_from IS NOT NULL AND metered_until >= billed_from)",
             name="metered_within_allocation",
@@ -249,3 +262,21 @@ class UsedTicket(Base):
 
     jti: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class SessionSample(Base):
+    """A session's GPU use at one time, as its cluster reported it; once thinned with age
+    (thinning.py), one row stands for several reports (`samples`). One row per session and
+    time: a report seen twice adds nothing."""
+
+    __tablename__ = "session_samples"
+
+    session_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    at: Mapped[datetime] = mapped_column(TS, primary_key=True)
+    gpu_util_percent: Mapped[float | None] = mapped_column(Float)
+    vram_used_mib: Mapped[int | None] = mapped_column(Integer)
+    samples: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
+
+    __table_args__ = (CheckConstraint("samples >= 1", name="samples_positive"),)

@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.clusters import service as clusters
 from gshare.events.notifications import notify_user
 from gshare.kit.settings import Settings
-from gshare.sessions import idle, repository, service
+from gshare.sessions import idle, repository, service, usage
 from gshare.sessions.schemas import UtilizationReport
+from gshare.sessions.thinning import Point
 
 
 async def record_utilization(
@@ -33,10 +34,13 @@ async def record_utilization(
     if not report.readable:
         return True
     samples = {s.session_id: s for s in report.samples}
+    points: list[tuple[uuid.UUID, Point]] = []
     for row in await repository.on_cluster(db, cluster_id, sorted(samples)):
         if row.state not in ("starting", "running"):
             continue
         sample = samples[row.id]
+        if usage.takes_sample(row, now):
+            points.append((row.id, Point(now, sample.gpu_util_percent, sample.vram_used_mib)))
         row.gpu_util_percent = sample.gpu_util_percent
         row.vram_used_mib = sample.vram_used_mib
         if sample.vram_used_mib is not None:
@@ -55,6 +59,7 @@ async def record_utilization(
             row.idle_since = row.idle_warned_at = None
         else:
             row.idle_since = since
+    await usage.record(db, points)
     return True
 
 

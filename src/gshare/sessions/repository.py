@@ -16,6 +16,7 @@ from gshare.sessions import lifecycle
 from gshare.sessions.models import (
     CatalogImage,
     InteractiveSession,
+    SessionSample,
     SessionTransition,
     SessionVolume,
     UsedTicket,
@@ -503,3 +504,95 @@ async def use_ticket(db: AsyncSession, jti: str, expires_at: datetime | None) ->
 
 async def forget_tickets_before(db: AsyncSession, cutoff: datetime) -> None:
     await db.execute(delete(UsedTicket).where(UsedTicket.expires_at < cutoff))
+
+
+# ---- utilization samples -------------------------------------------------------------------
+
+# More rows than thinning ever leaves (thinning.MAX_POINTS and an hour of reports): a read stays
+# bounded even while the worker has not thinned for a long time.
+SAMPLES_READ_LIMIT = 20_000
+
+
+async def add_samples(db: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Store reported samples; one already stored for the session at that time wins."""
+    if rows:
+        await db.execute(insert(SessionSample).values(list(rows)).on_conflict_do_nothing())
+
+
+async def samples_of(
+    db: AsyncSession, session_id: uuid.UUID, *, limit: int | None = SAMPLES_READ_LIMIT
+) -> list[SessionSample]:
+    """A session's samples, oldest first (the newest `limit` of them; None: all)."""
+    query = (
+        select(SessionSample)
+        .where(SessionSample.session_id == session_id)
+        .order_by(SessionSample.at.desc())
+        .limit(limit)
+    )
+    return list(reversed((await db.scalars(query)).all()))
+
+
+async def try_lock_thinning(db: AsyncSession) -> bool:
+    """One worker thins at a time; the lock goes with the transaction."""
+    taken = await db.scalar(
+        text("SELECT pg_try_advisory_xact_lock(hashtext('gshare.sessions.thin'))")
+    )
+    return bool(taken)
+
+
+async def sessions_to_thin(
+    db: AsyncSession, *, ended_after: datetime, after_id: uuid.UUID | None, limit: int
+) -> list[Any]:
+    """Sessions with samples that are live or ended after `ended_after`, in id order from
+    after `after_id`: (id, created_at, ended_at)."""
+    query = (
+        select(InteractiveSession.id, InteractiveSession.created_at, InteractiveSession.ended_at)
+        .where(
+            or_(
+                InteractiveSession.ended_at.is_(None),
+                InteractiveSession.ended_at > ended_after,
+            ),
+            select(SessionSample.session_id)
+            .where(SessionSample.session_id == InteractiveSession.id)
+            .exists(),
+        )
+        .order_by(InteractiveSession.id)
+        .limit(limit)
+    )
+    if after_id is not None:
+        query = query.where(InteractiveSession.id > after_id)
+    return list(await db.execute(query))
+
+
+async def replace_samples(
+    db: AsyncSession,
+    session_id: uuid.UUID,
+    removed: Sequence[datetime],
+    changed: Sequence[dict[str, Any]],
+) -> None:
+    """Delete a session's samples at `removed` and rewrite those in `changed` (by time)."""
+    if removed:
+        await db.execute(
+            delete(SessionSample).where(
+                SessionSample.session_id == session_id, SessionSample.at.in_(list(removed))
+            )
+        )
+    if changed:
+        await db.execute(
+            _REWRITE_SAMPLES,
+            {
+                "session_id": session_id,
+                "ats": [v["at"] for v in changed],
+                "utils": [v["gpu_util_percent"] for v in changed],
+                "vrams": [v["vram_used_mib"] for v in changed],
+                "counts": [v["samples"] for v in changed],
+            },
+        )
+
+
+_REWRITE_SAMPLES = text(
+    "UPDATE session_samples s SET gpu_util_percent = v.util, vram_used_mib = v.vram, "
+    "samples = v.n FROM unnest(CAST(:ats AS timestamptz[]), CAST(:utils AS float8[]), "
+    "CAST(:vrams AS integer[]), CAST(:counts AS integer[])) AS v(at, util, vram, n) "
+    "WHERE s.session_id = :session_id AND s.at = v.at"
+)

@@ -8,8 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gshare.kit.schemas import Printable, RequestModel, ResponseModel
+from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
+from gshare.sessions import startup
 from gshare.sessions.lifecycle import State
+from gshare.sessions.startup import StepName
 from gshare.sessions.status import Phase
 
 BIGINT_MAX = 2**63 - 1
@@ -29,6 +31,22 @@ VolumeName = Annotated[
 ]
 
 
+class StartupStepReport(RequestModel):
+    """One step of a session's start, as the operator read it from the pod and its events."""
+
+    step: StepName = Field(description="A progress step, or `warning` for a warning event.")
+    at: UtcDatetime = Field(description="When it happened (a warning: its latest occurrence).")
+    reason: str = Field(
+        default="",
+        max_length=startup.MAX_REASON,
+        pattern=r"^([A-Za-z][A-Za-z0-9]*)?$",
+        description="The Kubernetes reason (`FailedScheduling`, `ImagePullBackOff` …).",
+    )
+    message: Annotated[str, Field(max_length=startup.MAX_MESSAGE), Printable] = ""
+    image_size_bytes: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    count: int = Field(default=1, ge=1, le=2**31 - 1, description="How often it happened.")
+
+
 class StatusReport(RequestModel):
     """What an operator reports about one session's resource."""
 
@@ -46,6 +64,12 @@ class StatusReport(RequestModel):
         le=BIGINT_MAX,
         description="The control plane's revision of the spec this status describes (the "
         "spec's `revision`). A status about another revision is stored but moves nothing.",
+    )
+    steps: list[StartupStepReport] | None = Field(
+        default=None,
+        max_length=startup.MAX_STEPS,
+        description="How the pod of this revision is starting; merged into the steps kept for "
+        "the session's latest start when `revision` is that start's. None: not reported.",
     )
 
 
@@ -79,6 +103,34 @@ class UtilizationAck(ResponseModel):
     applied: bool
 
 
+class UsagePointOut(ResponseModel):
+    at: datetime
+    gpu_util_percent: float | None = Field(description="Mean over the reports it stands for.")
+    vram_used_mib: int | None = Field(description="Peak over the reports it stands for.")
+    samples: int = Field(description="How many reports it stands for: older ones are thinned.")
+
+
+class CostPointOut(ResponseModel):
+    at: datetime
+    cost: str = Field(description="Credits captured from the session's start until then.")
+
+
+class SessionUsageOut(ResponseModel):
+    """A session's GPU use and cost over its life, thinned with age (at most about 800 points
+    of use and 250 of cost, however long it ran)."""
+
+    session_id: uuid.UUID
+    since: datetime = Field(description="When the session was created.")
+    until: datetime = Field(description="When it ended, or now.")
+    vram_limit_mib: int | None = Field(description="The tier's VRAM; none for a CPU session.")
+    current: UsagePointOut | None = Field(
+        description="The latest report while it runs; none once it is paused or has ended."
+    )
+    points: list[UsagePointOut]
+    cost: list[CostPointOut]
+    cost_total: str = Field(description="Credits captured so far.")
+
+
 class SessionEntryOut(ResponseModel):
     url: str = Field(description="Open within a minute; it works once.")
 
@@ -104,6 +156,15 @@ class MountOut(ResponseModel):
     kind: Literal["home", "shared"]
     mount_path: str
     read_only: bool
+
+
+class StartupStepOut(ResponseModel):
+    step: StepName
+    at: datetime
+    reason: str
+    message: str
+    image_size_bytes: int | None
+    count: int
 
 
 class TransitionOut(ResponseModel):
@@ -150,6 +211,14 @@ class SessionOut(ResponseModel):
     actions: list[Literal["pause", "resume", "stop"]]
     can_open: bool
     volumes: list[MountOut]
+    startup_requested_at: datetime | None = Field(
+        default=None, description="When its latest start was asked for (created or resumed)."
+    )
+    startup_steps: list[StartupStepOut] = Field(
+        default_factory=list,
+        description="How its latest start went, as the cluster reports it: progress steps "
+        "and the warnings that explain a stuck or failed start, in the order they happened.",
+    )
     transitions: list[TransitionOut] | None = Field(
         default=None, description="Its state history (on the single-session read)."
     )

@@ -32,7 +32,7 @@ from gshare.identity.permissions import Action
 from gshare.kit.errors import Conflict, Forbidden, NotFound
 from gshare.kit.ids import new_id
 from gshare.kit.settings import Settings
-from gshare.sessions import lifecycle, metering, repository
+from gshare.sessions import lifecycle, metering, repository, startup
 from gshare.sessions.lifecycle import InvalidTransition
 from gshare.sessions.models import InteractiveSession, SessionVolume, Volume
 from gshare.sessions.schemas import SessionCreate, StatusReport
@@ -156,7 +156,11 @@ async def _allocated(
     mounted = [m.Volume.id for m in await repository.mounts_of(db, [row.id])]
     await repository.pin_volumes(db, mounted, cluster_id)
     reason = "A card was allocated." if allocation.card_id else "CPU and memory were allocated."
+    # A new start: the time it entered the queue is when it was asked for.
+    requested = row.state_changed_at or now
     await _move(db, row, "admitted", now, reason=reason)
+    row.startup_revision, row.startup_requested_at = row.spec_generation, requested
+    row.startup_steps = []
 
 
 async def _any_cluster(db: AsyncSession) -> uuid.UUID:
@@ -531,6 +535,8 @@ async def record_status(
     row.phase = report.phase
     row.phase_message = report.message
     row.status_at = now
+    if report.steps is not None and report.revision and report.revision == row.startup_revision:
+        await _record_steps(db, row, report, now)
     # Revision 0: a resource applied before revisions were given (or an operator that does not
     # report them), followed as before.
     if report.revision and report.revision != row.spec_generation:
@@ -557,6 +563,24 @@ async def record_status(
                 body=reason + " Its volumes are kept; resume it to start it again.",
             )
     return True
+
+
+async def _record_steps(
+    db: AsyncSession, row: InteractiveSession, report: StatusReport, now: datetime
+) -> None:
+    """Merge the report's start-up steps into those kept for the session's latest start, less
+    any whose time cannot be true (a cluster's clock may be off, or its status forged). A step
+    changes no state, so the owner's console is told on its own."""
+    reported = startup.sane(
+        (startup.Step(**s.model_dump()) for s in report.steps or []),
+        now=now,
+        not_before=row.startup_requested_at or row.created_at,
+        skew=clusters.FUTURE_SKEW,
+    )
+    kept = startup.to_json(startup.merged(startup.from_json(row.startup_steps), reported))
+    if kept != row.startup_steps:
+        row.startup_steps = kept
+        await announce(db, row)
 
 
 def _followed(row: InteractiveSession, phase: str) -> lifecycle.Action | None:

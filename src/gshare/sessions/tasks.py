@@ -19,7 +19,7 @@ from gshare.credits import operations
 from gshare.credits.operations import Charge
 from gshare.kit.db import run_in_transaction
 from gshare.kit.settings import Settings
-from gshare.sessions import lifecycle, metering, reaping, repository, resource, service
+from gshare.sessions import lifecycle, metering, reaping, repository, resource, service, usage
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +264,26 @@ async def oldest_metered(sessions: async_sessionmaker[AsyncSession]) -> datetime
     time since then."""
     async with sessions() as db:
         return await repository.oldest_metered(db)
+
+
+# ---- utilization samples -------------------------------------------------------------------
+
+
+async def thin_samples(sessions: async_sessionmaker[AsyncSession], now: datetime) -> int:
+    """Thin every live or recently ended session's samples with age, a batch of sessions per
+    transaction. Returns how many rows it removed."""
+    removed, after = 0, None
+    while True:
+
+        async def work(
+            db: AsyncSession, after: uuid.UUID | None = after
+        ) -> tuple[int, uuid.UUID | None]:
+            return await usage.thin_batch(db, now, after)
+
+        count, after = await run_in_transaction(sessions, work)
+        removed += count
+        if after is None:
+            return removed
 
 
 # ---- idle reaping and reconciliation -------------------------------------------------------

@@ -13,16 +13,22 @@ from gshare.capacity import service as capacity
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
 from gshare.kit.settings import Settings
-from gshare.sessions import lifecycle, repository
+from gshare.sessions import lifecycle, repository, startup
 from gshare.sessions.models import InteractiveSession, Volume
 from gshare.sessions.schemas import (
+    CostPointOut,
     MountOut,
     SessionOut,
+    SessionUsageOut,
+    StartupStepOut,
     TransitionOut,
+    UsagePointOut,
     VolumeOut,
     VolumeUser,
 )
 from gshare.sessions.service import SessionPolicy, policies_of
+from gshare.sessions.thinning import Point
+from gshare.sessions.usage import Usage
 
 
 def idle_pause_at(row: InteractiveSession, policy: SessionPolicy) -> datetime | None:
@@ -116,6 +122,11 @@ async def sessions_out(
                 actions=lifecycle.allowed(row.state),
                 can_open=row.state == "running" and row.phase == "Running",
                 volumes=mounts.get(row.id, []),
+                startup_requested_at=row.startup_requested_at,
+                startup_steps=[
+                    StartupStepOut.model_validate(step, from_attributes=True)
+                    for step in startup.from_json(row.startup_steps)
+                ],
                 transitions=history,
             )
         )
@@ -151,3 +162,38 @@ async def volumes_out(
         )
         for v in volumes
     ]
+
+
+def _point_out(point: Point) -> UsagePointOut:
+    return UsagePointOut(
+        at=point.at,
+        gpu_util_percent=point.gpu_util_percent,
+        vram_used_mib=point.vram_used_mib,
+        samples=point.samples,
+    )
+
+
+def usage_out(usage: Usage) -> SessionUsageOut:
+    """The series as charts draw them: cost adds up from nothing at the start, and reaches the
+    end of the span; a session that is not running has no current figures."""
+    row = usage.row
+    total, cost = 0, [CostPointOut(at=row.created_at, cost="0")]
+    for at, amount in usage.charges:
+        total += amount
+        cost.append(CostPointOut(at=at, cost=format_amount(total)))
+    if cost[-1].at < usage.until:
+        cost.append(CostPointOut(at=usage.until, cost=format_amount(total)))
+    running = row.state in ("starting", "running") and row.ended_at is None
+    current = None
+    if running and row.utilization_at is not None:
+        current = _point_out(Point(row.utilization_at, row.gpu_util_percent, row.vram_used_mib))
+    return SessionUsageOut(
+        session_id=row.id,
+        since=row.created_at,
+        until=usage.until,
+        vram_limit_mib=usage.vram_limit_mib,
+        current=current,
+        points=[_point_out(p) for p in usage.points],
+        cost=cost,
+        cost_total=format_amount(total),
+    )

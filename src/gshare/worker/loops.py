@@ -90,7 +90,9 @@ def worker_loops(
             await forget_sign_in_failures(db, now)
             await forget_used_tickets(db, now)
 
-        return await run_in_transaction(sessions, forget)
+        await run_in_transaction(sessions, forget)
+        # Hourly keeps each session's samples within a few hundred rows of the bound.
+        return await session_tasks.thin_samples(sessions, now)
 
     store = store_for(settings)
     keystore = key_store_for(settings)

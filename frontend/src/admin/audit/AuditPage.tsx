@@ -1,11 +1,14 @@
-import { Badge, Code, Select, SimpleGrid, Spoiler, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Badge, Code, Select, SimpleGrid, Spoiler, Stack, Text, TextInput } from '@mantine/core';
+import { DateTimePicker } from '@mantine/dates';
 import { useDebouncedValue } from '@mantine/hooks';
+import dayjs from 'dayjs';
 import { useState } from 'react';
 import { useAudit, type AuditFilters } from '../../api/hooks/audit';
 import type { AuditEntryOut, AuditOutcome } from '../../api/types';
-import { formatDateTime, fromDateTimeInput } from '../../ui/format';
-import { PagedTable } from '../../ui/PagedTable';
+import { formatDateTime } from '../../ui/format';
+import { PagedTable, type PagedColumn } from '../../ui/PagedTable';
 import { PageHeader } from '../../ui/PageHeader';
+import { useTableState } from '../../ui/tableState';
 import { UserPicker } from '../users/UserPicker';
 
 const OUTCOME_COLORS: Record<AuditOutcome, string> = { allowed: 'green', denied: 'orange', failed: 'red' };
@@ -16,19 +19,61 @@ const OUTCOME_OPTIONS = [
   { value: 'failed', label: 'Failed' },
 ];
 
-function Target({ entry }: { entry: AuditEntryOut }) {
-  if (!entry.target_type && !entry.target_id) return <>—</>;
+/** Who acted: today's name, else the email kept on the entry (a failed sign-in's is the email typed). */
+function Actor({ entry }: { entry: AuditEntryOut }) {
+  if (!entry.actor_id && !entry.actor_email) return <Text size="sm">system</Text>;
+  const name = entry.actor_name ?? entry.actor_email;
   return (
-    <>
-      <Text size="sm">{entry.target_type}</Text>
-      {entry.target_id && (
-        <Text size="xs" c="dimmed" ff="monospace">
-          {entry.target_id}
+    <div title={entry.actor_id ?? 'Not signed in'}>
+      <Text size="sm">{name}</Text>
+      {entry.actor_name && entry.actor_email && (
+        <Text size="xs" c="dimmed">
+          {entry.actor_email}
         </Text>
       )}
-    </>
+      {!entry.actor_id && (
+        <Text size="xs" c="dimmed">
+          not signed in
+        </Text>
+      )}
+    </div>
   );
 }
+
+/** What was acted on: its name where it still has one, its id on hover. */
+function Target({ entry }: { entry: AuditEntryOut }) {
+  if (!entry.target_type && !entry.target_id) return <>—</>;
+  const recorded = typeof entry.detail.name === 'string' ? entry.detail.name : null;
+  const name = entry.target_name ?? recorded;
+  const email = entry.target_email && entry.target_email !== name ? entry.target_email : null;
+  return (
+    <div title={entry.target_id ?? undefined}>
+      <Text size="sm">
+        <Text span inherit c="dimmed">
+          {entry.target_type}
+        </Text>{' '}
+        {name ?? (entry.target_id && !isId(entry.target_id) ? entry.target_id : null)}
+      </Text>
+      {email && (
+        <Text size="xs" c="dimmed">
+          {email}
+        </Text>
+      )}
+      {!name && entry.target_id && isId(entry.target_id) && (
+        <Text size="xs" c="dimmed" ff="monospace">
+          {entry.target_type === 'org' || entry.target_type === 'group' ? 'deleted · ' : ''}
+          {entry.target_id.slice(0, 8)}
+        </Text>
+      )}
+    </div>
+  );
+}
+
+const isId = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(value);
+
+/** A picker's local wall time as the UTC instant the server filters by, and back. */
+const toInstant = (value: string | null) => (value && dayjs(value).isValid() ? dayjs(value).toISOString() : '');
+const fromInstant = (iso: string) => (iso && dayjs(iso).isValid() ? dayjs(iso).format('YYYY-MM-DD HH:mm:ss') : null);
 
 function Detail({ detail }: { detail: AuditEntryOut['detail'] }) {
   const entries = Object.entries(detail);
@@ -47,77 +92,109 @@ function Detail({ detail }: { detail: AuditEntryOut['detail'] }) {
   );
 }
 
+// The log is paged by the server, newest first; it sorts by time itself (`sort`), over every
+// page. No other column sorts: an order over the entries loaded so far would mislead.
+const COLUMNS: PagedColumn<AuditEntryOut>[] = [
+  {
+    id: 'at',
+    header: 'Time',
+    serverSort: true,
+    cell: (entry) => formatDateTime(entry.at),
+    td: { style: { whiteSpace: 'nowrap' } },
+  },
+  { id: 'actor', header: 'Actor', cell: (entry) => <Actor entry={entry} /> },
+  { id: 'action', header: 'Action', cell: (entry) => <Code>{entry.action}</Code> },
+  { id: 'target', header: 'Target', cell: (entry) => <Target entry={entry} /> },
+  {
+    id: 'outcome',
+    header: 'Outcome',
+    cell: (entry) => (
+      <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]} style={{ overflow: 'visible' }}>
+        {entry.outcome}
+      </Badge>
+    ),
+    td: { style: { whiteSpace: 'nowrap' } },
+  },
+  { id: 'detail', header: 'Detail', cell: (entry) => <Detail detail={entry.detail} />, td: { miw: 200, maw: 360 } },
+];
+
+const FILTERS = ['action', 'outcome', 'actor', 'since', 'until'] as const;
+const NEWEST_FIRST = { id: 'at', desc: true };
+
 export function AuditPage() {
-  const [action, setAction] = useState('');
-  const [outcome, setOutcome] = useState<AuditOutcome | null>(null);
-  const [actorId, setActorId] = useState<string | null>(null);
-  const [since, setSince] = useState('');
-  const [until, setUntil] = useState('');
+  const view = useTableState({ sortable: ['at'], filters: FILTERS });
+  const [action, setAction] = useState(view.filter('action'));
   const [debouncedAction] = useDebouncedValue(action.trim(), 300);
+  const outcome = OUTCOME_OPTIONS.some((o) => o.value === view.filter('outcome'))
+    ? (view.filter('outcome') as AuditOutcome)
+    : null;
+  const actorId = view.filter('actor') || null;
+  const since = fromInstant(view.filter('since'));
+  const until = fromInstant(view.filter('until'));
 
   const filters: AuditFilters = {
     action: debouncedAction || undefined,
     outcome: outcome ?? undefined,
     actor_id: actorId ?? undefined,
-    since: fromDateTimeInput(since),
-    until: fromDateTimeInput(until),
+    since: since ? toInstant(since) : undefined,
+    until: until ? toInstant(until) : undefined,
   };
-  const entries = useAudit(filters);
   const filtered = Object.values(filters).some(Boolean);
+  const entries = useAudit({ ...filters, sort: view.sort && !view.sort.desc ? 'at' : undefined });
 
   return (
     <Stack gap="md" maw={1200}>
       <PageHeader title="Audit log" description="Who did what, and whether it was allowed." />
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 5 }}>
-        <TextInput label="Action" placeholder="e.g. user.create" value={action} onChange={(e) => setAction(e.currentTarget.value)} />
+        <TextInput
+          label="Action"
+          placeholder="e.g. user.create"
+          value={action}
+          maxLength={80}
+          onChange={(e) => {
+            setAction(e.currentTarget.value);
+            view.setFilter('action', e.currentTarget.value.trim());
+          }}
+        />
         <Select
           label="Outcome"
           placeholder="Any"
           data={OUTCOME_OPTIONS}
           value={outcome}
-          onChange={(value) => setOutcome(value as AuditOutcome | null)}
+          onChange={(value) => view.setFilter('outcome', value)}
           clearable
         />
-        <UserPicker label="Actor" value={actorId} onChange={setActorId} placeholder="Anyone" />
-        <TextInput type="datetime-local" label="From" value={since} onChange={(e) => setSince(e.currentTarget.value)} />
-        <TextInput type="datetime-local" label="To" value={until} onChange={(e) => setUntil(e.currentTarget.value)} />
+        <UserPicker label="Actor" value={actorId} onChange={(value) => view.setFilter('actor', value)} placeholder="Anyone" />
+        <DateTimePicker
+          label="From"
+          placeholder="Any time"
+          value={since}
+          onChange={(value) => view.setFilter('since', toInstant(value))}
+          clearable
+          withSeconds={false}
+          maxDate={until ?? undefined}
+        />
+        <DateTimePicker
+          label="To"
+          placeholder="Now"
+          value={until}
+          onChange={(value) => view.setFilter('until', toInstant(value))}
+          clearable
+          withSeconds={false}
+          minDate={since ?? undefined}
+        />
       </SimpleGrid>
       <PagedTable
         list={entries}
+        columns={COLUMNS}
+        rowKey={(entry) => String(entry.id)}
+        state={view}
+        defaultSort={NEWEST_FIRST}
         empty={filtered ? 'No audit entries match these filters.' : 'The audit log is empty.'}
         minWidth={800}
         striped
         verticalSpacing="xs"
-        head={
-          <>
-            <Table.Th>Time</Table.Th>
-            <Table.Th>Actor</Table.Th>
-            <Table.Th>Action</Table.Th>
-            <Table.Th>Target</Table.Th>
-            <Table.Th>Outcome</Table.Th>
-            <Table.Th>Detail</Table.Th>
-          </>
-        }
-        row={(entry) => (
-          <Table.Tr key={entry.id}>
-            <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(entry.at)}</Table.Td>
-            <Table.Td>{entry.actor_email ?? 'system'}</Table.Td>
-            <Table.Td>
-              <Code>{entry.action}</Code>
-            </Table.Td>
-            <Table.Td>
-              <Target entry={entry} />
-            </Table.Td>
-            <Table.Td style={{ whiteSpace: 'nowrap' }}>
-              <Badge variant="light" color={OUTCOME_COLORS[entry.outcome]} style={{ overflow: 'visible' }}>
-                {entry.outcome}
-              </Badge>
-            </Table.Td>
-            <Table.Td miw={200} maw={360}>
-              <Detail detail={entry.detail} />
-            </Table.Td>
-          </Table.Tr>
-        )}
+        aria-label="Audit log"
       />
     </Stack>
   );

@@ -5,7 +5,7 @@ import type { PolicyOut, UserOut } from '../../api/types';
 import { json, stubFetch } from '../../test/fetchStub';
 import { emptyPage, makeMe, SUPER_ADMIN } from '../../test/fixtures';
 import { renderApp } from '../../test/render';
-import { formatPolicyValue, valuesOf } from './policyKeys';
+import { formatPolicyValue } from './policyKeys';
 
 const superAdmin = json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN]));
 
@@ -53,14 +53,7 @@ const base = {
 };
 
 describe('policy keys', () => {
-  it('send only the keys set here and refuse numbers out of range', () => {
-    expect(valuesOf({ max_gpu_sessions: 3, allowed_tiers: [], queueing_allowed: false })).toEqual({
-      ok: true,
-      values: { max_gpu_sessions: 3, allowed_tiers: [], queueing_allowed: false },
-    });
-    expect(valuesOf({ max_gpu_sessions: 2.5 })).toEqual({ ok: false, error: 'GPU sessions at once takes a whole number.' });
-    expect(valuesOf({ queue_weight: 0 })).toMatchObject({ ok: false });
-    expect(valuesOf({ idle_timeout_minutes: '' })).toEqual({ ok: false, error: 'Enter a number for Idle timeout.' });
+  it('read as text', () => {
     expect(formatPolicyValue('allowed_models', [])).toBe('none');
     expect(formatPolicyValue('storage_gb', 20)).toBe('20 GB');
   });
@@ -95,7 +88,7 @@ describe('policies', () => {
     const [sent] = api.callsTo('PUT', '/api/v1/policies/global');
     expect(sent.body).toEqual({ values: { max_gpu_sessions: 3, queueing_allowed: false, allowed_models: ['A100-80GB'] } });
     expect(sent.headers.get('X-CSRF-Token')).toBe('csrf-admin');
-    expect(await screen.findByText('Saved.')).toBeInTheDocument();
+    expect(await screen.findByText('Saved the global policy.')).toBeInTheDocument();
   });
 
   it('asks before clearing a policy', async () => {

@@ -12,27 +12,22 @@ import {
   TagsInput,
   Text,
 } from '@mantine/core';
-import { useEffect, useMemo, useState } from 'react';
-import { errorMessage } from '../../api/errors';
+import { useForm } from '@mantine/form';
+import { IconDeviceFloppy } from '@tabler/icons-react';
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useClearPolicy, usePolicy, useSavePolicy, useTiers } from '../../api/hooks/capacity';
 import { useOrgs } from '../../api/hooks/orgs';
 import type { PolicyScope } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDateTime } from '../../ui/format';
-import { outOfRange } from '../../ui/form';
+import { serverErrors } from '../../ui/form';
+import { notifyDone } from '../../ui/notify';
 import { QueryState } from '../../ui/QueryState';
 import { labelWithOrg, useActionableGroups } from '../actionableGroups';
 import { UserPicker } from '../users/UserPicker';
-import {
-  draftOf,
-  POLICY_KEYS,
-  SCOPE_LABELS,
-  valuesOf,
-  type PolicyDraft,
-  type PolicyDraftValue,
-  type PolicyKey,
-} from './policyKeys';
+import { MAX_NAMES, policyRequest, validatePolicy } from './policyForm';
+import { draftOf, POLICY_KEYS, SCOPE_LABELS, type PolicyDraft, type PolicyDraftValue, type PolicyKey } from './policyKeys';
 
 /** Model and tier names to suggest: what is on offer now; any name may still be typed. */
 function useNameSuggestions() {
@@ -52,12 +47,14 @@ function KeyInput({
   onChange,
   suggestions,
   disabled,
+  error,
 }: {
   spec: PolicyKey;
   value: PolicyDraftValue;
   onChange: (value: PolicyDraftValue) => void;
   suggestions: string[];
   disabled: boolean;
+  error: ReactNode;
 }) {
   if (spec.kind === 'names') {
     return (
@@ -68,6 +65,8 @@ function KeyInput({
         onChange={onChange}
         placeholder={Array.isArray(value) && value.length ? undefined : 'None: no GPU session allowed'}
         disabled={disabled}
+        error={error}
+        maxTags={MAX_NAMES}
         clearable
       />
     );
@@ -80,17 +79,20 @@ function KeyInput({
         onChange={(e) => onChange(e.currentTarget.checked)}
         disabled={disabled}
         label={value === true ? 'yes' : 'no'}
+        error={error}
       />
     );
   }
   return (
     <NumberInput
       aria-label={spec.label}
-      value={typeof value === 'number' ? value : ''}
-      onChange={(v) => onChange(typeof v === 'number' ? v : '')}
+      value={typeof value === 'number' || typeof value === 'string' ? value : ''}
+      onChange={onChange}
       min={spec.min}
       max={spec.max}
-      error={value === '' ? null : outOfRange(value as number, { min: spec.min, max: spec.max, integer: spec.kind === 'int' })}
+      clampBehavior="none"
+      allowDecimal={spec.kind === 'float'}
+      error={error}
       rightSection={spec.unit ? <Text size="xs" c="dimmed">{spec.unit}</Text> : undefined}
       rightSectionWidth={spec.unit ? 64 : undefined}
       disabled={disabled}
@@ -105,122 +107,127 @@ function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId:
   const save = useSavePolicy();
   const clear = useClearPolicy();
   const suggestions = useNameSuggestions();
-  const [draft, setDraft] = useState<PolicyDraft>({});
+  const form = useForm<PolicyDraft>({ initialValues: draftOf({}), validate: validatePolicy, validateInputOnBlur: true });
   const [problem, setProblem] = useState<string | null>(null);
-  const [saved, setSaved] = useState(false);
+  const latest = useRef(form);
+  latest.current = form;
 
+  // Each read of the policy (a save, an event) shows what the scope now sets.
   useEffect(() => {
-    if (policy.data) setDraft(draftOf(policy.data.values));
+    if (!policy.data) return;
+    const draft = draftOf(policy.data.values);
+    latest.current.setValues(draft);
+    latest.current.resetDirty(draft);
   }, [policy.data]);
 
   const setKey = (key: string, value: PolicyDraftValue | undefined) => {
-    setSaved(false);
-    setDraft((current) => ({ ...current, [key]: value }));
+    form.setFieldValue(key, value);
+    form.clearFieldError(key);
   };
 
-  const submit = () => {
-    const checked = valuesOf(draft);
-    if (!checked.ok) {
-      setProblem(checked.error);
-      return;
-    }
+  const submit = (draft: PolicyDraft) => {
     setProblem(null);
     save.mutate(
-      { target: { scope, scopeId }, values: checked.values },
-      { onSuccess: () => setSaved(true), onError: (error) => setProblem(errorMessage(error)) },
+      { target: { scope, scopeId }, values: policyRequest(draft) },
+      {
+        onSuccess: () => notifyDone(`Saved the ${SCOPE_LABELS[scope].toLowerCase()} policy.`),
+        onError: (error) => {
+          const { onFields, rest } = serverErrors(error, {}, POLICY_KEYS.map(({ key }) => key));
+          form.setErrors(onFields);
+          setProblem(rest);
+        },
+      },
     );
   };
 
-  const setCount = Object.values(draft).filter((v) => v !== undefined).length;
+  const setCount = Object.values(form.values).filter((v) => v !== undefined).length;
 
   return (
     <QueryState query={policy}>
       {policy.data && (
-        <Stack gap="sm">
-          <Text size="sm" c="dimmed">
-            {policy.data.updated_at
-              ? `Last changed ${formatDateTime(policy.data.updated_at)}.`
-              : 'This scope sets no keys yet; every key comes from a broader scope.'}{' '}
-            A key this scope does not set is inherited.
-          </Text>
-          <Table.ScrollContainer minWidth={640}>
-            <Table verticalSpacing="xs">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th w={90}>Set here</Table.Th>
-                  <Table.Th w={240}>Key</Table.Th>
-                  <Table.Th>Value</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {POLICY_KEYS.map((spec) => {
-                  const value = draft[spec.key];
-                  const isSet = value !== undefined;
-                  return (
-                    <Table.Tr key={spec.key}>
-                      <Table.Td>
-                        <Checkbox
-                          aria-label={`Set ${spec.label} here`}
-                          checked={isSet}
-                          disabled={!canSet}
-                          onChange={(e) => setKey(spec.key, e.currentTarget.checked ? EMPTY_FOR[spec.kind] : undefined)}
-                        />
-                      </Table.Td>
-                      <Table.Td>
-                        <Text size="sm">{spec.label}</Text>
-                        <Text size="xs" c="dimmed" ff="monospace">
-                          {spec.key}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>
-                        {isSet ? (
-                          <KeyInput
-                            spec={spec}
-                            value={value}
-                            onChange={(v) => setKey(spec.key, v)}
-                            suggestions={spec.key === 'allowed_models' ? suggestions.models : suggestions.tiers}
-                            disabled={!canSet}
-                          />
-                        ) : (
-                          <Text size="sm" c="dimmed">
-                            inherited
-                          </Text>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-          {problem && (
-            <Alert color="red" role="alert">
-              {problem}
-            </Alert>
-          )}
-          {saved && !problem && (
-            <Text size="sm" c="green" role="status">
-              Saved.
+        <form onSubmit={form.onSubmit(submit)} noValidate aria-label="Policy">
+          <Stack gap="sm">
+            <Text size="sm" c="dimmed">
+              {policy.data.updated_at
+                ? `Last changed ${formatDateTime(policy.data.updated_at)}.`
+                : 'This scope sets no keys yet; every key comes from a broader scope.'}{' '}
+              A key this scope does not set is inherited.
             </Text>
-          )}
-          {canSet && (
-            <Group justify="flex-end">
-              {policy.data.updated_at && (
-                <ConfirmButton
-                  size="sm"
-                  label="Clear policy"
-                  title="Clear policy"
-                  message={`Clear every key this ${SCOPE_LABELS[scope].toLowerCase()} policy sets? Each then comes from a broader scope.`}
-                  confirmLabel="Clear policy"
-                  onConfirm={() => clear.mutateAsync({ scope, scopeId })}
-                />
-              )}
-              <Button onClick={submit} loading={save.isPending}>
-                {setCount === 0 ? 'Save (sets nothing)' : 'Save policy'}
-              </Button>
-            </Group>
-          )}
-        </Stack>
+            <Table.ScrollContainer minWidth={640}>
+              <Table verticalSpacing="xs">
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th w={90}>Set here</Table.Th>
+                    <Table.Th w={240}>Key</Table.Th>
+                    <Table.Th>Value</Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {POLICY_KEYS.map((spec) => {
+                    const value = form.values[spec.key];
+                    const isSet = value !== undefined;
+                    return (
+                      <Table.Tr key={spec.key}>
+                        <Table.Td>
+                          <Checkbox
+                            aria-label={`Set ${spec.label} here`}
+                            checked={isSet}
+                            disabled={!canSet}
+                            onChange={(e) => setKey(spec.key, e.currentTarget.checked ? EMPTY_FOR[spec.kind] : undefined)}
+                          />
+                        </Table.Td>
+                        <Table.Td>
+                          <Text size="sm">{spec.label}</Text>
+                          <Text size="xs" c="dimmed" ff="monospace">
+                            {spec.key}
+                          </Text>
+                        </Table.Td>
+                        <Table.Td>
+                          {isSet ? (
+                            <KeyInput
+                              spec={spec}
+                              value={value}
+                              onChange={(v) => form.setFieldValue(spec.key, v)}
+                              suggestions={spec.key === 'allowed_models' ? suggestions.models : suggestions.tiers}
+                              disabled={!canSet}
+                              error={form.errors[spec.key]}
+                            />
+                          ) : (
+                            <Text size="sm" c="dimmed">
+                              inherited
+                            </Text>
+                          )}
+                        </Table.Td>
+                      </Table.Tr>
+                    );
+                  })}
+                </Table.Tbody>
+              </Table>
+            </Table.ScrollContainer>
+            {problem && (
+              <Alert color="red" role="alert" title="The policy was not saved">
+                {problem}
+              </Alert>
+            )}
+            {canSet && (
+              <Group justify="flex-end">
+                {policy.data.updated_at && (
+                  <ConfirmButton
+                    size="sm"
+                    label="Clear policy"
+                    title="Clear policy"
+                    message={`Clear every key this ${SCOPE_LABELS[scope].toLowerCase()} policy sets? Each then comes from a broader scope.`}
+                    confirmLabel="Clear policy"
+                    onConfirm={() => clear.mutateAsync({ scope, scopeId })}
+                  />
+                )}
+                <Button type="submit" loading={save.isPending} leftSection={<IconDeviceFloppy size={16} aria-hidden />}>
+                  {setCount === 0 ? 'Save (sets nothing)' : 'Save policy'}
+                </Button>
+              </Group>
+            )}
+          </Stack>
+        </form>
       )}
     </QueryState>
   );

@@ -83,7 +83,8 @@ describe('tiers and prices', () => {
     await user.clear(input);
     await user.type(input, '1,5');
     await user.click(within(dialog).getByRole('button', { name: 'Save price' }));
-    expect(await within(dialog).findByRole('alert')).toHaveTextContent(/using a dot for decimals/);
+    expect(await within(dialog).findByText(/using a dot for decimals/)).toBeInTheDocument();
+    expect(input).toHaveAttribute('aria-invalid', 'true');
     expect(api.callsTo('PATCH', '/api/v1/tiers/t-quarter')).toHaveLength(0);
     await user.clear(input);
     await user.type(input, '1.50');

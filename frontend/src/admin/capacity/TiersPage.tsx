@@ -1,5 +1,7 @@
 import { Alert, Badge, Button, Group, NumberInput, Paper, SegmentedControl, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useEffect, useState } from 'react';
+import { useForm } from '@mantine/form';
+import { IconDeviceFloppy, IconPlus } from '@tabler/icons-react';
+import { useState } from 'react';
 import { errorMessage } from '../../api/errors';
 import {
   useCreateGpuModel,
@@ -9,77 +11,74 @@ import {
   useSetExclusivePrice,
   useSetTierPrice,
 } from '../../api/hooks/capacity';
-import type { GpuModelOut, TierIn, TierKind, TierOut } from '../../api/types';
+import type { GpuModelOut, TierKind, TierOut } from '../../api/types';
 import { useSession } from '../../auth/session';
-import { parseAmount } from '../../ui/amount';
-import { asNumber, outOfRange } from '../../ui/form';
+import { formatCredits } from '../../ui/amount';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate, formatMemoryGiB } from '../../ui/format';
+import { notifyDone } from '../../ui/notify';
 import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../../ui/PageHeader';
-import { FormModal } from './FormModal';
-
-// The server's bounds (GpuModelIn, TierIn).
-const MODEL_MEMORY = { min: 1, max: 2_147_483_647, integer: true, unit: 'MiB' };
-const SPLIT = { min: 1, max: 1024, integer: true };
-const DENOMINATOR = { min: 2, max: 1024, integer: true };
+import { FormModal } from '../../ui/FormModal';
+import {
+  LIMITS,
+  MODEL_FIELDS,
+  modelRequest,
+  PRICE_FIELDS,
+  priceSchema,
+  TIER_FIELDS,
+  tierRequest,
+  validateNewModel,
+  validateNewTier,
+  validatePrice,
+  type NewModelValues,
+  type NewTierValues,
+  type PriceValues,
+} from './tiersForm';
 
 const KIND_LABELS: Record<TierKind, string> = { fraction: 'Fraction', exclusive: 'Exclusive', mig: 'MIG' };
 
-/** A price as typed: empty is allowed only where the default applies. */
-function checkPrice(text: string): { ok: true; value: string } | { ok: false; error: string } {
-  return parseAmount(text, { allowZero: true });
-}
+const NEW_MODEL: NewModelValues = { name: '', price: '', memory: '', split: '' };
 
 function NewModelModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useCreateGpuModel();
-  const [name, setName] = useState('');
-  const [price, setPrice] = useState('');
-  const [memory, setMemory] = useState<number | string>('');
-  const [split, setSplit] = useState<number | string>('');
+  const form = useForm<NewModelValues>({ initialValues: NEW_MODEL, validate: validateNewModel, validateInputOnBlur: true });
   return (
     <FormModal
       opened={opened}
       onClose={onClose}
       title="Add GPU model"
       submitLabel="Add model"
-      onSubmit={() => {
-        if (!name.trim()) return 'Enter the model name as the cluster reports it.';
-        const checked = checkPrice(price);
-        if (!checked.ok) return checked.error;
-        const wrong = (memory !== '' && outOfRange(memory, MODEL_MEMORY)) || (split !== '' && outOfRange(split, SPLIT));
-        if (wrong) return wrong;
-        return create.mutateAsync({
-          name: name.trim(),
-          exclusive_price: checked.value,
-          memory_mib: memory === '' ? null : asNumber(memory),
-          split_count: split === '' ? null : asNumber(split),
-        });
-      }}
+      submitIcon={<IconPlus size={16} aria-hidden />}
+      form={form}
+      initialValues={NEW_MODEL}
+      serverFields={MODEL_FIELDS}
+      onSubmit={(values) => create.mutateAsync(modelRequest(values))}
+      done={(values) => `Added ${values.name.trim()}.`}
     >
-      <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+      <TextInput label="Name" description="As the cluster reports it" {...form.getInputProps('name')} data-autofocus />
       <TextInput
         label="Exclusive price"
-        description="Credits per hour for the whole card"
-        value={price}
-        onChange={(e) => setPrice(e.currentTarget.value)}
+        description="Credits per hour for the whole card, a decimal such as 2.5"
+        {...form.getInputProps('price')}
       />
       <NumberInput
         label="Memory (MiB)"
-        description="Optional"
-        value={memory}
-        onChange={setMemory}
-        min={MODEL_MEMORY.min}
-        error={memory === '' ? null : outOfRange(memory, MODEL_MEMORY)}
+        description={`Optional; ${LIMITS.memoryMib.min} to ${LIMITS.memoryMib.max.toLocaleString('en')}`}
+        {...form.getInputProps('memory')}
+        min={LIMITS.memoryMib.min}
+        max={LIMITS.memoryMib.max}
+        clampBehavior="none"
+        allowDecimal={false}
       />
       <NumberInput
         label="Split count"
-        description="Optional"
-        value={split}
-        onChange={setSplit}
-        min={SPLIT.min}
-        max={SPLIT.max}
-        error={split === '' ? null : outOfRange(split, SPLIT)}
+        description={`Optional; ${LIMITS.splitCount.min} to ${LIMITS.splitCount.max.toLocaleString('en')}`}
+        {...form.getInputProps('split')}
+        min={LIMITS.splitCount.min}
+        max={LIMITS.splitCount.max}
+        clampBehavior="none"
+        allowDecimal={false}
       />
     </FormModal>
   );
@@ -100,31 +99,37 @@ function PriceModal({
   onSave: (price: string) => Promise<unknown>;
   onReset?: () => Promise<unknown>;
 }) {
-  const [price, setPrice] = useState(initial);
+  const form = useForm<PriceValues>({ initialValues: { price: initial }, validate: validatePrice, validateInputOnBlur: true });
   const [resetProblem, setResetProblem] = useState<string | null>(null);
-  useEffect(() => {
-    if (opened) {
-      setPrice(initial);
-      setResetProblem(null);
-    }
-  }, [opened, initial]);
+  const close = () => {
+    setResetProblem(null);
+    onClose();
+  };
   return (
     <FormModal
       opened={opened}
-      onClose={onClose}
+      onClose={close}
       title={title}
       submitLabel="Save price"
-      onSubmit={() => {
-        const checked = checkPrice(price);
-        return checked.ok ? onSave(checked.value) : checked.error;
-      }}
+      submitIcon={<IconDeviceFloppy size={16} aria-hidden />}
+      form={form}
+      initialValues={{ price: initial }}
+      serverFields={PRICE_FIELDS}
+      onSubmit={(values) => onSave(priceSchema.parse(values).price)}
+      done={(values) => `${title}: ${formatCredits(priceSchema.parse(values).price)} per hour.`}
       extra={
         onReset && (
           <Button
             variant="subtle"
             onClick={() => {
               setResetProblem(null);
-              void onReset().then(onClose, (err: unknown) => setResetProblem(errorMessage(err)));
+              void onReset().then(
+                () => {
+                  notifyDone(`${title}: back to the default.`);
+                  close();
+                },
+                (err: unknown) => setResetProblem(errorMessage(err)),
+              );
             }}
           >
             Reset to default
@@ -135,8 +140,7 @@ function PriceModal({
       <TextInput
         label="Price per hour"
         description="Credits, a decimal such as 2.5"
-        value={price}
-        onChange={(e) => setPrice(e.currentTarget.value)}
+        {...form.getInputProps('price')}
         data-autofocus
       />
       {resetProblem && (
@@ -148,12 +152,12 @@ function PriceModal({
   );
 }
 
+const NEW_TIER: NewTierValues = { kind: 'fraction', denominator: 2, profile: '', price: '' };
+
 function NewTierModal({ model, opened, onClose }: { model: GpuModelOut; opened: boolean; onClose: () => void }) {
   const create = useCreateTier();
-  const [kind, setKind] = useState<TierKind>('fraction');
-  const [denominator, setDenominator] = useState<number | string>(2);
-  const [profile, setProfile] = useState('');
-  const [price, setPrice] = useState('');
+  const form = useForm<NewTierValues>({ initialValues: NEW_TIER, validate: validateNewTier, validateInputOnBlur: true });
+  const kind = form.values.kind;
   const kinds = (['fraction', 'exclusive', 'mig'] as const).filter((k) => k !== 'mig' || model.mig_geometry);
   return (
     <FormModal
@@ -161,54 +165,44 @@ function NewTierModal({ model, opened, onClose }: { model: GpuModelOut; opened: 
       onClose={onClose}
       title={`Add tier to ${model.name}`}
       submitLabel="Add tier"
-      onSubmit={() => {
-        const body: TierIn = { kind };
-        if (kind === 'fraction') {
-          if (outOfRange(denominator, DENOMINATOR)) return 'A fraction is 1/n with n a whole number from 2 to 1,024.';
-          body.denominator = asNumber(denominator);
-        }
-        if (kind === 'mig') {
-          if (!profile.trim()) return 'Enter the MIG profile, such as 3g.40gb.';
-          body.mig_profile = profile.trim();
-        }
-        if (price.trim()) {
-          const checked = checkPrice(price);
-          if (!checked.ok) return checked.error;
-          body.price_per_hour = checked.value;
-        }
-        return create.mutateAsync({ modelId: model.id, body });
-      }}
+      submitIcon={<IconPlus size={16} aria-hidden />}
+      form={form}
+      initialValues={NEW_TIER}
+      serverFields={TIER_FIELDS}
+      onSubmit={(values) => create.mutateAsync({ modelId: model.id, body: tierRequest(values) })}
+      done={() => `Added a tier to ${model.name}.`}
     >
       <SegmentedControl
         aria-label="Tier kind"
         value={kind}
-        onChange={(value) => setKind(value as TierKind)}
+        onChange={(value) => {
+          form.setFieldValue('kind', value as TierKind);
+          form.clearErrors();
+        }}
         data={kinds.map((k) => ({ value: k, label: KIND_LABELS[k] }))}
       />
       {kind === 'fraction' && (
         <NumberInput
           label="Denominator"
-          description="The tier is 1/n of the card"
-          value={denominator}
-          onChange={setDenominator}
-          min={DENOMINATOR.min}
-          max={DENOMINATOR.max}
-          error={outOfRange(denominator, DENOMINATOR)}
+          description={`The tier is 1/n of the card, n from ${LIMITS.denominator.min} to ${LIMITS.denominator.max.toLocaleString('en')}`}
+          {...form.getInputProps('denominator')}
+          min={LIMITS.denominator.min}
+          max={LIMITS.denominator.max}
+          clampBehavior="none"
+          allowDecimal={false}
         />
       )}
       {kind === 'mig' && (
         <TextInput
           label="MIG profile"
           description={`A profile of the ${model.mig_geometry} geometry, such as 3g.40gb`}
-          value={profile}
-          onChange={(e) => setProfile(e.currentTarget.value)}
+          {...form.getInputProps('profile')}
         />
       )}
       <TextInput
         label="Price per hour"
         description="Leave empty for the default: the exclusive price times the tier's share"
-        value={price}
-        onChange={(e) => setPrice(e.currentTarget.value)}
+        {...form.getInputProps('price')}
       />
     </FormModal>
   );
@@ -364,7 +358,13 @@ export function TiersPage() {
       <PageHeader
         title="Tiers and prices"
         description="GPU models, the tiers each is offered in, and their prices in credits per hour."
-        actions={canManage && <Button onClick={() => setAdding(true)}>Add GPU model</Button>}
+        actions={
+          canManage && (
+            <Button leftSection={<IconPlus size={16} aria-hidden />} onClick={() => setAdding(true)}>
+              Add GPU model
+            </Button>
+          )
+        }
       />
       <QueryState query={models} isEmpty={items.length === 0} empty="No GPU models yet.">
         <Stack gap="lg">

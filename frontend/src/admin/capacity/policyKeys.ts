@@ -47,13 +47,15 @@ export const POLICY_KEYS: PolicyKey[] = [
 
 export const POLICY_KEY_LABELS = Object.fromEntries(POLICY_KEYS.map((k) => [k.key, k.label]));
 
-export type PolicyDraftValue = string[] | number | boolean | '';
+/** A number as typed stays text ('' when empty) until the schema has checked it. */
+export type PolicyDraftValue = string[] | number | string | boolean;
 
 /** What a form row holds for a key the scope sets; `undefined`: the scope leaves it unset. */
 export type PolicyDraft = Record<string, PolicyDraftValue | undefined>;
 
+/** Every key, set or not (undefined), so that a form set from it forgets what it held before. */
 export function draftOf(values: Record<string, unknown>): PolicyDraft {
-  const draft: PolicyDraft = {};
+  const draft: PolicyDraft = Object.fromEntries(POLICY_KEYS.map(({ key }) => [key, undefined]));
   for (const { key, kind } of POLICY_KEYS) {
     const value = values[key];
     if (value === undefined || value === null) continue;
@@ -62,24 +64,6 @@ export function draftOf(values: Record<string, unknown>): PolicyDraft {
     else draft[key] = typeof value === 'number' ? value : Number(value);
   }
   return draft;
-}
-
-/** The document to send, or the first problem with the form. */
-export function valuesOf(draft: PolicyDraft): { ok: true; values: Record<string, unknown> } | { ok: false; error: string } {
-  const values: Record<string, unknown> = {};
-  for (const { key, label, kind, min, max } of POLICY_KEYS) {
-    const value = draft[key];
-    if (value === undefined) continue;
-    if (kind === 'names' || kind === 'bool') {
-      values[key] = value;
-      continue;
-    }
-    if (value === '' || typeof value !== 'number' || Number.isNaN(value)) return { ok: false, error: `Enter a number for ${label}.` };
-    if (kind === 'int' && !Number.isInteger(value)) return { ok: false, error: `${label} takes a whole number.` };
-    if (value < min || value > max) return { ok: false, error: `${label} must lie between ${min} and ${max}.` };
-    values[key] = value;
-  }
-  return { ok: true, values };
 }
 
 /** A policy value as text: lists joined, booleans as yes/no, units added. */

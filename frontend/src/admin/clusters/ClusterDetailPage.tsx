@@ -1,17 +1,15 @@
-import { Anchor, Badge, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { useId, type ReactNode } from 'react';
+import { Anchor, Group, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useClusterCards } from '../../api/hooks/capacity';
 import { useCluster, useRemoveCluster } from '../../api/hooks/clusters';
-import type { CardOut, ClusterOut } from '../../api/types';
+import type { ClusterOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
-import { formatDateTime, formatMemoryGiB } from '../../ui/format';
+import { formatDateTime } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../../ui/PageHeader';
-import { CardActions } from './CardActions';
-import { CardPicture } from './CardPicture';
-import { CardCounts, CardHealthBadge, cardHealth, ClusterStatusBadge, TimeAgo } from './clusterParts';
+import { ClusterInventory } from './ClusterInventory';
+import { CardCounts, ClusterStatusBadge, TimeAgo } from './clusterParts';
 import { removeClusterMessage } from './removeMessage';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
@@ -60,102 +58,6 @@ function Summary({ cluster }: { cluster: ClusterOut }) {
   );
 }
 
-/** Cards per node, nodes in name order, cards in the order the server lists them. */
-function byNode(cards: CardOut[]): [string, CardOut[]][] {
-  const groups = new Map<string, CardOut[]>();
-  for (const card of cards) {
-    const list = groups.get(card.node);
-    if (list) list.push(card);
-    else groups.set(card.node, [card]);
-  }
-  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
-}
-
-const HEALTH_BORDER = { healthy: undefined, unhealthy: 'var(--mantine-color-red-6)', missing: 'var(--mantine-color-orange-6)' };
-
-function CardTile({ card, canManage }: { card: CardOut; canManage: boolean }) {
-  const health = cardHealth(card);
-  return (
-    <Paper
-      withBorder
-      p="sm"
-      radius="md"
-      role="group"
-      aria-label={`Card ${card.uuid}`}
-      style={HEALTH_BORDER[health] ? { borderColor: HEALTH_BORDER[health], borderWidth: 2 } : undefined}
-    >
-      <Stack gap="xs">
-        <Group justify="space-between" wrap="nowrap" align="flex-start">
-          <div style={{ minWidth: 0 }}>
-            <Text size="sm" fw={600}>
-              {card.model}
-            </Text>
-            <Text size="xs" c="dimmed" ff="monospace" style={{ wordBreak: 'break-all' }}>
-              {card.uuid}
-            </Text>
-          </div>
-          <Group gap={4} wrap="nowrap">
-            <Badge variant="outline" color="gray" style={{ overflow: 'visible' }}>
-              {card.pool === 'mig' ? 'MIG' : 'hami-core'}
-            </Badge>
-            <CardHealthBadge card={card} />
-          </Group>
-        </Group>
-        <CardPicture card={card} />
-        <Group gap="md" justify="space-between">
-          <Text size="xs" c="dimmed">
-            {formatMemoryGiB(card.memory_mib)}
-            {card.carved_tier && ` · carved ${card.carved_tier}`}
-            {card.free_slots !== null && ` · ${card.free_slots} free`}
-            {health === 'missing' && ' · last seen '}
-            {health === 'missing' && <TimeAgo iso={card.last_seen_at} />}
-          </Text>
-          {canManage && <CardActions card={card} />}
-        </Group>
-      </Stack>
-    </Paper>
-  );
-}
-
-function NodeCards({ node, cards, canManage }: { node: string; cards: CardOut[]; canManage: boolean }) {
-  const headingId = useId();
-  return (
-    <section aria-labelledby={headingId}>
-      <Group gap="xs" align="baseline" mb="xs">
-        <Title order={4} size="h5" id={headingId} ff="monospace">
-          {node}
-        </Title>
-        <Text size="xs" c="dimmed">
-          {cards.length === 1 ? '1 card' : `${cards.length} cards`}
-        </Text>
-      </Group>
-      <SimpleGrid cols={{ base: 1, md: 2 }}>
-        {cards.map((card) => (
-          <CardTile key={card.id} card={card} canManage={canManage} />
-        ))}
-      </SimpleGrid>
-    </section>
-  );
-}
-
-function Inventory({ clusterId }: { clusterId: string }) {
-  const { can } = useSession();
-  const cards = useClusterCards(clusterId);
-  const nodes = cards.data ? byNode(cards.data.items) : [];
-  return (
-    <Stack gap="md">
-      <Title order={3} size="h4">
-        Inventory
-      </Title>
-      <QueryState query={cards} isEmpty={nodes.length === 0} empty="This cluster has not reported any cards yet.">
-        {nodes.map(([node, list]) => (
-          <NodeCards key={node} node={node} cards={list} canManage={can('capacity.manage')} />
-        ))}
-      </QueryState>
-    </Stack>
-  );
-}
-
 export function ClusterDetailPage() {
   const { clusterId = '' } = useParams();
   const { can } = useSession();
@@ -193,7 +95,7 @@ export function ClusterDetailPage() {
               />
               <Summary cluster={cluster.data} />
             </div>
-            {can('capacity.read') && <Inventory clusterId={clusterId} />}
+            {can('capacity.read') && <ClusterInventory clusterId={clusterId} />}
           </Stack>
         )}
       </QueryState>

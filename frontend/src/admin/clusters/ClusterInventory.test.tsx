@@ -189,6 +189,92 @@ describe('cluster inventory', () => {
   });
 });
 
+describe('a large cluster', () => {
+  // 6 nodes of 8: node 1 has an unhealthy card, node 4 a draining one, node 5 a carved one.
+  const fleet = Array.from({ length: 48 }, (_, i) =>
+    makeCard({
+      id: `card-${i}`,
+      uuid: `GPU-${String(i).padStart(5, '0')}`,
+      node: `gpu-node-${Math.floor(i / 8)}`,
+      model: i < 40 ? 'NVIDIA H100 80GB HBM3' : 'NVIDIA-A100-SXM4-80GB',
+      healthy: i !== 9,
+      draining: i === 33,
+      ...(i === 47 ? { carved_tier: '1/4', carved_slots: 4, free_slots: 3, occupants: [occupant({ slot: 0 })] } : {}),
+    }),
+  );
+  const fleetRoutes = () => routes({ [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, { items: fleet }) });
+  const tiles = () => screen.queryAllByRole('group', { name: /^Card GPU-/ });
+
+  it('sums the cards per model and per node, and draws one page of them', async () => {
+    stubFetch(fleetRoutes());
+    renderApp(`/admin/clusters/${CLUSTER_ID}`);
+
+    const models = await screen.findByRole('table', { name: 'Cards by GPU model' });
+    const h100 = within(models).getByRole('button', { name: 'NVIDIA H100 80GB HBM3' }).closest('tr')!;
+    expect([...h100.querySelectorAll('td')].map((td) => td.textContent)).toEqual([
+      'NVIDIA H100 80GB HBM3',
+      '40',
+      '38',
+      '0',
+      '0',
+      '1',
+      '1',
+      '0%',
+    ]);
+    const a100 = within(models).getByRole('button', { name: 'NVIDIA-A100-SXM4-80GB' }).closest('tr')!;
+    expect(within(a100).getByText('1/4 ×1')).toBeInTheDocument();
+    const totals = screen.getByRole('group', { name: 'All cards of the cluster' });
+    expect(within(totals).getByRole('group', { name: 'Cards' })).toHaveTextContent('48');
+    expect(within(totals).getByRole('group', { name: 'Unhealthy' })).toHaveTextContent('1');
+    expect(within(totals).getByRole('group', { name: 'Allocated' })).toHaveTextContent('1%');
+
+    const nodes = screen.getByRole('table', { name: 'Cards by node' });
+    expect(within(nodes).getAllByRole('row')).toHaveLength(7);
+    expect(tiles()).toHaveLength(32);
+    expect(screen.getByText(/48 cards · showing 1–32/)).toBeInTheDocument();
+
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Page 2' }));
+    expect(tiles()).toHaveLength(16);
+    expect(screen.getByRole('group', { name: 'Card GPU-00047' })).toBeInTheDocument();
+  });
+
+  it('filters the picture by state, node and text, and starts from the filters in the address', async () => {
+    stubFetch(fleetRoutes());
+    renderApp(`/admin/clusters/${CLUSTER_ID}?q=node-1`);
+    const user = userEvent.setup();
+
+    expect(await screen.findByRole('textbox', { name: 'Search' })).toHaveValue('node-1');
+    expect(tiles()).toHaveLength(8);
+    expect(screen.getByText('8 of 48 cards match')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('radio', { name: 'Unhealthy' }));
+    expect(tiles().map((tile) => tile.getAttribute('aria-label'))).toEqual(['Card GPU-00009']);
+
+    await user.clear(screen.getByRole('textbox', { name: 'Search' }));
+    await user.click(screen.getByRole('radio', { name: 'Draining' }));
+    const drainingTile = screen.getByRole('group', { name: 'Card GPU-00033' });
+    expect(within(drainingTile).getByText('Draining')).toBeInTheDocument();
+    expect(tiles()).toHaveLength(1);
+
+    await user.click(screen.getByRole('radio', { name: 'All' }));
+    const nodes = screen.getByRole('table', { name: 'Cards by node' });
+    await user.click(within(nodes).getByRole('button', { name: 'gpu-node-5' }));
+    expect(screen.getByRole('region', { name: 'gpu-node-5' })).toBeInTheDocument();
+    expect(tiles()).toHaveLength(8);
+
+    await user.type(screen.getByRole('textbox', { name: 'Search' }), 'no-such-card');
+    expect(screen.getByText('No cards match these filters.')).toBeInTheDocument();
+  });
+
+  it('reads an unknown state in the address as no state', async () => {
+    stubFetch(fleetRoutes());
+    renderApp(`/admin/clusters/${CLUSTER_ID}?state=exploded`);
+    await screen.findByRole('table', { name: 'Cards by node' });
+    expect(screen.getByRole('radio', { name: 'All' })).toBeChecked();
+    expect(tiles()).toHaveLength(32);
+  });
+});
+
 function renderAppWith(table: Parameters<typeof stubFetch>[0]) {
   stubFetch(table);
   return renderApp(`/admin/clusters/${CLUSTER_ID}`);

@@ -1,11 +1,15 @@
 import { Alert, Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useForm } from '@mantine/form';
+import { IconArrowLeft, IconCheck } from '@tabler/icons-react';
+import { useEffect, useRef, useState } from 'react';
 import { errorMessage } from '../../api/errors';
+import { useWallet } from '../../api/hooks/wallets';
 import { newIdempotencyKey, outcomeUnknown } from '../../api/idempotency';
-import { parseAmount, toMicros } from '../../ui/amount';
+import { formatAmount, formatCredits } from '../../ui/amount';
+import { serverErrors, validateWith } from '../../ui/form';
+import { creditRequest, creditSchema as creditSchemaFor, MEMO_MAX, type CreditLimits, type CreditValues } from './creditActionForm';
 
-/** The server's bound on a memo (TransferRequest, MintRequest). */
-export const MEMO_MAX = 500;
+export { MEMO_MAX };
 
 /** One money action: what the form asks, how to confirm it, and how to send it. */
 export interface CreditAction {
@@ -16,8 +20,11 @@ export interface CreditAction {
   initialAmount?: string;
   /** Zero is allowed where it means "none" (a monthly grant). */
   allowZero?: boolean;
-  /** The most that can move (what the source wallet has available), and what to say above it. */
-  atMost?: { amount: string; message: string };
+  /**
+   * The wallet the credits leave: no more than it has available can move (the server refuses
+   * it with a 409). Re-read while the dialog is open, since others may move credits meanwhile.
+   */
+  source?: { walletId: string; ownerName: string; available: string };
   withMemo?: boolean;
   question: (amount: string, memo: string | null) => string;
   submit: (amount: string, memo: string | null, idempotencyKey: string) => Promise<unknown>;
@@ -35,6 +42,17 @@ interface Attempt {
   key: string;
 }
 
+/** Reports what the source wallet has available now (refreshed as its query is). */
+function AvailableNow({ walletId, onRead }: { walletId: string; onRead: (available: string) => void }) {
+  const available = useWallet(walletId).data?.available;
+  useEffect(() => {
+    if (available !== undefined) onRead(available);
+  }, [available, onRead]);
+  return null;
+}
+
+const FIELDS = ['amount', 'memo'];
+
 /**
  * Form, then confirmation, then submission. One idempotency key belongs to one
  * intended action (amount and memo): going back without changes, or retrying
@@ -42,24 +60,41 @@ interface Attempt {
  */
 export function CreditActionModal({ action, onClose, onDone }: CreditActionModalProps) {
   const [step, setStep] = useState<'form' | 'confirm'>('form');
-  const [amountText, setAmountText] = useState('');
-  const [memoText, setMemoText] = useState('');
-  const [amountError, setAmountError] = useState<string | null>(null);
-  const [memoError, setMemoError] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [ready, setReady] = useState<{ amount: string; memo: string | null } | null>(null);
+  const [available, setAvailable] = useState<string | null>(null);
   const attempt = useRef<Attempt | null>(null);
+
+  const source = action?.source;
+  const availableNow = available ?? source?.available;
+  const limits: CreditLimits = {
+    allowZero: action?.allowZero,
+    atMost:
+      source && availableNow !== undefined
+        ? { amount: availableNow, message: `${source.ownerName} has ${formatCredits(availableNow)} available.` }
+        : undefined,
+  };
+  // The schema follows the action and what the source has now; validate reads it when called.
+  const current = useRef(limits);
+  current.current = limits;
+  const form = useForm<CreditValues>({
+    initialValues: { amount: '', memo: '' },
+    validate: (values) => validateWith(creditSchemaFor(current.current))(values),
+  });
+  const latestForm = useRef(form);
+  latestForm.current = form;
 
   useEffect(() => {
     // A newly opened action starts blank, with no key.
+    const values = { amount: action?.initialAmount ?? '', memo: '' };
+    latestForm.current.setInitialValues(values);
+    latestForm.current.setValues(values);
+    latestForm.current.clearErrors();
     setStep('form');
-    setAmountText(action?.initialAmount ?? '');
-    setMemoText('');
-    setAmountError(null);
-    setMemoError(null);
     setProblem(null);
     setReady(null);
+    setAvailable(null);
     attempt.current = null;
   }, [action]);
 
@@ -67,30 +102,13 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
     if (!busy) onClose();
   };
 
-  const review = (event: FormEvent) => {
-    event.preventDefault();
+  const review = (values: CreditValues) => {
     if (!action) return;
-    const checked = parseAmount(amountText, { allowZero: action.allowZero });
-    if (!checked.ok) {
-      setAmountError(checked.error);
-      return;
-    }
-    if (action.atMost && toMicros(checked.value) > toMicros(action.atMost.amount)) {
-      setAmountError(`More than can move: ${action.atMost.message}`);
-      return;
-    }
-    const memo = action.withMemo ? memoText.trim() || null : null;
-    const memoLength = memo ? [...memo].length : 0; // in characters, as the server counts
-    if (memoLength > MEMO_MAX) {
-      setMemoError(`Use at most ${MEMO_MAX} characters; this memo has ${memoLength}.`);
-      return;
-    }
-    setMemoError(null);
-    const fingerprint = JSON.stringify([checked.value, memo]);
+    const checked = creditRequest(values, current.current, Boolean(action.withMemo));
+    const fingerprint = JSON.stringify([checked.amount, checked.memo]);
     if (attempt.current?.fingerprint !== fingerprint) attempt.current = { fingerprint, key: newIdempotencyKey() };
-    setAmountError(null);
     setProblem(null);
-    setReady({ amount: checked.value, memo });
+    setReady(checked);
     setStep('confirm');
   };
 
@@ -104,7 +122,13 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
       onDone(action.done(ready.amount, ready.memo));
       onClose();
     } catch (error) {
-      setProblem(errorMessage(error));
+      // A refusal that names the amount or the memo goes back to that field.
+      const { onFields, rest } = serverErrors(error, {}, FIELDS);
+      if (Object.keys(onFields).length > 0) {
+        form.setErrors(onFields);
+        setStep('form');
+      }
+      setProblem(rest ?? (Object.keys(onFields).length ? null : errorMessage(error)));
       // After a clear refusal nothing happened: trying again is a new action.
       if (!outcomeUnknown(error)) attempt.current = null;
     } finally {
@@ -119,8 +143,9 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
 
   return (
     <Modal opened={action !== null} onClose={close} title={action?.title} centered>
+      {source && <AvailableNow walletId={source.walletId} onRead={setAvailable} />}
       {action && step === 'form' && (
-        <form onSubmit={review} noValidate>
+        <form onSubmit={form.onSubmit(review)} noValidate>
           <Stack>
             {action.summary && (
               <Text size="sm" c="dimmed">
@@ -129,22 +154,27 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
             )}
             <TextInput
               label="Amount"
-              description={action.amountHint}
+              description={
+                source && availableNow !== undefined
+                  ? `${formatAmount(availableNow)} available in ${source.ownerName}.`
+                  : action.amountHint
+              }
               inputMode="decimal"
               autoComplete="off"
-              value={amountText}
-              onChange={(event) => setAmountText(event.currentTarget.value)}
-              error={amountError}
+              {...form.getInputProps('amount')}
               data-autofocus
             />
             {action.withMemo && (
               <TextInput
                 label="Memo"
-                description="Optional; shown in both wallets' history."
-                value={memoText}
-                onChange={(event) => setMemoText(event.currentTarget.value)}
-                error={memoError}
+                description={`Optional; shown in both wallets' history. Up to ${MEMO_MAX} characters.`}
+                {...form.getInputProps('memo')}
               />
+            )}
+            {problem && (
+              <Alert color="red" role="alert">
+                {problem}
+              </Alert>
             )}
             <Group justify="flex-end">
               <Button variant="default" onClick={close}>
@@ -169,10 +199,10 @@ export function CreditActionModal({ action, onClose, onDone }: CreditActionModal
             </Alert>
           )}
           <Group justify="flex-end">
-            <Button variant="default" onClick={back} disabled={busy}>
+            <Button variant="default" onClick={back} disabled={busy} leftSection={<IconArrowLeft size={16} aria-hidden />}>
               Back
             </Button>
-            <Button onClick={() => void confirm()} loading={busy}>
+            <Button onClick={() => void confirm()} loading={busy} leftSection={<IconCheck size={16} aria-hidden />}>
               Confirm
             </Button>
           </Group>

@@ -1,7 +1,7 @@
 import { Alert, List, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
 import type { useLedgerCheck } from '../../api/hooks/credits';
-import { formatAmount } from '../../ui/amount';
-import { formatDateTime } from '../../ui/format';
+import { Amount } from '../../ui/Amount';
+import { countOf, formatDateTime } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 
 function Total({ label, value }: { label: string; value: string }) {
@@ -11,7 +11,7 @@ function Total({ label, value }: { label: string; value: string }) {
         {label}
       </Text>
       <Text fw={600} style={{ fontVariantNumeric: 'tabular-nums' }}>
-        {formatAmount(value)}
+        <Amount value={value} />
       </Text>
     </div>
   );
@@ -35,7 +35,7 @@ export function LedgerCheckResult({ check }: { check: ReturnType<typeof useLedge
             ) : (
               <Alert
                 color="red"
-                title={`The ledger check found ${report.violations.length} ${report.violations.length === 1 ? 'problem' : 'problems'}`}
+                title={`The ledger check found ${countOf(report.violations.length, 'problem')}`}
               >
                 <List size="sm">
                   {report.violations.map((violation, index) => (

@@ -2,6 +2,7 @@ import { Anchor, Badge, Button, Group, Table, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import type { WalletOut, WalletTreeOut } from '../../api/types';
+import { Amount } from '../../ui/Amount';
 import { formatAmount, formatCredits, isZero } from '../../ui/amount';
 import { formatPeriod } from '../../ui/format';
 
@@ -69,10 +70,14 @@ function WalletRow({ wallet, payers, children }: { wallet: WalletOut; payers: Ma
           {LEVEL_LABELS[wallet.owner_kind]}
         </Text>
       </Table.Td>
-      <Table.Td {...figure}>{formatAmount(wallet.balance)}</Table.Td>
-      <Table.Td {...figure}>{formatAmount(wallet.held)}</Table.Td>
+      <Table.Td {...figure}>
+        <Amount value={wallet.balance} />
+      </Table.Td>
+      <Table.Td {...figure}>
+        <Amount value={wallet.held} />
+      </Table.Td>
       <Table.Td {...figure} fw={600}>
-        {formatAmount(wallet.available)}
+        <Amount value={wallet.available} />
       </Table.Td>
       <Table.Td>
         <GrantCell wallet={wallet} payers={payers} />

@@ -1,21 +1,16 @@
 import type { Idempotent } from '../../api/idempotency';
 import type { MintRequest, MonthlyGrantPut, TransferRequest, WalletOut } from '../../api/types';
-import { formatAmount, formatCredits } from '../../ui/amount';
+import { formatCredits } from '../../ui/amount';
 import type { CreditAction } from './CreditActionModal';
 
 type Send<T> = (request: Idempotent<T>) => Promise<unknown>;
-
-function available(wallet: WalletOut) {
-  return `${formatAmount(wallet.available)} available in ${wallet.owner_name}.`;
-}
 
 function transferAction(verb: string, past: string, from: WalletOut, to: WalletOut, send: Send<TransferRequest>): CreditAction {
   return {
     title: `${verb} credits`,
     summary: `From ${from.owner_name} to ${to.owner_name}.`,
-    amountHint: available(from),
     // The server refuses more than the source has available (409); say so before Confirm.
-    atMost: { amount: from.available, message: `${from.owner_name} has ${formatCredits(from.available)} available.` },
+    source: { walletId: from.id, ownerName: from.owner_name, available: from.available },
     withMemo: true,
     question: (amount) => `${verb} ${formatCredits(amount)} from ${from.owner_name} to ${to.owner_name}?`,
     submit: (amount, memo, idempotencyKey) =>

@@ -1,4 +1,4 @@
-import { Anchor, Button, Group, Stack, Table, Title } from '@mantine/core';
+import { Anchor, Button, Group, Stack, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useCreateGroup, useDeleteGroup, useGroups, useRenameGroup } from '../../api/hooks/groups';
@@ -6,6 +6,7 @@ import type { GroupOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { formatDate } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
+import { useTableState } from '../../ui/tableState';
 import { NameModal } from '../../ui/NameModal';
 import { RenameDeleteActions } from '../../ui/RenameDeleteActions';
 
@@ -13,6 +14,8 @@ import { RenameDeleteActions } from '../../ui/RenameDeleteActions';
 export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; heading?: string }) {
   const { can } = useSession();
   const groups = useGroups(orgId);
+  // An organization's groups are few and paged by name: the browser sorts the whole list once loaded.
+  const view = useTableState({ prefix: 'groups', sortable: ['name', 'created'] });
   const createGroup = useCreateGroup(orgId);
   const renameGroup = useRenameGroup();
   const deleteGroup = useDeleteGroup();
@@ -34,25 +37,27 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
       </Group>
       <PagedTable
         list={groups}
-        empty="This organization has no groups yet."
-        striped
-        highlightOnHover
-        head={
-          <>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Created</Table.Th>
-            <Table.Th aria-label="Actions" />
-          </>
-        }
-        row={(group) => (
-          <Table.Tr key={group.id}>
-            <Table.Td>
+        columns={[
+          {
+            id: 'name',
+            header: 'Name',
+            sortValue: (group) => group.name,
+            cell: (group) => (
               <Anchor component={Link} to={`/admin/groups/${group.id}`}>
                 {group.name}
               </Anchor>
-            </Table.Td>
-            <Table.Td>{formatDate(group.created_at)}</Table.Td>
-            <Table.Td>
+            ),
+          },
+          {
+            id: 'created',
+            header: 'Created',
+            sortValue: (group) => group.created_at,
+            cell: (group) => formatDate(group.created_at),
+          },
+          {
+            id: 'actions',
+            label: 'Actions',
+            cell: (group) => (
               <RenameDeleteActions
                 noun="group"
                 name={group.name}
@@ -62,9 +67,15 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
                   can('group.delete', { orgId, groupId: group.id }) ? () => deleteGroup.mutateAsync(group.id) : undefined
                 }
               />
-            </Table.Td>
-          </Table.Tr>
-        )}
+            ),
+          },
+        ]}
+        rowKey={(group) => group.id}
+        state={view}
+        empty="This organization has no groups yet."
+        striped
+        highlightOnHover
+        aria-label="Groups"
       />
       <NameModal
         opened={creating}
@@ -72,6 +83,7 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
         title="New group"
         submitLabel="Create group"
         onSubmit={(name) => createGroup.mutateAsync(name)}
+        done={(name) => `Created the group ${name}.`}
       />
       <NameModal
         opened={renaming !== null}
@@ -80,6 +92,7 @@ export function GroupsSection({ orgId, heading = 'Groups' }: { orgId: string; he
         submitLabel="Save"
         initialName={renaming?.name}
         onSubmit={(name) => renameGroup.mutateAsync({ groupId: renaming!.id, name })}
+        done={(name) => `Renamed the group to ${name}.`}
       />
     </Stack>
   );

@@ -1,12 +1,16 @@
-import { Alert, Badge, Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
-import { errorMessage } from '../../api/errors';
+import { Badge, Button, Group, Select, Stack, Text, Title } from '@mantine/core';
+import { DatePickerInput } from '@mantine/dates';
+import { useForm } from '@mantine/form';
+import { useState } from 'react';
 import { useMembers, usePutMember, useRemoveMember } from '../../api/hooks/members';
 import type { MembershipOut, MembershipRole } from '../../api/types';
 import { ConfirmButton } from '../../ui/ConfirmButton';
-import { formatDate, fromDateInput, toDateInput } from '../../ui/format';
+import { formatDate, toDateInput } from '../../ui/format';
+import { FormModal } from '../../ui/FormModal';
 import { PagedTable } from '../../ui/PagedTable';
+import { useTableState } from '../../ui/tableState';
 import { UserPicker } from '../users/UserPicker';
+import { memberRequest, todayInput, validateMember, type MemberValues } from './memberForm';
 
 const ROLE_OPTIONS = [
   { value: 'member', label: 'Member' },
@@ -23,81 +27,65 @@ interface MemberModalProps {
 
 function MemberModal({ groupId, groupName, opened, editing, onClose }: MemberModalProps) {
   const put = usePutMember(groupId);
-  const [userId, setUserId] = useState<string | null>(null);
-  const [role, setRole] = useState<MembershipRole>('member');
-  const [expires, setExpires] = useState('');
-  const [problem, setProblem] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!opened) return;
-    setUserId(editing?.user_id ?? null);
-    setRole(editing?.role ?? 'member');
-    setExpires(toDateInput(editing?.expires_at));
-    setProblem(null);
-  }, [opened, editing]);
-
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!userId) {
-      setProblem('Choose a user.');
-      return;
-    }
-    const expiresAt = role === 'guest' ? fromDateInput(expires) : null;
-    put.mutate(
-      { userId, body: { role, expires_at: expiresAt } },
-      { onSuccess: onClose, onError: (error) => setProblem(errorMessage(error)) },
-    );
+  const initialValues: MemberValues = {
+    userId: editing?.user_id ?? null,
+    role: editing?.role ?? 'member',
+    expires: toDateInput(editing?.expires_at),
   };
+  const today = todayInput();
+  const form = useForm<MemberValues>({ initialValues, validate: validateMember(today) });
 
   return (
-    <Modal opened={opened} onClose={onClose} title={editing ? `Change ${editing.user_name}` : `Add a member to ${groupName}`} centered>
-      <form onSubmit={submit} noValidate>
-        <Stack>
-          {editing ? (
-            <Text size="sm">
-              {editing.user_name} &lt;{editing.user_email}&gt;
-            </Text>
-          ) : (
-            <UserPicker label="User" value={userId} onChange={setUserId} />
-          )}
-          <Select
-            label="Role"
-            data={ROLE_OPTIONS}
-            value={role}
-            onChange={(value) => setRole((value as MembershipRole | null) ?? 'member')}
-            allowDeselect={false}
-          />
-          {role === 'guest' && (
-            <TextInput
-              type="date"
-              label="Expires on"
-              description="Leave empty for guest access without an end date."
-              value={expires}
-              onChange={(event) => setExpires(event.currentTarget.value)}
-            />
-          )}
-          {problem && (
-            <Alert color="red" role="alert">
-              {problem}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={put.isPending}>
-              {editing ? 'Save' : 'Add member'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      opened={opened}
+      onClose={onClose}
+      title={editing ? `Change ${editing.user_name}` : `Add a member to ${groupName}`}
+      submitLabel={editing ? 'Save' : 'Add member'}
+      form={form}
+      initialValues={initialValues}
+      serverFields={{ role: 'role', expires_at: 'expires' }}
+      onSubmit={(values) => put.mutateAsync({ userId: values.userId!, body: memberRequest(values) })}
+    >
+      {editing ? (
+        <Text size="sm">
+          {editing.user_name} &lt;{editing.user_email}&gt;
+        </Text>
+      ) : (
+        <UserPicker
+          label="User"
+          value={form.values.userId}
+          onChange={(value) => form.setFieldValue('userId', value)}
+          error={form.errors.userId}
+        />
+      )}
+      <Select
+        label="Role"
+        data={ROLE_OPTIONS}
+        value={form.values.role}
+        onChange={(value) => form.setFieldValue('role', (value as MembershipRole | null) ?? 'member')}
+        allowDeselect={false}
+      />
+      {form.values.role === 'guest' && (
+        <DatePickerInput
+          label="Expires on"
+          description="Leave empty for guest access without an end date."
+          placeholder="No end date"
+          value={form.values.expires || null}
+          onChange={(value) => form.setFieldValue('expires', value ?? '')}
+          error={form.errors.expires}
+          minDate={today}
+          clearable
+        />
+      )}
+    </FormModal>
   );
 }
 
 /** Members of one group with role, guest expiry and status. */
 export function MembersSection({ groupId, groupName, canEdit }: { groupId: string; groupName: string; canEdit: boolean }) {
   const members = useMembers(groupId);
+  // Members come paged by name; the other orders are the browser's, over the whole list once loaded.
+  const view = useTableState({ prefix: 'members', sortable: ['name', 'email', 'role', 'expires'] });
   const remove = useRemoveMember(groupId);
   const [modal, setModal] = useState<{ editing: MembershipOut | null } | null>(null);
 
@@ -115,35 +103,39 @@ export function MembersSection({ groupId, groupName, canEdit }: { groupId: strin
       </Group>
       <PagedTable
         list={members}
-        empty="This group has no members yet."
-        striped
-        head={
-          <>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Email</Table.Th>
-            <Table.Th>Role</Table.Th>
-            <Table.Th>Expires</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th aria-label="Actions" />
-          </>
-        }
-        row={(member) => (
-          <Table.Tr key={member.user_id}>
-            <Table.Td>{member.user_name}</Table.Td>
-            <Table.Td>{member.user_email}</Table.Td>
-            <Table.Td>
-              <Badge variant="light" color={member.role === 'guest' ? 'grape' : 'blue'}>
-                {member.role}
+        columns={[
+          { id: 'name', header: 'Name', sortValue: (m) => m.user_name, cell: (m) => m.user_name },
+          { id: 'email', header: 'Email', sortValue: (m) => m.user_email, cell: (m) => m.user_email },
+          {
+            id: 'role',
+            header: 'Role',
+            sortValue: (m) => m.role,
+            cell: (m) => (
+              <Badge variant="light" color={m.role === 'guest' ? 'grape' : 'blue'}>
+                {m.role}
               </Badge>
-            </Table.Td>
-            <Table.Td>{member.expires_at ? formatDate(member.expires_at) : 'Never'}</Table.Td>
-            <Table.Td>
-              <Badge variant="dot" color={member.active ? 'green' : 'gray'}>
-                {member.active ? 'Active' : 'Expired'}
+            ),
+          },
+          {
+            id: 'expires',
+            header: 'Expires',
+            sortValue: (m) => m.expires_at,
+            cell: (m) => (m.expires_at ? formatDate(m.expires_at) : 'Never'),
+          },
+          {
+            id: 'status',
+            header: 'Status',
+            cell: (m) => (
+              <Badge variant="dot" color={m.active ? 'green' : 'gray'}>
+                {m.active ? 'Active' : 'Expired'}
               </Badge>
-            </Table.Td>
-            <Table.Td>
-              {canEdit && (
+            ),
+          },
+          {
+            id: 'actions',
+            label: 'Actions',
+            cell: (member) =>
+              canEdit && (
                 <Group gap="xs" justify="flex-end" wrap="nowrap">
                   <Button size="xs" variant="default" onClick={() => setModal({ editing: member })}>
                     Change
@@ -156,10 +148,14 @@ export function MembersSection({ groupId, groupName, canEdit }: { groupId: strin
                     onConfirm={() => remove.mutateAsync(member.user_id)}
                   />
                 </Group>
-              )}
-            </Table.Td>
-          </Table.Tr>
-        )}
+              ),
+          },
+        ]}
+        rowKey={(member) => member.user_id}
+        state={view}
+        empty="This group has no members yet."
+        striped
+        aria-label="Members"
       />
       <MemberModal
         groupId={groupId}

@@ -78,6 +78,7 @@ export function OrgDetailPage() {
               submitLabel="Save"
               initialName={org.data.name}
               onSubmit={(name) => renameOrg.mutateAsync({ orgId, name })}
+              done={(name) => `Renamed the organization to ${name}.`}
             />
           </Stack>
         )}

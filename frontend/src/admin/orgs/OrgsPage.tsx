@@ -1,4 +1,4 @@
-import { Anchor, Button, Stack, Table, TextInput } from '@mantine/core';
+import { Anchor, Button, Stack, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -7,13 +7,17 @@ import type { OrgOut } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { formatDate } from '../../ui/format';
 import { PagedTable } from '../../ui/PagedTable';
+import { useTableState } from '../../ui/tableState';
 import { NameModal } from '../../ui/NameModal';
 import { RenameDeleteActions } from '../../ui/RenameDeleteActions';
 import { PageHeader } from '../../ui/PageHeader';
 
 export function OrgsPage() {
   const { can } = useSession();
-  const [search, setSearch] = useState('');
+  // Organizations come paged by name; sorting by name or date is the browser's, over the whole
+  // list once it is loaded: there are few, and the server's order already answers most needs.
+  const view = useTableState({ sortable: ['name', 'created'], filters: ['q'] });
+  const [search, setSearch] = useState(view.filter('q'));
   const [q] = useDebouncedValue(search.trim(), 300);
   const orgs = useOrgs(q);
   const createOrg = useCreateOrg();
@@ -32,31 +36,31 @@ export function OrgsPage() {
       <TextInput
         label="Search organizations"
         value={search}
-        onChange={(event) => setSearch(event.currentTarget.value)}
+        onChange={(event) => {
+          setSearch(event.currentTarget.value);
+          view.setFilter('q', event.currentTarget.value.trim());
+        }}
         mb="md"
         maw={320}
       />
       <PagedTable
         list={orgs}
-        empty={q ? 'No organizations match this search.' : 'No organizations yet.'}
-        striped
-        highlightOnHover
-        head={
-          <>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Created</Table.Th>
-            <Table.Th aria-label="Actions" />
-          </>
-        }
-        row={(org) => (
-          <Table.Tr key={org.id}>
-            <Table.Td>
+        columns={[
+          {
+            id: 'name',
+            header: 'Name',
+            sortValue: (org) => org.name,
+            cell: (org) => (
               <Anchor component={Link} to={`/admin/orgs/${org.id}`}>
                 {org.name}
               </Anchor>
-            </Table.Td>
-            <Table.Td>{formatDate(org.created_at)}</Table.Td>
-            <Table.Td>
+            ),
+          },
+          { id: 'created', header: 'Created', sortValue: (org) => org.created_at, cell: (org) => formatDate(org.created_at) },
+          {
+            id: 'actions',
+            label: 'Actions',
+            cell: (org) => (
               <RenameDeleteActions
                 noun="organization"
                 name={org.name}
@@ -64,9 +68,15 @@ export function OrgsPage() {
                 onRename={can('org.update', { orgId: org.id }) ? () => setRenaming(org) : undefined}
                 onDelete={can('org.delete', { orgId: org.id }) ? () => deleteOrg.mutateAsync(org.id) : undefined}
               />
-            </Table.Td>
-          </Table.Tr>
-        )}
+            ),
+          },
+        ]}
+        rowKey={(org) => org.id}
+        state={view}
+        empty={q ? 'No organizations match this search.' : 'No organizations yet.'}
+        striped
+        highlightOnHover
+        aria-label="Organizations"
       />
       <NameModal
         opened={creating}
@@ -74,6 +84,7 @@ export function OrgsPage() {
         title="New organization"
         submitLabel="Create organization"
         onSubmit={(name) => createOrg.mutateAsync(name)}
+        done={(name) => `Created the organization ${name}.`}
       />
       <NameModal
         opened={renaming !== null}
@@ -82,6 +93,7 @@ export function OrgsPage() {
         submitLabel="Save"
         initialName={renaming?.name}
         onSubmit={(name) => renameOrg.mutateAsync({ orgId: renaming!.id, name })}
+        done={(name) => `Renamed the organization to ${name}.`}
       />
     </Stack>
   );

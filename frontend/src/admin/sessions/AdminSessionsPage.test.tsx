@@ -86,7 +86,9 @@ describe('admin sessions', () => {
     const dialog = await screen.findByRole('dialog', { name: 'New shared volume for Optics' });
     await user.type(within(dialog).getByRole('textbox', { name: 'Name' }), 'Scratch Space');
     await user.click(within(dialog).getByRole('button', { name: 'Create volume' }));
-    expect(await within(dialog).findByRole('alert')).toHaveTextContent('lower-case letters');
+    // Refused on the field, before anything is sent.
+    expect(await within(dialog).findByText(/lower-case letters, digits and dashes, starting/)).toBeInTheDocument();
+    expect(within(dialog).getByRole('textbox', { name: 'Name' })).toHaveAttribute('aria-invalid', 'true');
     expect(api.callsTo('POST', VOLUMES)).toHaveLength(0);
 
     await user.clear(within(dialog).getByRole('textbox', { name: 'Name' }));

@@ -1,7 +1,7 @@
 import { Badge, Group, MultiSelect, Select, Table, Tooltip } from '@mantine/core';
 import { useState } from 'react';
 import { useSessions, type SessionOut } from '../../api/hooks/sessions';
-import { formatAmount } from '../../ui/amount';
+import { Amount } from '../../ui/Amount';
 import { formatDateTime } from '../../ui/format';
 import { QueryState } from '../../ui/QueryState';
 import { gpuSlice, SESSION_TYPE_LABELS, STATE_LABELS, STATE_OPTIONS } from '../../sessions/sessionParts';
@@ -28,10 +28,10 @@ function SessionRow({ session, groupName }: { session: SessionOut; groupName: st
       </Table.Td>
       <Table.Td>{gpuSlice(session)}</Table.Td>
       <Table.Td ta="right" style={{ fontVariantNumeric: 'tabular-nums' }}>
-        {formatAmount(session.price_per_hour)}
+        <Amount value={session.price_per_hour} />
       </Table.Td>
       <Table.Td ta="right" style={{ fontVariantNumeric: 'tabular-nums' }}>
-        {formatAmount(session.cost)}
+        <Amount value={session.cost} />
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(session.created_at)}</Table.Td>
     </Table.Tr>

@@ -1,95 +1,54 @@
 import { Badge, Button, Group, SegmentedControl, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core';
-import { useEffect, useState } from 'react';
+import { useForm, type UseFormReturnType } from '@mantine/form';
+import { IconDeviceFloppy, IconPlus } from '@tabler/icons-react';
+import { useState } from 'react';
 import { errorMessage } from '../../api/errors';
 import { useAddImage, useCatalog, useUpdateImage, type ImageOut, type SessionType } from '../../api/hooks/sessions';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { QueryState } from '../../ui/QueryState';
 import { SESSION_TYPE_LABELS, SESSION_TYPE_OPTIONS } from '../../sessions/sessionParts';
-import { FormModal } from '../capacity/FormModal';
+import { FormModal } from '../../ui/FormModal';
 import { PageHeader } from '../../ui/PageHeader';
+import { IMAGE_FIELDS, imageFields, LIMITS, NEW_IMAGE, validateImage, valuesOf, type ImageValues } from './catalogForm';
 
-// What the server accepts as an image reference (registry/name:tag or @digest).
-const REFERENCE = /^[a-z0-9]([a-z0-9._/:@-]*[A-Za-z0-9_])?$/;
-
-interface ImageDraft {
-  name: string;
-  reference: string;
-  description: string;
-}
-
-/** The problem with a draft, or null when it can be sent. */
-function checkDraft(draft: ImageDraft): string | null {
-  if (!draft.name.trim()) return 'Enter a name.';
-  if (draft.name.trim().length > 80) return 'Use at most 80 characters for the name.';
-  const reference = draft.reference.trim();
-  if (!reference || reference.length > 512 || !REFERENCE.test(reference)) {
-    return 'Enter an image reference such as registry.example.org/team/jupyter:4.1.';
-  }
-  if (draft.description.length > 2000) return 'Use at most 2000 characters for the description.';
-  return null;
-}
-
-function DraftFields({ draft, onChange }: { draft: ImageDraft; onChange: (draft: ImageDraft) => void }) {
+function DraftFields({ form }: { form: UseFormReturnType<ImageValues> }) {
   return (
     <>
-      <TextInput
-        label="Name"
-        value={draft.name}
-        onChange={(e) => onChange({ ...draft, name: e.currentTarget.value })}
-        data-autofocus
-      />
+      <TextInput label="Name" description={`Up to ${LIMITS.name} characters`} {...form.getInputProps('name')} data-autofocus />
       <TextInput
         label="Image reference"
         description="Registry, repository and tag or digest"
-        value={draft.reference}
-        onChange={(e) => onChange({ ...draft, reference: e.currentTarget.value })}
+        spellCheck={false}
+        autoComplete="off"
+        {...form.getInputProps('reference')}
       />
       <Textarea
         label="Description"
-        description="Optional; shown when a user picks the image"
-        value={draft.description}
-        onChange={(e) => onChange({ ...draft, description: e.currentTarget.value })}
+        description={`Optional; shown when a user picks the image. Up to ${LIMITS.description.toLocaleString('en')} characters`}
+        {...form.getInputProps('description')}
         rows={3}
       />
     </>
   );
 }
 
-const draftOf = (image: ImageOut): ImageDraft => ({
-  name: image.name,
-  reference: image.reference,
-  description: image.description,
-});
-
-const EMPTY: ImageDraft = { name: '', reference: '', description: '' };
-
 function AddImageModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const add = useAddImage();
-  const [sessionType, setSessionType] = useState<SessionType>('jupyterlab');
-  const [draft, setDraft] = useState<ImageDraft>(EMPTY);
-  const [enabled, setEnabled] = useState(true);
-  useEffect(() => {
-    if (opened) {
-      setDraft(EMPTY);
-      setEnabled(true);
-    }
-  }, [opened]);
+  const form = useForm<ImageValues>({ initialValues: NEW_IMAGE, validate: validateImage, validateInputOnBlur: true });
   return (
     <FormModal
       opened={opened}
       onClose={onClose}
       title="Add image"
       submitLabel="Add image"
-      onSubmit={() =>
-        checkDraft(draft) ??
-        add.mutateAsync({
-          session_type: sessionType,
-          name: draft.name.trim(),
-          reference: draft.reference.trim(),
-          description: draft.description.trim(),
-          enabled,
-        })
+      submitIcon={<IconPlus size={16} aria-hidden />}
+      form={form}
+      initialValues={NEW_IMAGE}
+      serverFields={IMAGE_FIELDS}
+      onSubmit={(values) =>
+        add.mutateAsync({ session_type: values.sessionType, ...imageFields(values), enabled: values.enabled })
       }
+      done={(values) => `Added ${values.name.trim()} to the catalog.`}
     >
       <div>
         <Text size="sm" fw={500} mb={4}>
@@ -97,38 +56,34 @@ function AddImageModal({ opened, onClose }: { opened: boolean; onClose: () => vo
         </Text>
         <SegmentedControl
           aria-label="Session type"
-          value={sessionType}
-          onChange={(value) => setSessionType(value as SessionType)}
+          value={form.values.sessionType}
+          onChange={(value) => form.setFieldValue('sessionType', value as SessionType)}
           data={SESSION_TYPE_OPTIONS}
         />
       </div>
-      <DraftFields draft={draft} onChange={setDraft} />
-      <Switch label="Offered to users" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+      <DraftFields form={form} />
+      <Switch label="Offered to users" {...form.getInputProps('enabled', { type: 'checkbox' })} />
     </FormModal>
   );
 }
 
 function EditImageModal({ image, opened, onClose }: { image: ImageOut; opened: boolean; onClose: () => void }) {
   const update = useUpdateImage();
-  const [draft, setDraft] = useState<ImageDraft>(() => draftOf(image));
-  useEffect(() => {
-    if (opened) setDraft(draftOf(image));
-  }, [opened, image]);
+  const form = useForm<ImageValues>({ initialValues: valuesOf(image), validate: validateImage, validateInputOnBlur: true });
   return (
     <FormModal
       opened={opened}
       onClose={onClose}
       title={`Edit ${image.name}`}
       submitLabel="Save"
-      onSubmit={() =>
-        checkDraft(draft) ??
-        update.mutateAsync({
-          imageId: image.id,
-          body: { name: draft.name.trim(), reference: draft.reference.trim(), description: draft.description.trim() },
-        })
-      }
+      submitIcon={<IconDeviceFloppy size={16} aria-hidden />}
+      form={form}
+      initialValues={valuesOf(image)}
+      serverFields={IMAGE_FIELDS}
+      onSubmit={(values) => update.mutateAsync({ imageId: image.id, body: imageFields(values) })}
+      done={(values) => `Saved ${values.name.trim()}.`}
     >
-      <DraftFields draft={draft} onChange={setDraft} />
+      <DraftFields form={form} />
     </FormModal>
   );
 }
@@ -212,7 +167,11 @@ export function CatalogPage() {
       <PageHeader
         title="Session catalog"
         description="The images users can start sessions from, by session type."
-        actions={<Button onClick={() => setAdding(true)}>Add image</Button>}
+        actions={
+          <Button leftSection={<IconPlus size={16} aria-hidden />} onClick={() => setAdding(true)}>
+            Add image
+          </Button>
+        }
       />
       <QueryState query={catalog} isEmpty={items.length === 0} empty="No images yet. Add one so users can start sessions.">
         <Table.ScrollContainer minWidth={900}>

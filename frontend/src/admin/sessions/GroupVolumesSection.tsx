@@ -1,31 +1,20 @@
 import { Button, Group, NumberInput, SegmentedControl, Select, Stack, Text, TextInput } from '@mantine/core';
-import { useEffect, useState } from 'react';
-import {
-  useCreateGroupVolume,
-  useDeleteGroupVolume,
-  useGroupVolumes,
-  type SharedVolumeCreate,
-  type VolumeOut,
-} from '../../api/hooks/sessions';
+import { useForm } from '@mantine/form';
+import { IconPlus } from '@tabler/icons-react';
+import { useState } from 'react';
+import { useCreateGroupVolume, useDeleteGroupVolume, useGroupVolumes, type VolumeOut } from '../../api/hooks/sessions';
 import { ConfirmButton } from '../../ui/ConfirmButton';
-import { asNumber, outOfRange } from '../../ui/form';
 import { QueryState } from '../../ui/QueryState';
 import { VolumeTable } from '../../sessions/VolumeTable';
 import { useActionableGroups } from '../actionableGroups';
-import { FormModal } from '../capacity/FormModal';
+import { FormModal } from '../../ui/FormModal';
 import { ADMINISTERS_GROUP } from './access';
+import { LIMITS, NEW_VOLUME, validateVolume, VOLUME_FIELDS, volumeRequest, type AccessMode, type VolumeValues } from './groupVolumeForm';
 
-type AccessMode = SharedVolumeCreate['access_mode'];
-
-const ACCESS_LABELS: Record<NonNullable<AccessMode>, string> = {
+const ACCESS_LABELS: Record<AccessMode, string> = {
   ReadWriteMany: 'Read-write',
   ReadOnlyMany: 'Read-only',
 };
-
-const VOLUME_SIZE = { min: 1, max: 16384, integer: true, unit: 'GiB' };
-
-// Kubernetes names: lower-case letters, digits and inner dashes.
-const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 interface NewVolumeModalProps {
   groupId: string;
@@ -36,40 +25,34 @@ interface NewVolumeModalProps {
 
 function NewVolumeModal({ groupId, groupName, opened, onClose }: NewVolumeModalProps) {
   const create = useCreateGroupVolume();
-  const [name, setName] = useState('');
-  const [size, setSize] = useState<number | string>(50);
-  const [access, setAccess] = useState<NonNullable<AccessMode>>('ReadWriteMany');
-  useEffect(() => {
-    if (opened) {
-      setName('');
-      setSize(50);
-      setAccess('ReadWriteMany');
-    }
-  }, [opened]);
+  const form = useForm<VolumeValues>({ initialValues: NEW_VOLUME, validate: validateVolume, validateInputOnBlur: true });
   return (
     <FormModal
       opened={opened}
       onClose={onClose}
       title={`New shared volume for ${groupName}`}
       submitLabel="Create volume"
-      onSubmit={() => {
-        const trimmed = name.trim();
-        if (!VOLUME_NAME.test(trimmed) || trimmed.length > 40) {
-          return 'Use up to 40 lower-case letters, digits and dashes, starting and ending with a letter or digit.';
-        }
-        const wrongSize = outOfRange(size, VOLUME_SIZE);
-        if (wrongSize) return `Size: ${wrongSize}`;
-        return create.mutateAsync({ groupId, body: { name: trimmed, size_gib: asNumber(size), access_mode: access } });
-      }}
+      submitIcon={<IconPlus size={16} aria-hidden />}
+      form={form}
+      initialValues={NEW_VOLUME}
+      serverFields={VOLUME_FIELDS}
+      onSubmit={(values) => create.mutateAsync({ groupId, body: volumeRequest(values) })}
+      done={(values) => `Created ${values.name.trim()} for ${groupName}.`}
     >
-      <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+      <TextInput
+        label="Name"
+        description={`Up to ${LIMITS.name} lower-case letters, digits and dashes`}
+        {...form.getInputProps('name')}
+        data-autofocus
+      />
       <NumberInput
         label="Size (GiB)"
-        value={size}
-        onChange={setSize}
-        min={VOLUME_SIZE.min}
-        max={VOLUME_SIZE.max}
-        error={outOfRange(size, VOLUME_SIZE)}
+        description={`${LIMITS.sizeGiB.min} to ${LIMITS.sizeGiB.max.toLocaleString('en')}, whole GiB`}
+        {...form.getInputProps('sizeGiB')}
+        min={LIMITS.sizeGiB.min}
+        max={LIMITS.sizeGiB.max}
+        clampBehavior="none"
+        allowDecimal={false}
       />
       <div>
         <Text size="sm" fw={500} mb={4}>
@@ -77,8 +60,8 @@ function NewVolumeModal({ groupId, groupName, opened, onClose }: NewVolumeModalP
         </Text>
         <SegmentedControl
           aria-label="Access"
-          value={access}
-          onChange={(value) => setAccess(value as NonNullable<AccessMode>)}
+          value={form.values.access}
+          onChange={(value) => form.setFieldValue('access', value as AccessMode)}
           data={Object.entries(ACCESS_LABELS).map(([value, label]) => ({ value, label }))}
         />
         <Text size="xs" c="dimmed" mt={4}>
@@ -115,7 +98,9 @@ function GroupVolumes({ groupId, groupName }: { groupId: string; groupName: stri
   return (
     <Stack gap="sm">
       <Group justify="flex-end">
-        <Button onClick={() => setAdding(true)}>New shared volume</Button>
+        <Button leftSection={<IconPlus size={16} aria-hidden />} onClick={() => setAdding(true)}>
+          New shared volume
+        </Button>
       </Group>
       <QueryState query={volumes} isEmpty={items.length === 0} empty={`${groupName} has no shared volumes.`}>
         <VolumeTable

@@ -1,10 +1,12 @@
 import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
-import { errorMessage } from '../../api/errors';
+import { useForm } from '@mantine/form';
+import { useEffect, useState } from 'react';
 import { useResetPassword } from '../../api/hooks/users';
 import type { UserOut } from '../../api/types';
 import { PasswordStrength } from '../../auth/PasswordStrength';
+import { serverErrors } from '../../ui/form';
 import { SecretInput } from '../../ui/SecretInput';
+import { validateReset, type ResetValues } from './userForm';
 
 interface ResetPasswordModalProps {
   /** The user whose password is reset; the modal is open while set. */
@@ -16,24 +18,20 @@ interface ResetPasswordModalProps {
 /** Choose a new initial password (with the strength verdict), then confirm the reset. */
 export function ResetPasswordModal({ user, onClose, onReset }: ResetPasswordModalProps) {
   const reset = useResetPassword();
-  const [password, setPassword] = useState('');
+  const form = useForm<ResetValues>({ initialValues: { password: '' }, validate: validateReset });
   const [confirming, setConfirming] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  const { reset: clearForm } = form;
 
   useEffect(() => {
     if (user) {
-      setPassword('');
+      clearForm();
       setConfirming(false);
       setProblem(null);
     }
-  }, [user]);
+  }, [user, clearForm]);
 
-  const review = (event: FormEvent) => {
-    event.preventDefault();
-    if (!password) {
-      setProblem('Enter a new initial password.');
-      return;
-    }
+  const review = () => {
     setProblem(null);
     setConfirming(true);
   };
@@ -41,7 +39,7 @@ export function ResetPasswordModal({ user, onClose, onReset }: ResetPasswordModa
   const confirm = () => {
     if (!user) return;
     reset.mutate(
-      { userId: user.id, initialPassword: password },
+      { userId: user.id, initialPassword: form.values.password },
       {
         onSuccess: (updated) => {
           onReset(updated);
@@ -49,7 +47,9 @@ export function ResetPasswordModal({ user, onClose, onReset }: ResetPasswordModa
         },
         // A refused password goes back to the form to be changed.
         onError: (error) => {
-          setProblem(errorMessage(error));
+          const { onFields, rest } = serverErrors(error, { initial_password: 'password' }, ['password']);
+          form.setErrors(onFields);
+          setProblem(rest);
           setConfirming(false);
         },
       },
@@ -59,7 +59,7 @@ export function ResetPasswordModal({ user, onClose, onReset }: ResetPasswordModa
   return (
     <Modal opened={user !== null} onClose={onClose} title="Reset password" centered>
       {user && !confirming && (
-        <form onSubmit={review} noValidate>
+        <form onSubmit={form.onSubmit(review)} noValidate>
           <Stack>
             <Text size="sm">
               Give {user.name} a new initial password. They must change it at their next sign-in.
@@ -67,11 +67,10 @@ export function ResetPasswordModal({ user, onClose, onReset }: ResetPasswordModa
             <SecretInput
               label="New initial password"
               autoComplete="new-password"
-              value={password}
-              onChange={(event) => setPassword(event.currentTarget.value)}
+              {...form.getInputProps('password')}
               data-autofocus
             />
-            <PasswordStrength password={password} email={user.email} name={user.name} />
+            <PasswordStrength password={form.values.password} email={user.email} name={user.name} />
             {problem && (
               <Alert color="red" role="alert">
                 {problem}

@@ -1,6 +1,6 @@
 import { Select } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { useUsers } from '../../api/hooks/users';
 import type { UserOut } from '../../api/types';
 
@@ -8,7 +8,7 @@ interface UserPickerProps {
   label: string;
   value: string | null;
   onChange: (userId: string | null) => void;
-  error?: string;
+  error?: ReactNode;
   placeholder?: string;
 }
 

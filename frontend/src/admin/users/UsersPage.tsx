@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Group, Stack, Table, TextInput } from '@mantine/core';
+import { Alert, Badge, Button, Group, Stack, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { useSetSuperAdmin, useUpdateUser, useUsers } from '../../api/hooks/users';
@@ -7,7 +7,8 @@ import type { Action } from '../../auth/capabilities';
 import { useSession } from '../../auth/session';
 import { ConfirmButton } from '../../ui/ConfirmButton';
 import { formatDate } from '../../ui/format';
-import { PagedTable } from '../../ui/PagedTable';
+import { PagedTable, type PagedColumn } from '../../ui/PagedTable';
+import { useTableState } from '../../ui/tableState';
 import { PageHeader } from '../../ui/PageHeader';
 import { CreateUserModal } from './CreateUserModal';
 import { ResetPasswordModal } from './ResetPasswordModal';
@@ -40,7 +41,10 @@ export function UsersPage() {
   // may take it anywhere.
   const offers = (action: Action, user: UserOut) =>
     user.id !== me.user.id && (can(action) || (!user.is_super_admin && canSomewhere(action)));
-  const [search, setSearch] = useState('');
+  // The server pages users by name and filters by `q`; the other orders are the browser's, over
+  // the whole list once it is loaded (a reach of users usually fits a page or two).
+  const view = useTableState({ sortable: ['name', 'email', 'created'], filters: ['q'] });
+  const [search, setSearch] = useState(view.filter('q'));
   const [q] = useDebouncedValue(search.trim(), 300);
   const users = useUsers({ q });
   const update = useUpdateUser();
@@ -49,6 +53,57 @@ export function UsersPage() {
   const [wasReset, setWasReset] = useState<UserOut | null>(null);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<UserOut | null>(null);
+
+  const columns: PagedColumn<UserOut>[] = [
+    {
+      id: 'name',
+      header: 'Name',
+      sortValue: (user) => user.name,
+      cell: (user) => <LongName name={user.name} size="sm" />,
+      td: { maw: 280 },
+    },
+    { id: 'email', header: 'Email', sortValue: (user) => user.email, cell: (user) => user.email },
+    { id: 'status', header: 'Status', cell: (user) => <StatusBadges user={user} /> },
+    { id: 'created', header: 'Created', sortValue: (user) => user.created_at, cell: (user) => formatDate(user.created_at) },
+    { id: 'actions', label: 'Actions', cell: (user) => userActions(user) },
+  ];
+  const userActions = (user: UserOut) => (
+    <Group justify="flex-end" gap="xs" wrap="nowrap">
+      {offers('user.reset_password', user) && (
+        <Button size="xs" variant="default" onClick={() => setResetting(user)}>
+          Reset password
+        </Button>
+      )}
+      {can('user.super_admin.manage') && user.id !== me.user.id && (
+        <ConfirmButton
+          label={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
+          color={user.is_super_admin ? 'red' : 'grape'}
+          title={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
+          message={
+            user.is_super_admin
+              ? `${user.name} will no longer be a super admin.`
+              : `${user.name} will be a super admin, allowed to do everything in every organization.`
+          }
+          confirmLabel={user.is_super_admin ? 'Revoke' : 'Grant'}
+          onConfirm={() => setSuperAdmin.mutateAsync({ userId: user.id, grant: !user.is_super_admin })}
+        />
+      )}
+      {offers('user.set_active', user) && (
+        <ConfirmButton
+          label={user.active ? 'Deactivate' : 'Activate'}
+          color={user.active ? 'red' : 'green'}
+          title={user.active ? 'Deactivate user' : 'Activate user'}
+          message={
+            user.active
+              ? `${user.name} will be signed out and can no longer sign in; their sessions are paused (their files are kept).`
+              : `${user.name} will be able to sign in again.`
+          }
+          confirmLabel={user.active ? 'Deactivate' : 'Activate'}
+          onConfirm={() => update.mutateAsync({ userId: user.id, changes: { active: !user.active } })}
+        />
+      )}
+    </Group>
+  );
 
   return (
     <Stack gap={0} maw={1100}>
@@ -68,70 +123,22 @@ export function UsersPage() {
           at their next sign-in.
         </Alert>
       )}
-      <TextInput label="Search users" value={search} onChange={(event) => setSearch(event.currentTarget.value)} mb="md" maw={320} />
+      <TextInput label="Search users" value={search} onChange={(event) => {
+          setSearch(event.currentTarget.value);
+          view.setFilter('q', event.currentTarget.value.trim());
+        }}
+        mb="md"
+        maw={320}
+      />
       <PagedTable
         list={users}
+        columns={columns}
+        rowKey={(user) => user.id}
+        state={view}
         empty={q ? 'No users match this search.' : 'No users yet.'}
         striped
         highlightOnHover
-        head={
-          <>
-            <Table.Th>Name</Table.Th>
-            <Table.Th>Email</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Created</Table.Th>
-            <Table.Th aria-label="Actions" />
-          </>
-        }
-        row={(user) => (
-          <Table.Tr key={user.id}>
-            <Table.Td maw={280}>
-              <LongName name={user.name} size="sm" />
-            </Table.Td>
-            <Table.Td>{user.email}</Table.Td>
-            <Table.Td>
-              <StatusBadges user={user} />
-            </Table.Td>
-            <Table.Td>{formatDate(user.created_at)}</Table.Td>
-            <Table.Td>
-              <Group justify="flex-end" gap="xs" wrap="nowrap">
-                {offers('user.reset_password', user) && (
-                  <Button size="xs" variant="default" onClick={() => setResetting(user)}>
-                    Reset password
-                  </Button>
-                )}
-                {can('user.super_admin.manage') && user.id !== me.user.id && (
-                  <ConfirmButton
-                    label={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
-                    color={user.is_super_admin ? 'red' : 'grape'}
-                    title={user.is_super_admin ? 'Revoke super admin' : 'Grant super admin'}
-                    message={
-                      user.is_super_admin
-                        ? `${user.name} will no longer be a super admin.`
-                        : `${user.name} will be a super admin, allowed to do everything in every organization.`
-                    }
-                    confirmLabel={user.is_super_admin ? 'Revoke' : 'Grant'}
-                    onConfirm={() => setSuperAdmin.mutateAsync({ userId: user.id, grant: !user.is_super_admin })}
-                  />
-                )}
-                {offers('user.set_active', user) && (
-                  <ConfirmButton
-                    label={user.active ? 'Deactivate' : 'Activate'}
-                    color={user.active ? 'red' : 'green'}
-                    title={user.active ? 'Deactivate user' : 'Activate user'}
-                    message={
-                      user.active
-                        ? `${user.name} will be signed out and can no longer sign in; their sessions are paused (their files are kept).`
-                        : `${user.name} will be able to sign in again.`
-                    }
-                    confirmLabel={user.active ? 'Deactivate' : 'Activate'}
-                    onConfirm={() => update.mutateAsync({ userId: user.id, changes: { active: !user.active } })}
-                  />
-                )}
-              </Group>
-            </Table.Td>
-          </Table.Tr>
-        )}
+        aria-label="Users"
       />
       <CreateUserModal opened={creating} onClose={() => setCreating(false)} onCreated={setCreated} />
       <ResetPasswordModal user={resetting} onClose={() => setResetting(null)} onReset={setWasReset} />

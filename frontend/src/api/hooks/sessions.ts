@@ -11,6 +11,8 @@ export type SessionType = SessionOut['session_type'];
 export type SessionAction = SessionOut['actions'][number];
 export type SessionCreate = Schemas['SessionCreate'];
 export type TransitionOut = Schemas['TransitionOut'];
+export type SessionUsageOut = Schemas['SessionUsageOut'];
+export type StartupStepOut = Schemas['StartupStepOut'];
 export type MountOut = Schemas['MountOut'];
 export type AdmissionPreviewIn = Schemas['AdmissionPreviewIn'];
 export type AdmissionPreviewOut = Schemas['AdmissionPreviewOut'];
@@ -29,6 +31,17 @@ export function useSessions(filters: SessionFilters = {}) {
 
 export function useSessionDetail(sessionId: string) {
   return useQuery(queries.session(sessionId));
+}
+
+/**
+ * A session's use and cost over time. Samples arrive without live events, so while the session
+ * runs it is also asked for again: every minute, or every 10 s until its first sample is in.
+ */
+export function useSessionUsage(sessionId: string, running: boolean) {
+  return useQuery({
+    ...queries.sessionUsage(sessionId),
+    refetchInterval: (query) => (running ? (query.state.data?.points.length ? 60_000 : 10_000) : false),
+  });
 }
 
 /** A session's change shows in every list and detail, and may move volumes and the queue. */
