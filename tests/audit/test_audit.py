@@ -180,3 +180,43 @@ async def test_the_log_reads_oldest_first_across_pages(build: Builder) -> None:
     for bad in ("name", "-id", "at; DROP TABLE users", "\x00"):
         response = await client.get("/api/v1/audit", params={"sort": bad})
         assert response.status_code == 422, bad
+
+
+async def test_admins_are_told_no_names_of_users_outside_their_reach(build: Builder) -> None:
+    """An entry in an admin's scope may name anyone (a denied attempt names whoever it was
+    about): the admin sees the id or email recorded, never who it is today."""
+    org_x, org_y = await build.org("X"), await build.org("Y")
+    g, elsewhere = await build.group(org_x, "Lab"), await build.group(org_y, "Hidden group")
+    admin, group_admin = await build.user("Admin X"), await build.user("Group admin")
+    await build.org_admin(admin, org_x)
+    await build.group_admin(group_admin, g)
+    puppet, victor = await build.user("Puppet"), await build.user("Victor Outside")
+    await build.member(puppet, g)
+    await build.member(victor, elsewhere)
+    client = await build.signed_in(puppet)
+    # Denied, and recorded in the group's scope, about a user outside it (by id, by email).
+    assert (await client.put(f"/api/v1/groups/{g.id}/admins/{victor.id}")).status_code == 403
+    assert (
+        await client.put(f"/api/v1/groups/{g.id}/members/{victor.id}", json={"role": "member"})
+    ).status_code == 403
+    create = {
+        "email": victor.email,
+        "name": "Anyone",
+        "initial_password": "quartz-meadow-lantern-58",
+        "group_id": str(g.id),
+    }
+    assert (await client.post("/api/v1/users", json=create)).status_code == 403
+    for reader in (admin, group_admin):
+        entries = (
+            await (await build.signed_in(reader)).get("/api/v1/audit", params={"outcome": "denied"})
+        ).json()["items"]
+        about_victor = [e for e in entries if e["target_id"] in (str(victor.id), victor.email)]
+        assert len(about_victor) == 3, reader.name
+        for entry in about_victor:
+            assert (entry["target_name"], entry["target_email"]) == (None, None), entry
+            assert entry["actor_name"] == "Puppet"  # the puppet is within reach
+    root = await build.signed_in(await build.user(super_admin=True))
+    everything = (await root.get("/api/v1/audit", params={"outcome": "denied"})).json()["items"]
+    assert {e["target_name"] for e in everything if e["target_id"] == str(victor.id)} == {
+        "Victor Outside"
+    }

@@ -49,12 +49,13 @@ from sqlalchemy import select
 from gshare.api.app import create_app
 from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import AdmissionRequest, Allocation
+from gshare.clusters.service import FUTURE_SKEW
 from gshare.credits.models import CreditHold
 from gshare.kit.clock import FrozenClock
 from gshare.kit.db import make_engine, make_sessionmaker
 from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
 from gshare.kit.settings import Settings
-from gshare.sessions import lifecycle, repository, service, tasks
+from gshare.sessions import lifecycle, repository, service, startup, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
 from tests.conftest import TEMPLATE
@@ -65,6 +66,40 @@ T = TypeVar("T")
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 TIERS = ["1/4", "exclusive", "1/2"]
 _numbers = itertools.count()
+
+
+def _steps_of(phase: str, now: datetime) -> list[dict[str, object]]:
+    """What an operator reads from a pod in `phase` and its events: the progress so far, and
+    for a failed pod the warning that explains it."""
+    at = now.isoformat()
+    done = ["allocated", "scheduled"] + (["started", "ready"] if phase == "Running" else [])
+    steps: list[dict[str, object]] = [{"step": name, "at": at} for name in done]
+    if phase == "Failed":
+        steps.append(
+            {"step": "warning", "at": at, "reason": "ImagePullBackOff", "message": "Back-off"}
+        )
+    return steps
+
+
+# The warning reason a report about another start than the session's latest carries.
+STALE = "AboutAnEarlierStart"
+
+
+def _startup_is_kept_exactly(row: InteractiveSession) -> None:
+    """Steps belong to the session's latest start: none before one began, none from a report
+    about another start, each progress step and each warning reason once, bounded, and none
+    timed before that start was asked for (give or take the clocks' skew)."""
+    steps = row.startup_steps
+    assert len(steps) <= startup.MAX_STEPS, steps
+    if row.startup_requested_at is None:
+        assert steps == [], steps
+        return
+    keys = [s["reason"] if s["step"] == startup.WARNING else s["step"] for s in steps]
+    assert len(keys) == len(set(keys)), steps
+    assert STALE not in keys, steps
+    earliest = row.startup_requested_at - FUTURE_SKEW
+    for step in steps:
+        assert datetime.fromisoformat(step["at"]) >= earliest, (step, row)
 
 
 def _said(line: str) -> None:
@@ -129,13 +164,17 @@ class Actors:
             revision = max(1, revision - back)
         elif row.desired_state != "Running":
             phase = "Paused"
-        answer = await self.w.report(session.id, phase, revision=revision)
+        steps = _steps_of(phase, self.build.clock.now())
+        if revision != row.startup_revision:
+            # About a start other than the latest one: nothing of it may be kept.
+            steps.append({"step": "warning", "at": steps[0]["at"], "reason": STALE})
+        answer = await self.w.report(session.id, phase, revision=revision, steps=steps)
         _said(f"report {phase}@{revision} -> {answer.status_code}")
         # A session placed on no cluster is not this operator's to report: refused like a bad token.
         expected = 200 if row.cluster_id is not None else 401
         assert answer.status_code == expected, answer.text
         if duplicate:
-            await self.w.report(session.id, phase, revision=revision)
+            await self.w.report(session.id, phase, revision=revision, steps=steps)
 
     async def dequeue(self) -> None:
         await capacity_tasks.dequeue_once(
@@ -213,6 +252,7 @@ class Actors:
                 assert row.request_id in queued, row.state
             if row.state == "stopped":
                 assert row.ended_at is not None, row.state
+            _startup_is_kept_exactly(row)
         # Every open hold is the one hold of a session holding a card: none is left behind.
         held = [r.hold_id for r in rows if r.state in lifecycle.HOLDING]
         assert sorted(map(str, held)) == sorted(map(str, open_holds))

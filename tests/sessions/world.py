@@ -63,7 +63,13 @@ class SessionWorld:
         return dict(response.json())
 
     async def report(
-        self, session_id: str, phase: str, message: str = "", *, revision: int | None = None
+        self,
+        session_id: str,
+        phase: str,
+        message: str = "",
+        *,
+        revision: int | None = None,
+        steps: list[dict[str, Any]] | None = None,
     ) -> httpx.Response:
         """The operator of the cluster the session runs on reports its phase, for the spec the
         session wants now unless `revision` names another."""
@@ -78,6 +84,8 @@ class SessionWorld:
             "message": message,
             "revision": row.spec_generation if revision is None else revision,
         }
+        if steps is not None:
+            body["steps"] = steps
         client = build.anonymous()
         return await client.post(
             f"/internal/v1/sessions/{session_id}/status",

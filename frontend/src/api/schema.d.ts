@@ -1707,7 +1707,8 @@ export interface components {
          * AuditEntryOut
          * @description An entry as the log shows it. `actor_email` is kept from when it happened (for a failed
          *     sign-in: the email typed, signed in or not); `actor_name`, `target_name` and `target_email`
-         *     are today's names, None where the id names nothing (any more).
+         *     are today's names, None where the id names nothing (any more) or nothing the reader may
+         *     see.
          */
         AuditEntryOut: {
             /** Action */

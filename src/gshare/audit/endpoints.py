@@ -86,7 +86,7 @@ async def list_audit(
         until=until,
     )
     page = page_request(limit, cursor)
-    names = name_tables()
+    names = name_tables(actor)
     sources = NameSources(users=names.users, orgs=names.orgs, groups=names.groups)
     rows = await list_entries(ctx.db, visibility, filters, page, sources, sort)
     items, nxt = page_of(rows, page, lambda r: (r.entry.id,))

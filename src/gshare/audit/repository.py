@@ -63,7 +63,8 @@ class NameSources:
 @dataclass(frozen=True)
 class NamedEntry:
     """An entry with the current names of its actor and target; None where the row is gone
-    (a deleted organization or group) or the id names nothing (a failed sign-in's email)."""
+    (a deleted organization or group), the id names nothing (a failed sign-in's email), or
+    the name sources leave it out (outside the reader's reach)."""
 
     entry: AuditEntry
     actor_name: str | None

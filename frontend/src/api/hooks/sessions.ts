@@ -29,8 +29,12 @@ export function useSessions(filters: SessionFilters = {}) {
   return useQuery(queries.sessions(filters));
 }
 
+/** One session; while it bills, asked for again each minute, since metering sends no live event. */
 export function useSessionDetail(sessionId: string) {
-  return useQuery(queries.session(sessionId));
+  return useQuery({
+    ...queries.session(sessionId),
+    refetchInterval: (query) => (query.state.data?.billing ? 60_000 : false),
+  });
 }
 
 /**
