@@ -37,6 +37,8 @@ STORED: dict[tuple[str, str], Any] = {
     ("SessionCreate", "name"): InteractiveSession.__table__.c.name,
     ("SharedVolumeCreate", "name"): Volume.__table__.c.name,
     ("UtilizationReport", "error"): None,  # cut to the column's width, a text column
+    ("StartupStepReport", "reason"): None,  # kept in a JSON column, bounded by the schema
+    ("StartupStepReport", "message"): None,
 }
 
 

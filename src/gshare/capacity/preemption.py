@@ -1,0 +1,408 @@
+"""Preemption: which running sessions a queued request may pause, and on which card. Pure: no I/O.
+
+A queued request has a claim when (a) its group stays within its fair share with the request
+(`usage + request <= share`) while some group is above its own (`fair_share`), (b) it has
+waited longer than its `max_wait` (`waited_too_long`), or (c) it has a higher priority than a
+session it could pause (`priority`). A group's usage is the cards its running sessions in the
+snapshot hold (each session's `cards`, as `queue.card_share` counts it); its share is given
+(`fair_shares` splits the cards by weight).
+
+Invariants of every `Preemption` this module returns (alone or after `assume`s on one index):
+- the request does not fit as the snapshot stands (else `fits_now`), and once its victims are
+  gone it fits on their one card: a hami-core card of its tier with a slot freed, a hami-core
+  card emptied (exclusive, or carved to another tier), or a MIG instance of its profile freed;
+- no victim is marked not preemptible, has run less than its `min_runtime`, or has a higher
+  priority than the request;
+- a request whose group would be above its share takes only sessions of groups above theirs;
+- each victim names the rule that allows it: `fair_share` (the request's group stays within
+  its share, the victim's is above), else `waited_too_long`, else `priority` (lower priority);
+- the victims are the fewest on their card; across cards, sets are compared worst victim first,
+  a victim being better when idle, then of lower priority, then of the group furthest above
+  its share (usage / share, as the snapshot stands), then started most recently; a set that
+  matches a smaller one victim for victim loses; session ids break the last ties, so the same
+  snapshot and claims always give the same decisions;
+- a card with a decision, or held for another request, takes no other decision; `assume`
+  records the decision: its card is held for the request, its victims are gone and the groups'
+  usage moves, so the next claim's rules (not its preferences) see it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from gshare.capacity.placement import (
+    MIG,
+    CapacitySnapshot,
+    CardSnapshot,
+    Placement,
+    PlacementIndex,
+    PlacementRequest,
+    slot_limit,
+)
+from gshare.capacity.queue import QueuedRequest
+
+Priority = Literal["low", "normal", "high"]
+PreemptionReason = Literal["fair_share", "waited_too_long", "priority"]
+NoPreemptionReason = Literal["fits_now", "no_card_of_model", "no_claim", "no_eligible_victims"]
+
+PRIORITIES: tuple[Priority, ...] = ("low", "normal", "high")
+REASONS: tuple[PreemptionReason, ...] = ("fair_share", "waited_too_long", "priority")
+_RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
+# Usage sums fractions such as 1/3 of a card; a share met to this much is met.
+_EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class RunningSession:
+    """A session holding a slot (hami-core) or a MIG instance (`slot` is its start)."""
+
+    id: uuid.UUID
+    card_id: uuid.UUID
+    slot: int
+    group_id: uuid.UUID
+    cards: float
+    started_at: datetime
+    priority: Priority = "normal"
+    idle: bool = False
+    preemptible: bool = True
+    min_runtime: timedelta = timedelta(0)
+
+
+@dataclass(frozen=True)
+class PreemptionSnapshot:
+    """The cards, the sessions running on them, and each group's fair share in cards. A slot
+    held by no session here (starting, lost, or already given notice) is never freed."""
+
+    capacity: CapacitySnapshot
+    sessions: tuple[RunningSession, ...]
+    shares: Mapping[uuid.UUID, float]
+
+
+@dataclass(frozen=True)
+class Claim:
+    queued: QueuedRequest
+    priority: Priority = "normal"
+    max_wait: timedelta | None = None  # None: waiting alone never claims
+
+    @property
+    def request(self) -> PlacementRequest:
+        return self.queued.request
+
+
+@dataclass(frozen=True)
+class Victim:
+    session_id: uuid.UUID
+    card_id: uuid.UUID
+    slot: int
+    group_id: uuid.UUID
+    reason: PreemptionReason
+
+
+@dataclass(frozen=True)
+class Preemption:
+    request_id: uuid.UUID
+    card_id: uuid.UUID
+    victims: tuple[Victim, ...]  # by slot
+
+    @property
+    def reasons(self) -> tuple[PreemptionReason, ...]:
+        found = {v.reason for v in self.victims}
+        return tuple(r for r in REASONS if r in found)
+
+
+@dataclass(frozen=True)
+class NoPreemption:
+    reason: NoPreemptionReason
+
+
+def fair_shares(cards: float, weights: Mapping[uuid.UUID, float]) -> dict[uuid.UUID, float]:
+    """Each group's fair share of `cards`, in proportion to its weight among the groups given
+    (those running or waiting); a weight of zero or less counts as none."""
+    total = sum(w for w in weights.values() if w > 0)
+    if total <= 0:
+        return dict.fromkeys(weights, 0.0)
+    return {group: cards * max(w, 0.0) / total for group, w in weights.items()}
+
+
+# A victim's preference key, smaller is taken first: active after idle, priority, the group's
+# usage / share negated (furthest above first), start time negated (latest first), id.
+_Key = tuple[bool, int, float, float, uuid.UUID]
+# A victim set's key: its victims' keys, worst first.
+_SetKey = tuple[_Key, ...]
+
+
+@dataclass(frozen=True)
+class _Held:
+    session: RunningSession
+    key: _Key
+    rank: int
+    protected: bool  # not preemptible, or within its minimum runtime
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    key: _SetKey
+    card_id: uuid.UUID
+    victims: tuple[tuple[_Held, PreemptionReason], ...]
+
+
+_Entry = tuple[_SetKey, uuid.UUID, int]  # lower bound, card, MIG start (0 elsewhere)
+_Eligible = Callable[[_Held], PreemptionReason | None]
+
+
+class PreemptionIndex:
+    """A snapshot indexed once for many claims at one `now`: `select` answers, `assume` records
+    a decision so the next `select` sees it.
+
+    For each model and priority cap, cards are listed by a lower bound of their best victim
+    set, computed with only the claim-independent rules (preemptible, minimum runtime, priority
+    at most the cap): the list of cards that could be emptied, of cards carved to each tier
+    (their single best session), and of each MIG profile's occupied instances. A claim walks its
+    lists in bound order, checks each card with all its rules, and stops once the next bound is
+    no better than the best set found; cards with a decision are dropped from the lists' heads.
+    """
+
+    def __init__(self, snapshot: PreemptionSnapshot, now: datetime) -> None:
+        self._now = now
+        self._placement = PlacementIndex(snapshot.capacity)
+        self._cards: dict[uuid.UUID, CardSnapshot] = {
+            c.id: c for c in snapshot.capacity.cards if c.usable
+        }
+        self._held_for: dict[uuid.UUID, uuid.UUID] = dict(snapshot.capacity.reserved)
+        self._decided: set[uuid.UUID] = set()  # cards
+        self._deciding: set[uuid.UUID] = set()  # requests
+        self._taken: set[uuid.UUID] = set()
+        self._shares: dict[uuid.UUID, float] = dict(snapshot.shares)
+        self._usage: dict[uuid.UUID, float] = {}
+        for s in snapshot.sessions:
+            self._usage[s.group_id] = self._usage.get(s.group_id, 0.0) + s.cards
+        self._holders: dict[uuid.UUID, dict[int, _Held]] = {}
+        for s in snapshot.sessions:
+            if s.card_id in self._cards:
+                self._holders.setdefault(s.card_id, {})[s.slot] = self._held(s)
+        self._lists: dict[tuple[str, ...], list[_Entry]] = {}
+        self._heads: dict[tuple[str, ...], int] = {}
+        for card in self._cards.values():
+            self._list_card(card)
+        for entries in self._lists.values():
+            entries.sort()
+
+    def _ratio(self, group: uuid.UUID) -> float:
+        usage = self._usage.get(group, 0.0)
+        share = self._shares.get(group, 0.0)
+        if share <= 0:
+            return float("inf") if usage > _EPSILON else 0.0
+        return usage / share
+
+    def _held(self, s: RunningSession) -> _Held:
+        rank = _RANK[s.priority]
+        key = (not s.idle, rank, -self._ratio(s.group_id), -s.started_at.timestamp(), s.id)
+        protected = not s.preemptible or self._now - s.started_at < s.min_runtime
+        return _Held(s, key, rank, protected)
+
+    def _list_card(self, card: CardSnapshot) -> None:
+        holders = self._holders.get(card.id, {})
+        for cap in range(len(PRIORITIES)):
+            loose = {slot: h for slot, h in holders.items() if not h.protected and h.rank <= cap}
+            if card.pool == MIG:
+                for instance in card.mig_instances:
+                    held = loose.get(instance.start) if instance.occupied else None
+                    if held is not None:
+                        name = ("mig", card.model, instance.profile, str(cap))
+                        self._add(name, ((held.key,), card.id, instance.start))
+                continue
+            slots = card.allocated_slots
+            if not slots:
+                continue
+            keys = [loose[slot].key for slot in slots if slot in loose]
+            if len(keys) == len(slots):
+                self._add(("clear", card.model, str(cap)), (_worst_first(keys), card.id, 0))
+            if keys and card.carved_tier is not None:
+                name = ("tier", card.model, card.carved_tier, str(cap))
+                self._add(name, ((min(keys),), card.id, 0))
+
+    def _add(self, name: tuple[str, ...], entry: _Entry) -> None:
+        self._lists.setdefault(name, []).append(entry)
+
+    def _over(self, group: uuid.UUID) -> bool:
+        return self._usage.get(group, 0.0) > self._shares.get(group, 0.0) + _EPSILON
+
+    def select(self, claim: Claim) -> Preemption | NoPreemption:
+        request = claim.request
+        placed = self._placement.place(request)
+        if isinstance(placed, Placement):
+            return NoPreemption("fits_now")
+        if placed.reason == "no_card_of_model":
+            return NoPreemption("no_card_of_model")
+        group = claim.queued.group_id
+        rank = _RANK[claim.priority]
+        waited = (
+            claim.max_wait is not None and self._now - claim.queued.enqueued_at > claim.max_wait
+        )
+        after = self._usage.get(group, 0.0) + claim.queued.cards
+        within = after <= self._shares.get(group, 0.0) + _EPSILON
+        some_over = within and any(self._over(g) for g in self._usage)
+        if not (waited or some_over or rank > 0):
+            return NoPreemption("no_claim")
+
+        def eligible(held: _Held) -> PreemptionReason | None:
+            if held.protected or held.rank > rank or held.session.id in self._taken:
+                return None
+            over = self._over(held.session.group_id)
+            if within and over:
+                return "fair_share"
+            if not within and not over:
+                return None  # never below its share for a group above its own
+            if waited:
+                return "waited_too_long"
+            return "priority" if held.rank < rank else None
+
+        # Without waiting, a group above its share takes only lower priorities.
+        cap = str(rank if waited or within else rank - 1)
+        found = self._search(request, cap, eligible)
+        if found is None:
+            return NoPreemption("no_eligible_victims")
+        victims = tuple(
+            Victim(h.session.id, found.card_id, h.session.slot, h.session.group_id, reason)
+            for h, reason in sorted(found.victims, key=lambda pair: pair[0].session.slot)
+        )
+        return Preemption(request.id, found.card_id, victims)
+
+    def _search(
+        self, request: PlacementRequest, cap: str, eligible: _Eligible
+    ) -> _Candidate | None:
+        walks: list[tuple[tuple[str, ...], Callable[[_Entry], _Candidate | None]]]
+        if request.kind == "mig":
+            name = ("mig", request.model, request.mig_profile or "", cap)
+            walks = [(name, lambda e: self._instance(request, e, eligible))]
+        elif request.kind == "exclusive":
+            walks = [(("clear", request.model, cap), lambda e: self._clear(request, e, eligible))]
+        else:
+            walks = [
+                (
+                    ("tier", request.model, request.tier, cap),
+                    lambda e: self._same_tier(request, e, eligible),
+                ),
+                (("clear", request.model, cap), lambda e: self._clear(request, e, eligible)),
+            ]
+        lists = [self._lists.get(name, []) for name, _ in walks]
+        positions = [self._head(name) for name, _ in walks]
+        best: _Candidate | None = None
+        while True:
+            heads = [(lists[i][at], i) for i, at in enumerate(positions) if at < len(lists[i])]
+            if not heads:
+                return best
+            entry, i = min(heads)
+            if best is not None and entry[0] >= best.key:
+                return best  # every later bound is no better than the best set found
+            positions[i] += 1
+            if entry[1] not in self._decided:
+                found = walks[i][1](entry)
+                if found is not None and (best is None or found.key < best.key):
+                    best = found
+
+    def _head(self, name: tuple[str, ...]) -> int:
+        """The first entry of a list whose card has no decision yet."""
+        entries = self._lists.get(name, [])
+        head = self._heads.get(name, 0)
+        while head < len(entries) and entries[head][1] in self._decided:
+            head += 1
+        self._heads[name] = head
+        return head
+
+    def _reachable(self, card_id: uuid.UUID, request: PlacementRequest) -> CardSnapshot | None:
+        card = self._cards[card_id]
+        holder = self._held_for.get(card_id)
+        if holder is not None and holder != request.id:
+            return None
+        if request.cluster_id is not None and card.cluster_id != request.cluster_id:
+            return None
+        return card
+
+    def _clear(
+        self, request: PlacementRequest, entry: _Entry, eligible: _Eligible
+    ) -> _Candidate | None:
+        card = self._reachable(entry[1], request)
+        if card is None or slot_limit(card, request) < 1:
+            return None
+        if request.kind == "fraction" and card.carved_tier == request.tier:
+            return None  # freeing one slot there is the tier list's candidate, and better
+        holders = self._holders[card.id]
+        victims = []
+        for slot in card.allocated_slots:
+            reason = eligible(holders[slot])
+            if reason is None:
+                return None
+            victims.append((holders[slot], reason))
+        return _Candidate(entry[0], card.id, tuple(victims))
+
+    def _same_tier(
+        self, request: PlacementRequest, entry: _Entry, eligible: _Eligible
+    ) -> _Candidate | None:
+        card = self._reachable(entry[1], request)
+        if card is None:
+            return None
+        limit = slot_limit(card, request)
+        needed = len(card.allocated_slots) - limit + 1
+        if limit < 1 or needed < 1:
+            return None
+        ranked = sorted(
+            (h.key, h, reason)
+            for h in self._holders[card.id].values()
+            if h.session.slot in card.allocated_slots and (reason := eligible(h)) is not None
+        )
+        if len(ranked) < needed:
+            return None
+        chosen = ranked[:needed]
+        key = _worst_first([k for k, _, _ in chosen])
+        return _Candidate(key, card.id, tuple((h, reason) for _, h, reason in chosen))
+
+    def _instance(
+        self, request: PlacementRequest, entry: _Entry, eligible: _Eligible
+    ) -> _Candidate | None:
+        card = self._reachable(entry[1], request)
+        if card is None:
+            return None
+        held = self._holders[card.id][entry[2]]
+        reason = eligible(held)
+        if reason is None:
+            return None
+        return _Candidate(entry[0], card.id, ((held, reason),))
+
+    def assume(self, claim: Claim, preemption: Preemption) -> None:
+        """Record a decision as taken: its card is held for the request while its victims are
+        paused, and the usage of the victims' groups and of the request's moves."""
+        if preemption.request_id != claim.request.id:
+            raise ValueError("the decision is another request's")
+        if preemption.card_id in self._decided:
+            raise ValueError("the card already has a decision")
+        if preemption.request_id in self._deciding:
+            raise ValueError("the request already has a decision")
+        self._decided.add(preemption.card_id)
+        self._deciding.add(preemption.request_id)
+        self._held_for[preemption.card_id] = preemption.request_id
+        self._placement.reserve(preemption.card_id, preemption.request_id)
+        holders = self._holders.get(preemption.card_id, {})
+        for victim in preemption.victims:
+            self._taken.add(victim.session_id)
+            held = holders[victim.slot]
+            self._usage[victim.group_id] = (
+                self._usage.get(victim.group_id, 0.0) - held.session.cards
+            )
+        group = claim.queued.group_id
+        self._usage[group] = self._usage.get(group, 0.0) + claim.queued.cards
+
+
+def _worst_first(keys: Sequence[_Key]) -> _SetKey:
+    return tuple(sorted(keys, reverse=True))
+
+
+def select_victims(
+    snapshot: PreemptionSnapshot, claim: Claim, now: datetime
+) -> Preemption | NoPreemption:
+    """One decision on a snapshot; for many, build a `PreemptionIndex` once and `assume`."""
+    return PreemptionIndex(snapshot, now).select(claim)
