@@ -373,3 +373,30 @@ def test_rotate_keys_by_hand_can_forget_every_older_key(tmp_path: Path) -> None:
     broken = rotate()
     assert broken.returncode == 1
     assert "holds no readable key set" in broken.stderr
+
+
+def test_the_access_log_never_holds_a_session_ticket() -> None:
+    import logging
+
+    from gshare.cli import _NoTicketsInAccessLog
+
+    # uvicorn's access record: client, method, path with query, HTTP version, status.
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        (
+            "127.0.0.1:5000",
+            "GET",
+            "/api/v1/session-entry?rd=%2Fx%3Fgshare_ticket%3Dabc.def",
+            "1.1",
+            303,
+        ),
+        None,
+    )
+    assert _NoTicketsInAccessLog().filter(record)
+    assert "abc.def" not in record.getMessage()
+    assert "gshare_ticket%3D[redacted]" in record.getMessage()
+    assert record.getMessage().endswith('HTTP/1.1" 303')

@@ -162,6 +162,20 @@ def _refuse_unmigrated(url: str) -> None:
         raise SystemExit(3) from None
 
 
+class _NoTicketsInAccessLog(logging.Filter):
+    """Session entry tickets out of uvicorn's access log: `/api/v1/session-entry` is asked with
+    the address that held one (`rd`), and a ticket is a credential until it is spent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from gshare.sessions.access import redact_tickets
+
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact_tickets(arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        return True
+
+
 def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
     import uvicorn
 
@@ -181,6 +195,7 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
         server_header=False,
         access_log=settings.log_level in ("debug", "info"),
     )
+    logging.getLogger("uvicorn.access").addFilter(_NoTicketsInAccessLog())
     # Everything built so far (modules, the app, its schemas) lives as long as the process:
     # keep it out of the collector's full passes, which otherwise walk it all and pause
     # every open stream for a few hundred milliseconds at a time. A larger first generation

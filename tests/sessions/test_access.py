@@ -443,3 +443,22 @@ def test_the_address_is_read_from_either_form_of_rd() -> None:
     assert access.without_ticket("a=1&gshare_ticket=t&b=%2F&&c") == ("a=1&b=%2F&c", True)
     assert access.without_ticket("gshare%5Fticket=t") == ("", True)
     assert access.without_ticket("a=gshare_ticket") == ("a=gshare_ticket", False)
+
+
+def test_no_ticket_survives_in_a_logged_request_line() -> None:
+    ticket = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl-_~"
+    lines = [
+        f"/lab?gshare_ticket={ticket}&x=1",
+        f"/api/v1/session-entry?rd=https%3A%2F%2Fs.example.org%2Flab%3Fgshare_ticket%3D{ticket}%26x%3D1",
+        f"/api/v1/session-entry?rd=https%253A%252F%252Fs%252Flab%253Fgshare_ticket%253D{ticket}",
+        f"/lab?GSHARE_TICKET={ticket}",
+    ]
+    for line in lines:
+        redacted = access.redact_tickets(line)
+        assert "c2lnbmF0dXJl" not in redacted, redacted
+        assert "[redacted]" in redacted
+    # The rest of the line stays as it was.
+    assert access.redact_tickets(f"/lab?gshare_ticket={ticket}&x=1") == (
+        "/lab?gshare_ticket=[redacted]&x=1"
+    )
+    assert access.redact_tickets("/lab?x=1&ticket=abc") == "/lab?x=1&ticket=abc"

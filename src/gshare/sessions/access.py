@@ -18,6 +18,7 @@ can never act as its user on the console.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -29,6 +30,10 @@ TICKET_TYPE = "gshare-session-ticket+jwt"
 TICKET_AUDIENCE = "gshare-session-entry"
 TICKET_LIFETIME = timedelta(minutes=1)
 TICKET_PARAMETER = "gshare_ticket"
+
+# A ticket's value as it may stand in a logged request line: raw, or inside the address that
+# `auth-signin` is given, percent-encoded once or twice.
+_TICKET_IN_TEXT = re.compile(r"(gshare_ticket(?:=|%3D|%253D))[A-Za-z0-9_.~-]+", re.IGNORECASE)
 
 ACCESS_TYPE = "gshare-session-access+jwt"
 ACCESS_AUDIENCE = "gshare-session-access"
@@ -193,3 +198,8 @@ def without_ticket(query: str) -> tuple[str, bool]:
         if field and unquote_plus(field.split("=", 1)[0]) != TICKET_PARAMETER
     ]
     return "&".join(kept), len(kept) != len([f for f in query.split("&") if f])
+
+
+def redact_tickets(text: str) -> str:
+    """`text` with every ticket's value replaced, so that no log line holds one."""
+    return _TICKET_IN_TEXT.sub(r"\1[redacted]", text)
