@@ -94,15 +94,14 @@ async def names(api: client.ApiClient, kind: str, namespace: str) -> list[str]:
     ]
 
 
-async def listed(
-    api: client.ApiClient, kind: str, namespace: str, label: str
+async def _items(
+    api: client.ApiClient, path: str, query: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
-    """Every object of `kind` in `namespace` that carries the label `label` (any value)."""
-    prefix, plural = RESOURCES[kind]
+    """The objects of the list answered at `path`, each a dict (anything else is skipped)."""
     response = await api.call_api(
-        f"{prefix}/namespaces/{namespace}/{plural}",
+        path,
         "GET",
-        query_params=[("labelSelector", label)],
+        query_params=query,
         header_params={"Accept": "application/json"},
         response_types_map={200: "object"},
         auth_settings=["BearerToken"],
@@ -110,6 +109,16 @@ async def listed(
     )
     items = _object(response).get("items")
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+async def listed(
+    api: client.ApiClient, kind: str, namespace: str, label: str
+) -> list[dict[str, Any]]:
+    """Every object of `kind` in `namespace` that carries the label `label` (any value)."""
+    prefix, plural = RESOURCES[kind]
+    return await _items(
+        api, f"{prefix}/namespaces/{namespace}/{plural}", [("labelSelector", label)]
+    )
 
 
 async def events_about(
@@ -118,17 +127,11 @@ async def events_about(
     """The core/v1 events in `namespace` about the object with this uid (at most `limit`: a
     pod that keeps failing does not make the answer grow without end, since the kubelet counts
     repeats in one event)."""
-    response = await api.call_api(
+    return await _items(
+        api,
         f"/api/v1/namespaces/{namespace}/events",
-        "GET",
-        query_params=[("fieldSelector", f"involvedObject.uid={uid}"), ("limit", str(limit))],
-        header_params={"Accept": "application/json"},
-        response_types_map={200: "object"},
-        auth_settings=["BearerToken"],
-        _return_http_data_only=True,
+        [("fieldSelector", f"involvedObject.uid={uid}"), ("limit", str(limit))],
     )
-    items = _object(response).get("items")
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 async def patch_status(
