@@ -41,12 +41,19 @@ SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool,
   (SELECT array_agg(a.slot) FROM gpu_allocations a
    WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken
   FROM gpu_cards c WHERE c.cluster_id = ANY(ARRAY[:cluster_id::uuid])
-  AND c.model = ANY(ARRAY[:model]) AND c.healthy AND NOT c.missing ORDER BY c.id;
+  AND c.model = ANY(ARRAY[:model]) AND c.healthy AND NOT c.missing AND NOT
+  EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active'
+   AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster'
+   OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id))
+  ORDER BY c.id;
 SELECT id FROM gpu_cards WHERE id = :card_id::uuid FOR UPDATE;
 SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool,
   c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout,
   (SELECT array_agg(a.slot) FROM gpu_allocations a
-   WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken
+   WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken,
+  EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active'
+   AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster'
+   OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id)) AS draining
   FROM gpu_cards c WHERE c.id = :card_id::uuid;
 SELECT id FROM credit_accounts WHERE kind = 'group' AND owner_id = :group_id::uuid;
 SELECT id, kind, owner_id, balance, held, closed_at IS NOT NULL AS closed FROM credit_accounts
@@ -62,9 +69,9 @@ WITH carved AS (
   WHERE id = :card_id::uuid AND true RETURNING id),
 request AS (
   INSERT INTO admission_requests (id, user_id, group_id, tier_id, model, tier_name,
-  cpu_millicores, memory_mib, status, reason, enqueued_at, decided_at)
+  cpu_millicores, memory_mib, cluster_id, session_id, status, reason, enqueued_at, decided_at)
   SELECT :rid::uuid, :user_id::uuid, :group_id::uuid, :tier_id::uuid, :model, '1/8', 1000, 2048,
-  'admitted', '', now(), now() WHERE true RETURNING id),
+  NULL, NULL, 'admitted', '', now(), now() WHERE true RETURNING id),
 allocation AS (
   INSERT INTO gpu_allocations (id, request_id, user_id, group_id, cluster_id, card_id,
   tier_id, model, tier_name, slot, mig_profile, vram_mib, compute_percent, cpu_millicores,

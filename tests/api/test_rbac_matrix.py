@@ -196,6 +196,22 @@ CASES = [
     Case("GET", "/api/v1/queue", EVERYONE),
     Case("GET", "/api/v1/queue?scope=all", ANY_ADMIN),
     Case("DELETE", "/api/v1/queue/{no_request}", EVERYONE),
+    # Drains are the super admin's; notices are read by the admins of the groups involved.
+    Case(
+        "POST",
+        "/api/v1/drains",
+        SUPER,
+        lambda r: {
+            "scope": "cluster",
+            "cluster_id": "{no_cluster}",
+            "deadline": "2030-01-01T00:00:00Z",
+            "reason": "maintenance",
+        },
+    ),
+    Case("GET", "/api/v1/drains", SUPER),
+    Case("POST", "/api/v1/drains/{no_drain}/end", SUPER),
+    Case("POST", "/api/v1/drains/{no_drain}/cancel", SUPER),
+    Case("GET", "/api/v1/notices", ANY_ADMIN),
     # Sessions: everyone has their own; another's answers 404 (see tests/sessions).
     Case("GET", "/api/v1/sessions", EVERYONE),
     Case("GET", "/api/v1/sessions?scope=admin", ANY_ADMIN),

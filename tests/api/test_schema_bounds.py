@@ -13,7 +13,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from gshare.api.openapi import spec
 from gshare.audit.models import AuditEntry
-from gshare.capacity.models import GpuCard, GpuModel, GpuTier
+from gshare.capacity.models import Drain, GpuCard, GpuModel, GpuTier
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
 from gshare.kit.schemas import UTC_DATETIME_MARK
@@ -39,6 +39,7 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("ClusterRegister", "sessions_domain"): Cluster.sessions_domain,
     ("ReportedCard", "uuid"): GpuCard.uuid,
     ("ReportedCard", "model"): GpuCard.model,
+    ("ReportedCardError", "card_uuid"): GpuCard.uuid,
     ("ReportedNode", "name"): GpuCard.node,
     ("GpuModelIn", "name"): GpuModel.name,
     ("TierIn", "mig_profile"): GpuTier.mig_profile,
@@ -51,11 +52,14 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("ImageUpdate", "reference"): CatalogImage.reference,
     ("SharedVolumeCreate", "name"): Volume.name,
     ("SessionCreate", "name"): InteractiveSession.name,
+    ("DrainIn", "node"): Drain.node,
 }
 NOT_STORED = {
+    ("DrainIn", "reason"),  # a text column
     ("ImageCreate", "description"),  # a text column
     ("ImageUpdate", "description"),
     ("UtilizationReport", "error"),  # a text column
+    ("ReportedCardError", "detail"),  # in a notification's JSON data
     ("LoginRequest", "password"),  # only compared with a hash
     ("PasswordChangeRequest", "current_password"),
     ("PasswordChangeRequest", "new_password"),  # stored hashed

@@ -71,6 +71,7 @@ async def build_world(build: Builder) -> World:
         "no_model": str(uuid.uuid4()),
         "no_tier": str(uuid.uuid4()),
         "no_request": str(uuid.uuid4()),
+        "no_drain": str(uuid.uuid4()),
     }
     async with build.sessions() as db, db.begin():
         for key, kind, owner in (

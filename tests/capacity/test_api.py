@@ -420,6 +420,31 @@ async def test_the_effective_policy_names_where_each_value_came_from(build: Buil
     _error(elsewhere, 404, "not_in_group")
 
 
+async def test_the_preemption_keys_round_trip_and_a_bad_priority_is_refused(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    user_id = w.capacity.user_ids[0]
+    path = f"{API}/policies/groups/{w.group_id}"
+    values = {"priority": "high", "preemptible": False, "max_wait_minutes": 30}
+    put = await w.root.put(path, json={"values": values})
+    assert put.status_code == 200, put.text
+    assert put.json()["values"] == values
+    assert (await w.root.get(path)).json()["values"] == values
+    response = await w.root.get(f"{API}/users/{user_id}/effective-policy")
+    assert response.status_code == 200, response.text
+    found = {v["key"]: (v["value"], v["scope"]) for v in response.json()["values"]}
+    assert found["priority"] == ("high", "group")
+    assert found["preemptible"] == (False, "group")
+    assert found["max_wait_minutes"] == (30, "group")
+    assert found["min_runtime_minutes"] == (None, None)
+    assert found["preemption_notice_minutes"] == (10, None)
+    urgent = await w.root.put(path, json={"values": {"priority": "urgent"}})
+    _error(urgent, 422, "invalid_policy")
+    assert "priority is one of low, normal, high." in urgent.json()["error"]["message"]
+    assert (await w.root.get(path)).json()["values"] == values
+
+
 # ---- admission preview and the queue -------------------------------------------------------
 
 

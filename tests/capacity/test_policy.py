@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from datetime import timedelta
 
 import pytest
 from hypothesis import given
@@ -16,6 +17,7 @@ from gshare.capacity.policy import (
     PolicyDenial,
     PolicyRefused,
     PolicyValue,
+    PreemptionTerms,
     Scope,
     ScopedPolicy,
     ScopeKind,
@@ -24,6 +26,8 @@ from gshare.capacity.policy import (
     check_queueing,
     check_request,
     effective_policy,
+    preemption_terms,
+    priority_of,
     read_policy,
 )
 
@@ -79,6 +83,11 @@ def test_each_key_comes_from_the_most_specific_scope_that_sets_it() -> None:
         "max_session_minutes": EffectiveValue(None, None),
         "queueing_allowed": EffectiveValue(False, USER),
         "queue_weight": EffectiveValue(1.0, None),
+        "priority": EffectiveValue("normal", None),
+        "preemptible": EffectiveValue(True, None),
+        "min_runtime_minutes": EffectiveValue(None, None),
+        "max_wait_minutes": EffectiveValue(None, None),
+        "preemption_notice_minutes": EffectiveValue(10, None),
     }
 
 
@@ -177,6 +186,101 @@ def test_a_valid_document_keeps_set_keys_and_drops_nulls() -> None:
     ) == PolicyAccepted({"allowed_models": frozenset({"A100-80GB"}), "cpu_cores_per_session": 2.0})
 
 
+# -- preemption terms ------------------------------------------------------------------------
+
+PREEMPTION: dict[str, PolicyValue] = {
+    "priority": "high",
+    "preemptible": False,
+    "min_runtime_minutes": 0,
+    "max_wait_minutes": 1,
+    "preemption_notice_minutes": 7 * 24 * 60,
+}
+
+
+def test_the_preemption_keys_follow_queue_weight_in_order() -> None:
+    keys = list(KEYS)
+    assert keys[keys.index("queue_weight") + 1 :] == list(PREEMPTION)
+
+
+def test_the_preemption_keys_are_read_at_their_bounds() -> None:
+    assert read_policy(PREEMPTION) == PolicyAccepted(PREEMPTION)
+    year = 366 * 24 * 60
+    for priority in ("low", "normal", "high"):
+        assert read_policy({"priority": priority}) == PolicyAccepted({"priority": priority})
+    assert read_policy({"min_runtime_minutes": year, "max_wait_minutes": year}) == (
+        PolicyAccepted({"min_runtime_minutes": year, "max_wait_minutes": year})
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        ({"priority": "urgent"}, "priority is one of low, normal, high."),
+        ({"priority": "High"}, "priority is one of low, normal, high."),
+        ({"priority": " high"}, "priority is one of low, normal, high."),
+        ({"priority": "high\x00"}, "priority is one of low, normal, high."),
+        ({"priority": "hi\u200bgh"}, "priority is one of low, normal, high."),
+        ({"priority": ""}, "priority is one of low, normal, high."),
+        ({"priority": 2}, "priority is one of low, normal, high."),
+        ({"priority": True}, "priority is one of low, normal, high."),
+        ({"priority": ["high"]}, "priority is one of low, normal, high."),
+        ({"preemptible": "no"}, "preemptible is true or false."),
+        ({"preemptible": 0}, "preemptible is true or false."),
+        ({"min_runtime_minutes": -1}, "min_runtime_minutes is at least 0."),
+        ({"min_runtime_minutes": 366 * 24 * 60 + 1}, "min_runtime_minutes is at most 527040."),
+        ({"min_runtime_minutes": 1.5}, "min_runtime_minutes is a whole number."),
+        ({"max_wait_minutes": 0}, "max_wait_minutes is at least 1."),
+        ({"max_wait_minutes": 10**30}, "max_wait_minutes is at most 527040."),
+        ({"max_wait_minutes": True}, "max_wait_minutes is a number."),
+        ({"preemption_notice_minutes": -1}, "preemption_notice_minutes is at least 0."),
+        ({"preemption_notice_minutes": 10081}, "preemption_notice_minutes is at most 10080."),
+        ({"preemption_notice_minutes": "10"}, "preemption_notice_minutes is a number."),
+    ],
+)
+def test_a_bad_preemption_value_is_refused_with_its_reason(
+    values: dict[str, object], reason: str
+) -> None:
+    assert read_policy(values) == PolicyRefused((reason,))
+
+
+def test_unset_preemption_keys_take_their_defaults() -> None:
+    effective = effective_policy([])
+    assert priority_of(effective) == "normal"
+    assert preemption_terms(effective) == PreemptionTerms(
+        priority="normal",
+        preemptible=True,
+        min_runtime=timedelta(0),
+        max_wait=None,
+        notice=timedelta(minutes=10),
+    )
+
+
+def test_the_preemption_terms_come_from_the_most_specific_scopes() -> None:
+    effective = effective_policy(
+        [
+            policy(GLOBAL, priority="low", min_runtime_minutes=30, preemption_notice_minutes=0),
+            policy(GROUP, priority="high", max_wait_minutes=120),
+            policy(USER, preemptible=False),
+        ]
+    )
+    assert effective["priority"] == EffectiveValue("high", GROUP)
+    assert priority_of(effective) == "high"
+    assert preemption_terms(effective) == PreemptionTerms(
+        priority="high",
+        preemptible=False,
+        min_runtime=timedelta(minutes=30),
+        max_wait=timedelta(hours=2),
+        notice=timedelta(0),
+    )
+
+
+def test_the_preemption_keys_limit_no_request() -> None:
+    effective = effective_policy([policy(GLOBAL, **PREEMPTION), policy(USER, priority="low")])
+    assert check_request(effective, gpu_request(), Usage(gpu_sessions=50)) is None
+    assert check_request(effective, cpu_request(), Usage(cpu_cores=1000)) is None
+    assert check_queueing(effective) is None
+
+
 # -- properties ------------------------------------------------------------------------------
 
 NUMBER_KEYS = [key for key, rule in KEYS.items() if rule.kind is int]
@@ -213,8 +317,9 @@ def test_the_effective_value_is_the_most_specific_set_value(
         if setters:
             most_specific = max(setters, key=lambda layer: layer.scope.kind)
             assert effective[key] == EffectiveValue(most_specific.values[key], most_specific.scope)
-        else:
-            assert effective[key] == EffectiveValue(None, None)
+        else:  # unset: the key's default, if it has one, from no scope
+            assert effective[key] == effective_policy([])[key]
+            assert effective[key].scope is None
 
 
 @given(

@@ -400,9 +400,10 @@ def allowed(snap: PreemptionSnapshot, wanted: Claim, s: RunningSession) -> Preem
     if rank(s.priority) > rank(wanted.priority):
         return None
     within, over = within_share(snap, wanted), above_share(snap, s.group_id)
-    if not within and not over:
+    other = s.group_id != wanted.queued.group_id
+    if other and not within and not over:
         return None
-    if within and over:
+    if other and within and over:
         return "fair_share"
     waited = wanted.max_wait is not None and NOW - wanted.queued.enqueued_at > wanted.max_wait
     if waited:
@@ -476,7 +477,10 @@ def test_a_group_above_its_share_takes_only_from_groups_above_theirs(
     snap, wanted = drawn
     chosen = decided(snap, wanted)
     if isinstance(chosen, Preemption) and not within_share(snap, wanted):
-        assert all(above_share(snap, v.group_id) for v in chosen.victims)
+        assert all(
+            above_share(snap, v.group_id) or v.group_id == wanted.queued.group_id
+            for v in chosen.victims
+        )
 
 
 @FAST

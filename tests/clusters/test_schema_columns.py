@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy import String
 
 from gshare.capacity import schemas as capacity_schemas
-from gshare.capacity.models import GpuCard, GpuModel
+from gshare.capacity.models import Drain, GpuCard, GpuModel, GpuTier
 from gshare.clusters import schemas as cluster_schemas
 from gshare.clusters.models import Cluster
 from gshare.kit.schemas import RequestModel
@@ -39,6 +39,17 @@ STORED: dict[tuple[str, str], Any] = {
     ("UtilizationReport", "error"): None,  # cut to the column's width, a text column
     ("StartupStepReport", "reason"): None,  # kept in a JSON column, bounded by the schema
     ("StartupStepReport", "message"): None,
+    # Optional fields, which the schema states as "a string or null".
+    ("TierIn", "mig_profile"): GpuTier.__table__.c.mig_profile,
+    ("TierIn", "price_per_hour"): None,  # parsed into a bigint
+    ("TierPatch", "price_per_hour"): None,
+    ("ImageUpdate", "name"): CatalogImage.__table__.c.name,
+    ("ImageUpdate", "reference"): CatalogImage.__table__.c.reference,
+    ("ImageUpdate", "description"): None,  # a text column
+    ("DrainIn", "node"): Drain.__table__.c.node,
+    ("DrainIn", "reason"): None,  # a text column
+    ("ReportedCardError", "card_uuid"): GpuCard.__table__.c.uuid,  # matched against it
+    ("ReportedCardError", "detail"): None,  # passed on in a notification, not stored
 }
 
 
@@ -51,13 +62,18 @@ def _request_models() -> list[type[BaseModel]]:
     ]
 
 
+def _free_text(prop: dict[str, Any]) -> dict[str, Any] | None:
+    """The free-text string a property holds, also where it may be null (`anyOf`)."""
+    for option in [prop, *prop.get("anyOf", [])]:
+        if option.get("type") == "string" and "enum" not in option and "format" not in option:
+            return dict(option)
+    return None
+
+
 def _string_fields(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
     properties = model.model_json_schema()["properties"]
-    return {
-        name: prop
-        for name, prop in properties.items()
-        if prop.get("type") == "string" and "enum" not in prop and "format" not in prop
-    }
+    found = {name: _free_text(prop) for name, prop in properties.items()}
+    return {name: prop for name, prop in found.items() if prop is not None}
 
 
 def test_every_string_field_is_known_and_bounded() -> None:

@@ -9,6 +9,8 @@ program on this host behind the access check, configured from the operator's Ing
   in it outlives pause and resume; another user with the link is refused by nginx, and so is
   the owner once signed out of the console. The access cookie is stored as it should be.
 - A terminal session opens and runs a command.
+- A super admin drains the cluster: the running session's page counts down to its pause; at
+  the deadline it is paused and queued, and once the drain ends it resumes by itself.
 
 One demo serves the whole module. Screenshots of each step are saved under test-output/e2e/.
 """
@@ -33,7 +35,7 @@ from playwright.async_api import Locator, Page, expect
 
 from gshare.devcluster import free_port
 from gshare.sessions.access import ACCESS_COOKIE
-from tests.e2e.steps import CONSOLE, member_of_a_new_lab, shot, sign_in
+from tests.e2e.steps import CONSOLE, admin_api, member_of_a_new_lab, shot, sign_in
 from tests.eventually import eventually, eventually_sync
 from tests.processes import clean_env
 
@@ -74,6 +76,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         "GSHARE_BOOTSTRAP_ADMIN_EMAIL": EMAIL,
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": PASSWORD,
         "GSHARE_METERING_INTERVAL_SECONDS": "2",
+        # Notices run out between two walks of the queue: a short walk sees them soon.
+        "GSHARE_DEQUEUE_INTERVAL_SECONDS": "2",
     }
     log_path = folder / "demo.log"
     log = log_path.open("wb")
@@ -425,3 +429,42 @@ async def test_everything_the_demo_runs_listens_on_loopback_only(demo: Demo) -> 
     assert {"nginx", "kube-apiserver", "etcd", "kwok"} <= names, names
     programs = [pid for _, pid in sockets if "jupyter" in Path(f"/proc/{pid}/cmdline").read_text()]
     assert programs, "no session program listens"
+
+
+async def test_a_drained_session_counts_down_pauses_and_resumes_by_itself(
+    demo: Demo, page: Page
+) -> None:
+    await sign_in(page, demo.base, EMAIL, PASSWORD)
+    await expect(page.get_by_role("link", name="Sessions").first).to_be_visible()
+    card = await _start(page, demo.base, "drained", "JupyterLab", quarter_gpu=True)
+    async with admin_api(demo.base) as admin:
+        cluster = (await admin.get("/api/v1/clusters")).json()["items"][0]["id"]
+        deadline = time.time() + 25
+        made = await admin.post(
+            "/api/v1/drains",
+            json={
+                "scope": "cluster",
+                "cluster_id": cluster,
+                "deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline)),
+                "reason": "Replacing a power supply",
+            },
+        )
+        assert made.status_code == 201, made.text
+        # The owner's card counts down, and says why.
+        banner = card.get_by_role("alert").filter(has_text="will be paused in")
+        await expect(banner).to_be_visible(timeout=STATE_DEADLINE_MS)
+        await expect(banner).to_contain_text("Replacing a power supply")
+        await shot(page, "sessions-drain-countdown")
+        # At the deadline it is paused (its card given back) and queued to resume.
+        await expect(card.get_by_text("Resuming", exact=True)).to_be_visible(
+            timeout=STATE_DEADLINE_MS
+        )
+        await shot(page, "sessions-drain-paused-and-queued")
+        ended = await admin.post(f"/api/v1/drains/{made.json()['id']}/end")
+        assert ended.status_code == 200, ended.text
+    # Nobody presses Resume: the queue starts it again on the card that came back.
+    await expect(card.get_by_text("Running", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)
+    await shot(page, "sessions-drain-resumed")
+    await card.get_by_role("button", name="Stop").click()
+    await page.get_by_role("button", name="Stop session").click()
+    await expect(card.get_by_text("Stopped", exact=True)).to_be_visible(timeout=STATE_DEADLINE_MS)

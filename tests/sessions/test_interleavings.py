@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import sys
 import uuid
 from collections.abc import Awaitable
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, currently_in_test_context, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -48,7 +50,7 @@ from sqlalchemy import select
 
 from gshare.api.app import create_app
 from gshare.capacity import tasks as capacity_tasks
-from gshare.capacity.models import AdmissionRequest, Allocation
+from gshare.capacity.models import AdmissionRequest, Allocation, Notice
 from gshare.clusters.service import FUTURE_SKEW
 from gshare.credits.models import CreditHold
 from gshare.kit.clock import FrozenClock
@@ -58,6 +60,7 @@ from gshare.kit.settings import Settings
 from gshare.sessions import lifecycle, repository, service, startup, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
+from tests.capacity.builders import set_policy
 from tests.conftest import TEMPLATE
 from tests.credits.builders import assert_ledger_clean
 from tests.sessions.world import API, SessionWorld, session_world, settings_of
@@ -129,6 +132,11 @@ class Actors:
     async def on(cls, build: Builder) -> Actors:
         w = await session_world(build, n_cards=1, users=2, user_credits=50)
         root = await build.signed_in(await build.user("Root", super_admin=True))
+        # Member 1's requests outrank member 0's sessions, and notice is short: preemption
+        # happens within a run's few minutes of clock.
+        now = build.clock.now()
+        await set_policy(build.sessions, now, "global", None, {"preemption_notice_minutes": 0})
+        await set_policy(build.sessions, now, "user", w.capacity.user_ids[1], {"priority": "high"})
         return cls(w, root)
 
     @property
@@ -177,9 +185,38 @@ class Actors:
             await self.w.report(session.id, phase, revision=revision, steps=steps)
 
     async def dequeue(self) -> None:
+        """One turn of the worker's admission loop: the queue, then the notices."""
         await capacity_tasks.dequeue_once(
             self.build.sessions, self.settings, self.build.clock.now()
         )
+        await self.preempt()
+
+    async def preempt(self) -> None:
+        """The worker's notice walk: settle, notice drained sessions, pause those due, claim."""
+        await capacity_tasks.preempt_once(
+            self.build.sessions, self.settings, self.build.clock.now()
+        )
+
+    async def drain(self, seconds: int) -> None:
+        """The super admin drains the cluster with `seconds` of notice, or ends its drain."""
+        active = (await self.root.get(f"{API}/drains")).json()["items"]
+        if active:
+            answer = await self.root.post(f"{API}/drains/{active[0]['id']}/end")
+            _said(f"end drain -> {answer.status_code}")
+            assert answer.status_code in (200, 409), answer.text
+            return
+        deadline = self.build.clock.now() + timedelta(seconds=seconds)
+        answer = await self.root.post(
+            f"{API}/drains",
+            json={
+                "scope": "cluster",
+                "cluster_id": str(self.w.cluster_id),
+                "deadline": deadline.isoformat(),
+                "reason": "maintenance",
+            },
+        )
+        _said(f"drain {seconds}s -> {answer.status_code}")
+        assert answer.status_code == 201, answer.text
 
     async def meter(self, seconds: int) -> None:
         self.build.clock.advance(timedelta(seconds=seconds))
@@ -216,7 +253,10 @@ class Actors:
     async def quiet_period(self) -> None:
         """The operator answers for the current spec and the queue runs; nothing is left in a
         state that moves on its own."""
-        for _ in range(3):
+        # A preemption moves two sessions in one round (one paused, one started), so rounds
+        # go on until one leaves nothing to answer for; each round admits or ends something,
+        # and a handful always suffices.
+        for _ in range(8):
             for session in self.created:
                 row = await self.w.row(session.id)
                 if row.state == "starting":
@@ -226,9 +266,38 @@ class Actors:
                 elif row.state == "stopping":
                     await self.resource_removed(session)
             await self.dequeue()
+            await self.preempt()
+            await self.dequeue()
+            states = [(await self.w.row(s.id)).state for s in self.created]
+            if not any(state in ("starting", "pausing", "stopping") for state in states) and (
+                not await self._notices_due()
+            ):
+                break
         for session in self.created:
             state = (await self.w.row(session.id)).state
             assert state not in ("starting", "pausing", "stopping"), (session, state)
+        # Every notice that ran out before this moment has been acted on (one given now, with
+        # no notice time, is the next walk's); every promise still stands.
+        now = self.build.clock.now()
+        async with self.build.sessions() as db:
+            pending = list(await db.scalars(select(Notice).where(Notice.status == "pending")))
+            for notice in pending:
+                assert notice.deadline >= now, notice.id
+                if notice.kind == "preemption":
+                    request = await db.get(AdmissionRequest, notice.request_id)
+                    assert request is not None
+                    assert request.status == "queued"
+                    assert request.reserved_card_id == notice.card_id
+
+    async def _notices_due(self) -> bool:
+        """Whether a pending notice has run out (the next walk pauses its session)."""
+        async with self.build.sessions() as db:
+            due = await db.scalar(
+                select(Notice.id).where(
+                    Notice.status == "pending", Notice.deadline <= self.build.clock.now()
+                )
+            )
+        return due is not None
 
     async def check(self) -> list[InteractiveSession]:
         """The invariants; returns the sessions as they stand."""
@@ -256,6 +325,13 @@ class Actors:
         # Every open hold is the one hold of a session holding a card: none is left behind.
         held = [r.hold_id for r in rows if r.state in lifecycle.HOLDING]
         assert sorted(map(str, held)) == sorted(map(str, open_holds))
+        # A pending notice is about an allocation that exists; the walk settles the rest.
+        async with self.build.sessions() as db:
+            for notice in await db.scalars(select(Notice).where(Notice.status == "pending")):
+                allocation = await db.get(Allocation, notice.allocation_id)
+                assert allocation is not None
+                NOTICES.add(notice.kind)
+            NOTICES.update(await db.scalars(select(Notice.status)))
         await assert_ledger_clean(self.build.sessions)
         return rows
 
@@ -301,6 +377,9 @@ class Interleavings(RuleBasedStateMachine):
         return self.made
 
     async def _world(self) -> Actors:
+        # The same steps make the same ids, so a run replays exactly (ties between equal
+        # sessions are broken by id).
+        IDS.seed(0)
         postgres, name = self.home.postgres, f"interleavings_{next(_numbers)}"
         await ensure_database(postgres.url(), name, template=TEMPLATE)
         self.cleanup.push_async_callback(drop_database, postgres.url(), name)
@@ -406,6 +485,16 @@ class Interleavings(RuleBasedStateMachine):
 
     @precondition(lambda self: self.populated)
     @rule()
+    def preempt(self) -> None:
+        self.run(self.actors.preempt())
+
+    @precondition(lambda self: self.populated)
+    @rule(seconds=st.integers(0, 60))
+    def drain(self, seconds: int) -> None:
+        self.run(self.actors.drain(seconds))
+
+    @precondition(lambda self: self.populated)
+    @rule()
     def reconcile(self) -> None:
         self.run(self.actors.reconcile())
 
@@ -433,18 +522,21 @@ class Interleavings(RuleBasedStateMachine):
         self.settling = any(r.state in ("starting", "pausing", "stopping") for r in rows.values())
 
 
+IDS = random.Random(0)  # every id a run issues: `uuid.uuid4` draws from it during the test
 REACHED: set[str] = set()  # every state some run's check saw
+NOTICES: set[str] = set()  # every notice kind and status some run's check saw
 
 
 def test_random_interleavings_keep_the_lifecycle_exact(
-    postgres: EmbeddedPostgres, tmp_path: Path
+    postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Interleavings.home = Home(postgres, tmp_path)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
     # The same runs everywhere (derandomized, no example database). Making a run's world costs
     # about as much as 30 steps, so a few long runs.
     Interleavings.TestCase.settings = settings(
-        max_examples=8,
-        stateful_step_count=60,
+        max_examples=24,
+        stateful_step_count=80,
         deadline=None,
         derandomize=True,
         database=None,
@@ -454,3 +546,5 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     Interleavings.TestCase("runTest").runTest()
     # The runs walk the whole lifecycle: a state never reached is a part never tried.
     assert set(REACHED) == set(lifecycle.STATES), sorted(set(lifecycle.STATES) - REACHED)
+    # And every kind of notice, through every way a notice ends.
+    assert {"preemption", "drain", "pending", "paused", "freed", "withdrawn"} == NOTICES, NOTICES

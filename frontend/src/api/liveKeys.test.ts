@@ -42,12 +42,14 @@ describe('live event keys', () => {
     expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards]);
     expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]);
     expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters]);
+    expect(invalidationsFor('notice.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions]);
     expect(invalidationsFor('account.changed')).toBe('all');
     expect(invalidationsFor('reset')).toBe('all');
     expect([...liveEventKinds].sort()).toEqual([
       'account.changed',
       'admission.changed',
       'cards.changed',
+      'notice.changed',
       'notification.created',
       'notifications.read',
       'reset',
@@ -93,6 +95,12 @@ describe('live event keys', () => {
       'sessions',
       'volumes',
     ]);
+  });
+
+  it('make a notice refresh the queue, the cards and the sessions, but not the volumes', async () => {
+    const { client, stale } = clientWithViews();
+    await applyLiveEvent(client, 'notice.changed');
+    expect(stale()).toEqual(['adminSessions', 'cards', 'preview', 'queue', 'session', 'sessions']);
   });
 
   it('make a reset or an account change refresh everything, the signed-in user included', async () => {

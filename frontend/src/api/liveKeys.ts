@@ -17,6 +17,9 @@ const invalidations = new Map<string, LiveInvalidation>([
   ['admission.changed', [scopes.queue, scopes.cards]],
   // A session moved on: its card, its place in the queue, and the volumes it holds.
   ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]],
+  // A session was given notice, or its notice ended: the queue (and its notices), the card
+  // pictures and drains, and the sessions' banners.
+  ['notice.changed', [scopes.queue, scopes.cards, scopes.sessions]],
   // A cluster reported its cards, or a card's pool or MIG layout changed.
   ['cards.changed', [scopes.cards, scopes.clusters]],
   // Roles decide what every other answer contains.

@@ -381,6 +381,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/drains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Drains
+         * @description Drains with their progress: the cards covered, the sessions left, the next deadline.
+         */
+        get: operations["list_drains"];
+        put?: never;
+        /**
+         * Start Drain
+         * @description Drain a card, a node or a cluster for maintenance: it takes no new session, and the
+         *     sessions on it are given notice and paused at the deadline, to resume elsewhere.
+         */
+        post: operations["start_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drains/{drain_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Drain
+         * @description Call the drain off: the capacity takes sessions again and pending notices are
+         *     withdrawn.
+         */
+        post: operations["cancel_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drains/{drain_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End Drain
+         * @description The maintenance is done: the capacity takes sessions again.
+         */
+        post: operations["end_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -625,6 +691,27 @@ export interface paths {
          *     the caller's view has not changed since it was last built.
          */
         get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Notices
+         * @description Preemption and drain notices given to sessions of the groups the caller administers, or
+         *     for their requests, with each group's preemption counts over the period (admins).
+         */
+        get: operations["list_notices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1508,6 +1595,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/clusters/{cluster_id}/card-errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report Card Errors
+         * @description Cards of the cluster whose DCGM exporter shows new hardware trouble (a fatal XID,
+         *     double-bit ECC errors, a failed row remap): each drains itself with a short notice, and
+         *     every super admin is told. Cards the cluster does not have are ignored.
+         */
+        put: operations["report_card_errors"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/internal/v1/clusters/{cluster_id}/inventory": {
         parameters: {
             query?: never;
@@ -1768,6 +1877,47 @@ export interface components {
             /** Orgs */
             orgs: components["schemas"]["OrgCapabilitiesOut"][];
         };
+        /** CardDrainOut */
+        CardDrainOut: {
+            /**
+             * Deadline
+             * Format: date-time
+             */
+            deadline: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "card" | "node" | "cluster";
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "admin" | "xid";
+        };
+        /** CardErrorAck */
+        CardErrorAck: {
+            /**
+             * Drained
+             * @description Cards this report started draining.
+             */
+            drained: number;
+        };
+        /**
+         * CardErrorReport
+         * @description Cards of the cluster with new hardware trouble: each drains itself.
+         */
+        CardErrorReport: {
+            /** Items */
+            items: components["schemas"]["ReportedCardError"][];
+        };
         /** CardOut */
         CardOut: {
             /** Carved Slots */
@@ -1779,6 +1929,8 @@ export interface components {
             carved_tier: string | null;
             /** Cores */
             cores: number;
+            /** @description The active drain that covers the card, if any. */
+            drain?: components["schemas"]["CardDrainOut"] | null;
             /**
              * Draining
              * @description Held for a queued request that waited past the starvation limit: it takes no new sessions until that request starts on it.
@@ -1913,6 +2065,106 @@ export interface components {
              * @description Credits captured from the session's start until then.
              */
             cost: string;
+        };
+        /** DrainIn */
+        DrainIn: {
+            /**
+             * Card Id
+             * @description The card, for a card's drain.
+             */
+            card_id?: string | null;
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Deadline
+             * Format: date-time
+             * @description When the sessions still on the capacity are paused; now or later, at most 30 days ahead.
+             */
+            deadline: string;
+            /**
+             * Node
+             * @description The node, for a node's drain.
+             */
+            node?: string | null;
+            /**
+             * Reason
+             * @description Why, as the sessions' owners will read it.
+             */
+            reason: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "card" | "node" | "cluster";
+        };
+        /** DrainOut */
+        DrainOut: {
+            /** Card Id */
+            card_id: string | null;
+            /**
+             * Cards
+             * @description The cards the drain covers.
+             */
+            cards: number;
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Deadline
+             * Format: date-time
+             */
+            deadline: string;
+            /** Ended At */
+            ended_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Next Deadline
+             * @description The earliest deadline among those sessions' notices, if any.
+             */
+            next_deadline: string | null;
+            /** Node */
+            node: string | null;
+            /** Reason */
+            reason: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "card" | "node" | "cluster";
+            /**
+             * Sessions Left
+             * @description Sessions still holding a card it covers.
+             */
+            sessions_left: number;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "admin" | "xid";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "active" | "ended" | "cancelled";
+        };
+        /** DrainPage */
+        DrainPage: {
+            /** Items */
+            items: components["schemas"]["DrainOut"][];
         };
         /** EffectivePolicyOut */
         EffectivePolicyOut: {
@@ -2436,6 +2688,16 @@ export interface components {
              */
             volume_id: string;
         };
+        /** NoticePage */
+        NoticePage: {
+            /**
+             * Counts
+             * @description Preemptions per group over the listed period.
+             */
+            counts: components["schemas"]["PreemptionCountOut"][];
+            /** Items */
+            items: components["schemas"]["gshare__capacity__schemas__NoticeOut"][];
+        };
         /** NotificationOut */
         NotificationOut: {
             /** Body */
@@ -2482,6 +2744,11 @@ export interface components {
             group_id: string;
             /** Mig Profile */
             mig_profile: string | null;
+            /**
+             * Notice Deadline
+             * @description When it is paused, if it has been given notice.
+             */
+            notice_deadline?: string | null;
             /**
              * Request Id
              * Format: uuid
@@ -2634,6 +2901,24 @@ export interface components {
              */
             pool: "hami-core" | "mig";
         };
+        /** PreemptionCountOut */
+        PreemptionCountOut: {
+            /**
+             * Group Id
+             * Format: uuid
+             */
+            group_id: string;
+            /**
+             * Preempted
+             * @description Sessions of the group given notice for another's request.
+             */
+            preempted: number;
+            /**
+             * Preempting
+             * @description Sessions of other groups given notice for the group.
+             */
+            preempting: number;
+        };
         /** PriorityOut */
         PriorityOut: {
             /** Group Usage */
@@ -2653,6 +2938,11 @@ export interface components {
         };
         /** QueueItemOut */
         QueueItemOut: {
+            /**
+             * Card Freed At
+             * @description A card is being freed for this request by preemption: at the latest then.
+             */
+            card_freed_at?: string | null;
             /** Decided At */
             decided_at: string | null;
             /**
@@ -2772,6 +3062,35 @@ export interface components {
             /** Uuid */
             uuid: string;
         };
+        /**
+         * ReportedCardError
+         * @description One card's hardware trouble, as its operator read it from the DCGM exporter.
+         */
+        ReportedCardError: {
+            /** Card Uuid */
+            card_uuid: string;
+            /**
+             * Detail
+             * @default
+             */
+            detail: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "xid" | "ecc_dbe" | "row_remap";
+            /**
+             * Standing
+             * @description Already showing when the operator first saw the card: drained for only if the card was never drained for the same trouble.
+             * @default false
+             */
+            standing: boolean;
+            /**
+             * Xid
+             * @description The XID, for `xid`.
+             */
+            xid?: number | null;
+        };
         /** ReportedNode */
         ReportedNode: {
             /** Cards */
@@ -2870,6 +3189,11 @@ export interface components {
             can_keep_running: boolean;
             /** Can Open */
             can_open: boolean;
+            /**
+             * Card Freed At
+             * @description While it waits: a card is being freed for it, at the latest by then.
+             */
+            card_freed_at?: string | null;
             /** Cluster Id */
             cluster_id: string | null;
             /**
@@ -2912,6 +3236,8 @@ export interface components {
             model: string | null;
             /** Name */
             name: string;
+            /** @description Set while the session has been told it will be paused: when, and why. */
+            notice?: components["schemas"]["gshare__sessions__schemas__NoticeOut"] | null;
             /** Owner Email */
             owner_email: string;
             /**
@@ -3525,6 +3851,97 @@ export interface components {
             metrics_problems: components["schemas"]["MetricsProblem"][];
             /** Orphans */
             orphans: components["schemas"]["Orphans"][];
+        };
+        /** NoticeOut */
+        gshare__capacity__schemas__NoticeOut: {
+            /** Card Id */
+            card_id: string | null;
+            /**
+             * Deadline
+             * Format: date-time
+             */
+            deadline: string;
+            /** Drain Id */
+            drain_id: string | null;
+            /** Ended At */
+            ended_at: string | null;
+            /** For Group Id */
+            for_group_id: string | null;
+            /**
+             * Group Id
+             * Format: uuid
+             */
+            group_id: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "preemption" | "drain";
+            /**
+             * Noticed At
+             * Format: date-time
+             */
+            noticed_at: string;
+            /**
+             * Reason
+             * @enum {string}
+             */
+            reason: "fair_share" | "waited_too_long" | "priority" | "drain" | "xid";
+            /**
+             * Request Id
+             * @description The queued request the card is freed for.
+             */
+            request_id: string | null;
+            /**
+             * Session Id
+             * @description The session given notice; null for one of a group the caller does not administer.
+             */
+            session_id: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "paused" | "freed" | "withdrawn";
+            /**
+             * User Id
+             * @description Its owner; null as `session_id` is.
+             */
+            user_id: string | null;
+        };
+        /** NoticeOut */
+        gshare__sessions__schemas__NoticeOut: {
+            /**
+             * Deadline
+             * Format: date-time
+             * @description When it is paused, unless the notice is withdrawn.
+             */
+            deadline: string;
+            /**
+             * Kind
+             * @description preemption: its card is freed for a queued request; drain: its capacity is taken out of service.
+             * @enum {string}
+             */
+            kind: "preemption" | "drain";
+            /**
+             * Message
+             * @description Why, in words for its owner.
+             */
+            message: string;
+            /**
+             * Noticed At
+             * Format: date-time
+             */
+            noticed_at: string;
+            /**
+             * Reason
+             * @enum {string}
+             */
+            reason: "fair_share" | "waited_too_long" | "priority" | "drain" | "xid";
         };
     };
     responses: never;
@@ -5031,6 +5448,268 @@ export interface operations {
             };
         };
     };
+    list_drains: {
+        parameters: {
+            query?: {
+                /** @description Only active drains. */
+                active?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DrainPage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    start_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DrainIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DrainOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancel_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                drain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DrainOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    end_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                drain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DrainOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     stream_events: {
         parameters: {
             query?: {
@@ -6278,6 +6957,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_notices: {
+        parameters: {
+            query?: {
+                /** @description Only notices still running. */
+                pending?: boolean;
+                /** @description How far back. */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoticePage"];
                 };
             };
             /** @description Unauthorized */
@@ -10242,6 +10973,86 @@ export interface operations {
                     "application/json": {
                         [key: string]: string;
                     };
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_card_errors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardErrorReport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardErrorAck"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unprocessable Entity */

@@ -1,13 +1,26 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import dayjs from 'dayjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { QueueItemOut } from '../api/types';
 import { apiError, json, stubFetch } from '../test/fetchStub';
-import { makeMe, SUPER_ADMIN } from '../test/fixtures';
+import { emptyPage, makeMe, SUPER_ADMIN } from '../test/fixtures';
 import { renderApp } from '../test/render';
+import type { NoticeOut } from './notices';
 import { formatWait } from './QueueTable';
 
 const superAdmin = json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN]));
+const noNotices = json(200, { items: [], counts: [] });
+/** What the admin queue asks for besides the queue: the notices, and the groups' names. */
+const adminExtras = { 'GET /api/v1/notices': noNotices, 'GET /api/v1/orgs': json(200, emptyPage) };
+const clock = (iso: string) => dayjs(iso).format('HH:mm');
+
+/** Freezes the clock (timers still run) at 12:00:19 UTC on the day the sample data is set. */
+function freezeClock() {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(new Date('2026-11-30T12:00:19Z'));
+}
+afterEach(() => vi.useRealTimers());
 
 function item(overrides: Partial<QueueItemOut>): QueueItemOut {
   return {
@@ -41,6 +54,7 @@ describe('queue', () => {
   it('shows every request with its standing and the parts of its priority', async () => {
     const api = stubFetch({
       'GET /api/v1/me': superAdmin,
+      ...adminExtras,
       'GET /api/v1/queue': json(200, {
         items: [
           item({}),
@@ -74,6 +88,7 @@ describe('queue', () => {
   it('asks before cancelling a request and shows why it failed', async () => {
     const api = stubFetch({
       'GET /api/v1/me': superAdmin,
+      ...adminExtras,
       'GET /api/v1/queue': json(200, { items: [item({})] }),
       'DELETE /api/v1/queue/r1': apiError(409, 'not_queued', 'The request was admitted meanwhile.'),
     });
@@ -89,13 +104,138 @@ describe('queue', () => {
   });
 
   it('says when the queue is empty', async () => {
-    stubFetch({ 'GET /api/v1/me': superAdmin, 'GET /api/v1/queue': json(200, { items: [] }) });
+    stubFetch({ 'GET /api/v1/me': superAdmin, ...adminExtras, 'GET /api/v1/queue': json(200, { items: [] }) });
     renderApp('/admin/queue');
     expect(await screen.findByText('No admission requests in your groups.')).toBeInTheDocument();
+    expect(await screen.findByText('No session in your groups is waiting to be paused.')).toBeInTheDocument();
+    expect(screen.getByText('No session was preempted in the last 30 days.')).toBeInTheDocument();
+  });
+
+  it('says by when a card is being freed for a queued request', async () => {
+    freezeClock();
+    stubFetch({
+      'GET /api/v1/me': superAdmin,
+      ...adminExtras,
+      'GET /api/v1/queue': json(200, { items: [item({ card_freed_at: '2026-11-30T12:25:00Z' })] }),
+    });
+    renderApp('/admin/queue');
+
+    const table = await screen.findByRole('table', { name: 'Queue' });
+    const row = within(table).getByText('grace@example.org').closest('tr')!;
+    expect(row).toHaveTextContent(`A card is being freed for it at ${clock('2026-11-30T12:25:00Z')}`);
+  });
+});
+
+const ORG_ID = '00000000-0000-4000-8000-0000000000c9';
+const OPTICS = '00000000-0000-4000-8000-0000000000b2';
+const ACOUSTICS = '00000000-0000-4000-8000-0000000000b3';
+const UNSEEN = 'f1e2d3c4-0000-4000-8000-0000000000b4';
+
+function notice(overrides: Partial<NoticeOut>): NoticeOut {
+  return {
+    id: 'n1',
+    kind: 'preemption',
+    reason: 'fair_share',
+    session_id: 's9',
+    user_id: '00000000-0000-4000-8000-000000000002',
+    group_id: OPTICS,
+    for_group_id: ACOUSTICS,
+    request_id: 'r7',
+    card_id: 'card-1',
+    drain_id: null,
+    noticed_at: '2026-11-30T12:00:00Z',
+    deadline: '2026-11-30T12:10:00Z',
+    ended_at: null,
+    status: 'pending',
+    ...overrides,
+  };
+}
+
+describe('pending preemptions', () => {
+  it('lists each notice soonest first, with its reason in words, its countdown and the groups by name', async () => {
+    freezeClock();
+    const api = stubFetch({
+      'GET /api/v1/me': superAdmin,
+      'GET /api/v1/queue': json(200, { items: [] }),
+      'GET /api/v1/orgs': json(200, {
+        items: [{ id: ORG_ID, name: 'Research', created_at: '2026-01-01T00:00:00Z' }],
+        next_cursor: null,
+      }),
+      [`GET /api/v1/orgs/${ORG_ID}/groups`]: json(200, {
+        items: [
+          { id: OPTICS, name: 'Optics', org_id: ORG_ID, created_at: '2026-01-01T00:00:00Z' },
+          { id: ACOUSTICS, name: 'Acoustics', org_id: ORG_ID, created_at: '2026-01-01T00:00:00Z' },
+        ],
+        next_cursor: null,
+      }),
+      'GET /api/v1/notices': json(200, {
+        items: [
+          notice({
+            id: 'n2',
+            kind: 'drain',
+            reason: 'xid',
+            group_id: UNSEEN,
+            for_group_id: null,
+            request_id: null,
+            deadline: '2026-11-30T13:00:00Z',
+          }),
+          notice({}),
+        ],
+        counts: [
+          { group_id: OPTICS, preempted: 3, preempting: 0 },
+          { group_id: ACOUSTICS, preempted: 0, preempting: 5 },
+        ],
+      }),
+    });
+    renderApp('/admin/queue');
+
+    const table = await screen.findByRole('table', { name: 'Pending preemptions' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(2);
+    await waitFor(() => expect(rows[0]).toHaveTextContent('Optics'));
+    expect(rows[0]).toHaveTextContent(
+      `PreemptionFair share: its group had more than its sharePaused in 9:41 (at ${clock('2026-11-30T12:10:00Z')})OpticsAcoustics`,
+    );
+    expect(rows[1]).toHaveTextContent('DrainHardware error on the card');
+    expect(rows[1]).toHaveTextContent(`Paused in 59:41 (at ${clock('2026-11-30T13:00:00Z')})`);
+    // A group the caller does not see by name shows by the start of its id; a drain is for no group.
+    expect(rows[1]).toHaveTextContent('f1e2d3c4…—');
+
+    const counts = screen.getByRole('table', { name: 'Preemptions in the last 30 days' });
+    const countRows = within(counts).getAllByRole('row').slice(1);
+    expect(countRows[0]).toHaveTextContent('Acoustics05');
+    expect(countRows[1]).toHaveTextContent('Optics30');
+    const asked = api.callsTo('GET', '/api/v1/notices')[0].query;
+    expect(asked.get('pending')).toBe('true');
+    expect(asked.get('days')).toBe('30');
+  });
+
+  it('shows why the notices could not load', async () => {
+    stubFetch({
+      'GET /api/v1/me': superAdmin,
+      'GET /api/v1/orgs': json(200, emptyPage),
+      'GET /api/v1/queue': json(200, { items: [] }),
+      'GET /api/v1/notices': apiError(500, 'internal', 'Something broke.'),
+    });
+    renderApp('/admin/queue');
+    expect(await screen.findByRole('alert')).toHaveTextContent('Something broke.');
   });
 });
 
 describe('my requests', () => {
+  it('tells the caller by when a card is being freed for them', async () => {
+    freezeClock();
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/queue': json(200, {
+        items: [item({ priority: null, user_email: 'ada@example.org', card_freed_at: '2026-11-30T12:25:00Z' })],
+      }),
+    });
+    renderApp('/requests');
+    const table = await screen.findByRole('table', { name: 'My requests' });
+    expect(table).toHaveTextContent(`A card is being freed for you at ${clock('2026-11-30T12:25:00Z')}`);
+  });
+
   it("lists the caller's own requests without priorities and cancels one", async () => {
     const api = stubFetch({
       'GET /api/v1/me': json(200, makeMe()),

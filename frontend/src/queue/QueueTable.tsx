@@ -1,9 +1,10 @@
-import { Badge, Group, Table, Text, Tooltip } from '@mantine/core';
+import { Badge, Group, Stack, Table, Text, Tooltip } from '@mantine/core';
 import { useCancelRequest, useQueue } from '../api/hooks/capacity';
 import type { PriorityOut, QueueItemOut, QueueStatus } from '../api/types';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDateTime, formatDuration } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
+import { formatClock, useNow } from './countdown';
 
 const STATUS: Record<QueueStatus, { label: string; color: string }> = {
   queued: { label: 'Queued', color: 'blue' },
@@ -43,6 +44,19 @@ function PriorityParts({ priority }: { priority: PriorityOut }) {
   );
 }
 
+/** A card is being freed for a queued request, by preemption: the time it should start by. */
+function CardFreed({ at, admin }: { at: string; admin: boolean }) {
+  const now = useNow(true, 60_000);
+  return (
+    <Text size="xs" c="blue" fw={500} style={{ whiteSpace: 'nowrap' }}>
+      A card is being freed for {admin ? 'it' : 'you'} at{' '}
+      <time dateTime={at} title={formatDateTime(at)}>
+        {formatClock(at, now)}
+      </time>
+    </Text>
+  );
+}
+
 function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
   const cancel = useCancelRequest();
   const status = STATUS[item.status];
@@ -52,11 +66,14 @@ function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
       {admin && <Table.Td>{item.user_email}</Table.Td>}
       <Table.Td>{what}</Table.Td>
       <Table.Td>
-        <Tooltip label={item.reason} disabled={!item.reason} multiline w={320} withArrow>
-          <Badge variant="light" color={status.color} style={{ overflow: 'visible' }}>
-            {status.label}
-          </Badge>
-        </Tooltip>
+        <Stack gap={4} align="flex-start">
+          <Tooltip label={item.reason} disabled={!item.reason} multiline w={320} withArrow>
+            <Badge variant="light" color={status.color} style={{ overflow: 'visible' }}>
+              {status.label}
+            </Badge>
+          </Tooltip>
+          {item.status === 'queued' && item.card_freed_at && <CardFreed at={item.card_freed_at} admin={admin} />}
+        </Stack>
       </Table.Td>
       <Table.Td>{item.position ?? '—'}</Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatWait(item.estimated_wait_seconds)}</Table.Td>

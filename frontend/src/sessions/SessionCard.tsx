@@ -6,6 +6,7 @@ import { formatWait } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
 import { formatDateTime, formatRelative } from '../ui/format';
 import { KeepRunningButton, SessionActions } from './SessionActions';
+import { SessionNotice } from './SessionNotice';
 import { showsStartup, StartupSteps } from './StartupSteps';
 import { gpuSlice, peakVram, SESSION_TYPE_LABELS, StateWithReason, utilization, WAITING_STATES } from './sessionParts';
 
@@ -85,6 +86,7 @@ export function SessionCard({ session }: { session: SessionOut }) {
           </Text>
         </div>
         <StateWithReason session={session} />
+        <SessionNotice session={session} />
         {showsStartup(session) && <StartupSteps session={session} compact />}
         <IdleWarning session={session} />
         <SessionFacts session={session} />

@@ -9,6 +9,7 @@ import { formatDateTime } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 import { SessionActions } from './SessionActions';
 import { IdleWarning, SessionFacts } from './SessionCard';
+import { SessionNotice } from './SessionNotice';
 import { showsStartup, StartupSteps } from './StartupSteps';
 import { cpuAndMemory, SESSION_TYPE_LABELS, StateBadge, StateWithReason } from './sessionParts';
 
@@ -120,6 +121,7 @@ export function SessionDetailPage() {
               description={`${SESSION_TYPE_LABELS[data.session_type]} session`}
             />
             <StateWithReason session={data} />
+            <SessionNotice session={data} />
             {(showsStartup(data) || (data.state === 'running' && (data.startup_steps ?? []).length > 0)) && (
               <Card withBorder radius="md" padding="md">
                 <StartupSteps session={data} />

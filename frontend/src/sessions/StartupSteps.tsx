@@ -1,7 +1,7 @@
 import { Badge, Group, Loader, Stack, Text, ThemeIcon, Timeline, Title } from '@mantine/core';
 import { IconAlertTriangle, IconCheck, IconCircleDashed, IconX } from '@tabler/icons-react';
-import { useEffect, useState } from 'react';
 import type { SessionOut, StartupStepOut } from '../api/hooks/sessions';
+import { useNow } from '../queue/countdown';
 import { formatDuration, formatMemoryGiB } from '../ui/format';
 
 type StartupStep = StartupStepOut;
@@ -74,16 +74,6 @@ export function showsStartup(session: SessionOut): boolean {
   return (session.state === 'failed' || session.state === 'lost') && steps.length > 0;
 }
 
-function useNow(active: boolean, everyMs = 15_000): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!active) return undefined;
-    const timer = window.setInterval(() => setNow(Date.now()), everyMs);
-    return () => window.clearInterval(timer);
-  }, [active, everyMs]);
-  return now;
-}
-
 function reached(steps: StartupStep[]): Partial<Record<Milestone, StartupStep>> {
   const byStep = new Map(steps.filter((s) => s.step !== 'warning').map((s) => [s.step, s]));
   const found: Partial<Record<Milestone, StartupStep>> = {};
@@ -139,7 +129,7 @@ export function StartupSteps({ session, compact = false }: { session: SessionOut
   const steps = session.startup_steps ?? [];
   const starting = session.state === 'starting';
   const failed = session.state === 'failed' || session.state === 'lost';
-  const now = useNow(starting);
+  const now = useNow(starting, 15_000);
   const requested = session.startup_requested_at ?? session.state_changed_at;
   const done = reached(steps);
   const current = MILESTONES.findIndex((m) => !done[m]);

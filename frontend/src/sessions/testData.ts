@@ -61,6 +61,22 @@ export function makeSession(overrides: Partial<SessionOut> = {}): SessionOut {
     volumes: [
       { volume_id: 'v1', name: 'home-s1', kind: 'home', mount_path: '/home/user', read_only: false },
     ],
+    notice: null,
+    card_freed_at: null,
+    ...overrides,
+  };
+}
+
+type SessionNotice = NonNullable<SessionOut['notice']>;
+
+/** A preemption notice for fair share, given at 12:00 UTC with ten minutes to go. */
+export function makeNotice(overrides: Partial<SessionNotice> = {}): SessionNotice {
+  return {
+    kind: 'preemption',
+    reason: 'fair_share',
+    message: 'Its card is needed by a group that has had less than its share.',
+    noticed_at: '2026-11-30T12:00:00Z',
+    deadline: '2026-11-30T12:10:00Z',
     ...overrides,
   };
 }

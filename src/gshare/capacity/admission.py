@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -201,7 +201,7 @@ async def _prepare(db: AsyncSession, ask: Ask, now: datetime, window: int) -> _P
     return _Prepared(ask, tier, model, policy, price, hold, wallet.wallet_id, wallet.amount)
 
 
-async def _available(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
+async def available_to(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
     found = await operations.available_to(db, "user", list(set(user_ids)))
     return {user_id: a.amount for user_id, a in found.items()}
 
@@ -242,7 +242,7 @@ def _card_snapshot(card: Any) -> CardSnapshot:
     )
 
 
-async def _snapshot(
+async def capacity_snapshot(
     db: AsyncSession, models: set[str], reserved: dict[uuid.UUID, uuid.UUID] | None = None
 ) -> CapacitySnapshot:
     """Every usable card of these models on connected clusters, what each holds, and the cards
@@ -281,7 +281,7 @@ async def _commit(
         assert request is not None
         assert tier is not None
         card = await repository.locked_card_row(db, placement.card_id)
-        if card is None or not card.healthy or card.missing:
+        if card is None or not card.healthy or card.missing or card.draining:
             return None
         snapshot = _card_snapshot(card)
         fresh = PlacementIndex(CapacitySnapshot((snapshot,))).fit_on(card.id, request)
@@ -366,7 +366,7 @@ async def _place_and_commit(
         assert allocation is not None
         return allocation
     for _ in range(COMMIT_ATTEMPTS):
-        snapshot = await _snapshot(db, {request.model}, reserved)
+        snapshot = await capacity_snapshot(db, {request.model}, reserved)
         decided = PlacementIndex(snapshot).place(request)
         if isinstance(decided, NoFit):
             return decided
@@ -509,7 +509,7 @@ async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
 # ---- the queue -----------------------------------------------------------------------------
 
 
-async def _usage_state(db: AsyncSession) -> queue.Usage:
+async def usage_state(db: AsyncSession) -> queue.Usage:
     by_user: dict[uuid.UUID, float] = {}
     by_group: dict[uuid.UUID, float] = {}
     for row in await repository.usage(db):
@@ -518,7 +518,7 @@ async def _usage_state(db: AsyncSession) -> queue.Usage:
 
 
 @dataclass
-class _QueueState:
+class QueueState:
     """The queued requests with what the pure queue needs of each."""
 
     rows: dict[uuid.UUID, AdmissionRequest] = field(default_factory=dict)
@@ -527,8 +527,8 @@ class _QueueState:
     weights: dict[uuid.UUID, float] = field(default_factory=dict)
 
 
-async def _queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> _QueueState:
-    state = _QueueState()
+async def queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> QueueState:
+    state = QueueState()
     tiers = await repository.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
     models = {m.id: m for m in await repository.all_models(db)}
     policies = await service.effective_for_many(db, [(r.user_id, r.group_id) for r in rows])
@@ -582,12 +582,12 @@ async def standings(
 ) -> dict[uuid.UUID, Standing]:
     """Every queued request's place among those waiting for the same model, its estimated
     wait, and its priority with its parts."""
-    state = await _queue_state(db, await repository.queued(db))
+    state = await queue_state(db, await repository.queued(db))
     if not state.queued:
         return {}
     fair = fair_share(settings)
-    ordered = queue.priorities(state.queued, await _usage_state(db), now, fair)
-    snapshot = await _snapshot(db, {q.request.model for q in state.queued})
+    ordered = queue.priorities(state.queued, await usage_state(db), now, fair)
+    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued})
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
     seen: dict[str, int] = {}
@@ -622,7 +622,7 @@ async def availability(
         return {}
     waiting = await repository.queued(db)
     reserved = {r.reserved_card_id: r.id for r in waiting if r.reserved_card_id}
-    snapshot = await _snapshot(db, {m.name for _, m in pairs}, reserved)
+    snapshot = await capacity_snapshot(db, {m.name for _, m in pairs}, reserved)
     typical = await repository.typical_seconds(db, [t.id for t, _ in pairs])
     by_tier = Counter(r.tier_id for r in waiting)
     by_model = Counter(r.model for r in waiting)
@@ -723,7 +723,7 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
     if not rows:
         return summary
     active = await identity.active_among(db, [r.user_id for r in rows])
-    state = await _queue_state(db, [r for r in rows if r.user_id in active])
+    state = await queue_state(db, [r for r in rows if r.user_id in active])
     for row in rows:
         if row.user_id not in active:
             _decide(row, "dropped", "The user was deactivated.", now)
@@ -732,6 +732,10 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
             _decide(row, "refused", "The tier was retired.", now)
             summary.refused.append(row.id)
     fair = fair_share(settings)
+    # Cards promised to requests by preemption are held like a starving request's, but do not
+    # count against the cards held for starving requests.
+    promised = await repository.promised_requests(db, [r.id for r in rows if r.reserved_card_id])
+    fair = replace(fair, max_reserved_cards=fair.max_reserved_cards + len(promised))
     window = settings.hold_window_seconds
     # What the policy refuses now is refused before the decision, so that it cannot take a
     # card another request would get in this cycle.
@@ -744,7 +748,7 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
             continue
         still.append(q)
     state.queued = still
-    available = await _available(db, [q.user_id for q in state.queued])
+    available = await available_to(db, [q.user_id for q in state.queued])
 
     def can_afford(q: QueuedRequest) -> bool:
         tier, _ = state.tiers[q.id]
@@ -754,8 +758,8 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
         available[q.user_id] = available.get(q.user_id, 0) - needed
         return True
 
-    snapshot = await _snapshot(db, {q.request.model for q in state.queued})
-    result = queue.dequeue(snapshot, state.queued, now, await _usage_state(db), can_afford, fair)
+    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued})
+    result = queue.dequeue(snapshot, state.queued, now, await usage_state(db), can_afford, fair)
     for q, placement in result.admitted:
         row = state.rows[q.id]
         try:
@@ -874,7 +878,7 @@ async def sample_usage(db: AsyncSession, now: datetime, settings: Settings) -> b
         )
         current_user[allocation.user_id] = current_user.get(allocation.user_id, 0) + share
         current_group[allocation.group_id] = current_group.get(allocation.group_id, 0) + share
-    sampled = queue.sample_usage(await _usage_state(db), current_user, current_group, fair)
+    sampled = queue.sample_usage(await usage_state(db), current_user, current_group, fair)
     rows = [
         {"subject_kind": kind, "subject_id": subject, "usage": max(value, 0.0), "sampled_at": now}
         for kind, values in (("user", sampled.by_user), ("group", sampled.by_group))
@@ -903,7 +907,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     """What admitting `ask` would do now; changes nothing."""
     require(ctx, Action.ADMISSION_PREVIEW, target_type="admission")
     db = ctx.db
-    available = (await _available(db, [ask.user_id]))[ask.user_id]
+    available = (await available_to(db, [ask.user_id]))[ask.user_id]
     try:
         prepared = await _prepare(db, ask, ctx.now, settings.hold_window_seconds)
     except PolicyDenied as denied:
@@ -916,7 +920,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     request, tier = prepared.request, prepared.tier
     if request is None or tier is None:
         return Preview("start", "A CPU session starts at once.", price, available, hours)
-    snapshot = await _snapshot(db, {request.model})
+    snapshot = await capacity_snapshot(db, {request.model})
     waiting = await repository.has_queued_for_tier(db, tier.id)
     decided = PlacementIndex(snapshot).place(request)
     if isinstance(decided, Placement) and not waiting:
@@ -928,7 +932,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     ):
         return Preview("no_capacity", NoCapacity.message, price, available, hours)
     fair = fair_share(settings)
-    state = await _queue_state(db, await repository.queued(db))
+    state = await queue_state(db, await repository.queued(db))
     weight = prepared.policy["queue_weight"].value
     me = QueuedRequest(
         request,
@@ -939,7 +943,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     )
     ordered = queue.priorities(
         [q for q in state.queued if q.request.model == request.model] + [me],
-        await _usage_state(db),
+        await usage_state(db),
         ctx.now,
         fair,
     )
@@ -962,6 +966,15 @@ def _administered_groups_filter(ctx: Context) -> set[uuid.UUID] | None:
     return None if ctx.actor.is_super_admin else set(ctx.actor.group_admin_of)
 
 
+async def administered_groups(ctx: Context) -> set[uuid.UUID] | None:
+    """The groups the caller administers, their organizations' included; None: every group."""
+    groups = _administered_groups_filter(ctx)
+    if groups is not None:
+        for org_id in ctx.actor.org_admin_of:
+            groups |= {g.id for g in await identity.groups_of_org(ctx.db, org_id)}
+    return groups
+
+
 async def queue_view(
     ctx: Context, settings: Settings, *, whole_scope: bool
 ) -> tuple[list[AdmissionRequest], dict[uuid.UUID, Standing], bool]:
@@ -973,10 +986,7 @@ async def queue_view(
         rows = await repository.requests_of(db, user_id=ctx.actor.user_id)
         return rows, await standings(db, ctx.now, settings), False
     require(ctx, Action.QUEUE_READ_SCOPE, target_type="queue")
-    groups = _administered_groups_filter(ctx)
-    if groups is not None:
-        for org_id in ctx.actor.org_admin_of:
-            groups |= {g.id for g in await identity.groups_of_org(db, org_id)}
+    groups = await administered_groups(ctx)
     rows = await repository.requests_of(db, group_ids=None if groups is None else sorted(groups))
     return rows, await standings(db, ctx.now, settings), True
 

@@ -4,16 +4,22 @@ resource policies, the admission preview and the queue."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from gshare.capacity import admission, service, views
+from gshare.capacity import admission, preempting, service, views
 from gshare.capacity.schemas import (
     AdmissionPreviewIn,
     AdmissionPreviewOut,
+    CardErrorAck,
+    CardErrorReport,
     CardOut,
     CardPage,
+    DrainIn,
+    DrainOut,
+    DrainPage,
     EffectivePolicyOut,
     GpuModelIn,
     GpuModelOut,
@@ -23,9 +29,12 @@ from gshare.capacity.schemas import (
     InventoryReport,
     MigChoicesOut,
     MigLayoutPut,
+    NoticeOut,
+    NoticePage,
     PolicyOut,
     PolicyPut,
     PoolPut,
+    PreemptionCountOut,
     QueuePage,
     TierIn,
     TierOut,
@@ -318,6 +327,123 @@ async def list_queue(
 async def cancel_queued(request_id: uuid.UUID, ctx: Ctx) -> None:
     """Withdraw a queued request (its owner, or an admin of its group)."""
     await admission.cancel(ctx, request_id)
+
+
+# ---- drains and notices --------------------------------------------------------------------
+
+
+def _drain_out(found: preempting.DrainView) -> DrainOut:
+    d = found.drain
+    return DrainOut(
+        id=d.id,
+        scope=d.scope,
+        cluster_id=d.cluster_id,
+        node=d.node,
+        card_id=d.card_id,
+        reason=d.reason,
+        source=d.source,
+        deadline=d.deadline,
+        status=d.status,
+        created_at=d.created_at,
+        ended_at=d.ended_at,
+        cards=found.cards,
+        sessions_left=found.sessions_left,
+        next_deadline=found.next_deadline,
+    )
+
+
+@router.post(
+    "/api/v1/drains",
+    status_code=201,
+    response_model=DrainOut,
+    **declare(Action.CAPACITY_MANAGE, 404),
+)
+async def start_drain(body: DrainIn, ctx: Ctx) -> DrainOut:
+    """Drain a card, a node or a cluster for maintenance: it takes no new session, and the
+    sessions on it are given notice and paused at the deadline, to resume elsewhere."""
+    found = await preempting.start_drain(
+        ctx,
+        scope=body.scope,
+        cluster_id=body.cluster_id,
+        node=body.node,
+        card_id=body.card_id,
+        deadline=body.deadline,
+        reason=body.reason,
+    )
+    return _drain_out(found)
+
+
+@router.get("/api/v1/drains", response_model=DrainPage, **declare(Action.CAPACITY_READ))
+async def list_drains(
+    ctx: Ctx, active: Annotated[bool, Query(description="Only active drains.")] = True
+) -> DrainPage:
+    """Drains with their progress: the cards covered, the sessions left, the next deadline."""
+    return DrainPage(
+        items=[_drain_out(d) for d in await preempting.list_drains(ctx, active_only=active)]
+    )
+
+
+@router.post(
+    "/api/v1/drains/{drain_id}/end",
+    response_model=DrainOut,
+    **declare(Action.CAPACITY_MANAGE, 404, 409),
+)
+async def end_drain(drain_id: uuid.UUID, ctx: Ctx) -> DrainOut:
+    """The maintenance is done: the capacity takes sessions again."""
+    return _drain_out(await preempting.end_drain(ctx, drain_id, "ended"))
+
+
+@router.post(
+    "/api/v1/drains/{drain_id}/cancel",
+    response_model=DrainOut,
+    **declare(Action.CAPACITY_MANAGE, 404, 409),
+)
+async def cancel_drain(drain_id: uuid.UUID, ctx: Ctx) -> DrainOut:
+    """Call the drain off: the capacity takes sessions again and pending notices are
+    withdrawn."""
+    return _drain_out(await preempting.end_drain(ctx, drain_id, "cancelled"))
+
+
+@router.get("/api/v1/notices", response_model=NoticePage, **declare(Action.QUEUE_READ_SCOPE))
+async def list_notices(
+    ctx: Ctx,
+    pending: Annotated[bool, Query(description="Only notices still running.")] = True,
+    days: Annotated[int, Query(ge=1, le=366, description="How far back.")] = 30,
+) -> NoticePage:
+    """Preemption and drain notices given to sessions of the groups the caller administers, or
+    for their requests, with each group's preemption counts over the period (admins)."""
+    rows, counts = await preempting.list_notices(
+        ctx, pending_only=pending, since=ctx.now - timedelta(days=days)
+    )
+    return NoticePage(
+        items=[NoticeOut.model_validate(r) for r in rows],
+        counts=[
+            PreemptionCountOut(group_id=c.group_id, preempted=c.preempted, preempting=c.preempting)
+            for c in counts
+        ],
+    )
+
+
+@callbacks.put(
+    "/internal/v1/clusters/{cluster_id}/card-errors",
+    response_model=CardErrorAck,
+    **declare(Action.CLUSTER_CALLBACK, 404),
+)
+async def report_card_errors(
+    cluster_id: uuid.UUID,
+    body: CardErrorReport,
+    caller: CallingCluster,
+    request: Request,
+    db: DbSession,
+    now: Now,
+) -> CardErrorAck:
+    """Cards of the cluster whose DCGM exporter shows new hardware trouble (a fatal XID,
+    double-bit ECC errors, a failed row remap): each drains itself with a short notice, and
+    every super admin is told. Cards the cluster does not have are ignored."""
+    if caller != cluster_id:
+        raise refused_callback(request, now, "wrong_cluster")
+    drained = await preempting.report_card_errors(db, caller, body.items, now)
+    return CardErrorAck(drained=drained)
 
 
 router.include_router(callbacks)

@@ -312,3 +312,100 @@ class FairShareUsage(Base):
         CheckConstraint("subject_kind IN ('user', 'group')", name="subject_known"),
         CheckConstraint("usage >= 0", name="usage_not_negative"),
     )
+
+
+class Drain(Base):
+    """Capacity taken out of service: a card, a node or a whole cluster takes no new session
+    while the drain is active, and the sessions on it are paused at `deadline` after notice.
+
+    `source` is `admin` (a super admin's maintenance) or `xid` (a card reported a fatal XID
+    error and drained itself)."""
+
+    __tablename__ = "capacity_drains"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(10), nullable=False)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
+    )
+    node: Mapped[str | None] = mapped_column(String(253))
+    card_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_cards.id", ondelete="CASCADE")
+    )
+    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    source: Mapped[str] = mapped_column(String(10), nullable=False)
+    deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    status: Mapped[str] = mapped_column(String(10), nullable=False)
+    created_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ended_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+
+    __table_args__ = (
+        CheckConstraint("scope IN ('card', 'node', 'cluster')", name="scope_known"),
+        CheckConstraint(
+            "(scope = 'card') = (card_id IS NOT NULL) AND (scope = 'node') = (node IS NOT NULL)",
+            name="scope_names_its_target",
+        ),
+        CheckConstraint("source IN ('admin', 'xid')", name="source_known"),
+        CheckConstraint("status IN ('active', 'ended', 'cancelled')", name="status_known"),
+        CheckConstraint("(status = 'active') = (ended_at IS NULL)", name="ended_when"),
+        Index("ix_capacity_drains_active", "cluster_id", postgresql_where="status = 'active'"),
+    )
+
+
+class Notice(Base):
+    """A running session told it will be paused at `deadline`: to free its card for a queued
+    request (`preemption`) or because its capacity is draining (`drain`).
+
+    `pending` until the deadline pauses it (`paused`), it leaves the card first (`freed`), or
+    the notice is no longer needed (`withdrawn`: the request started elsewhere or left the
+    queue, the drain ended)."""
+
+    __tablename__ = "capacity_notices"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10), nullable=False)
+    reason: Mapped[str] = mapped_column(String(20), nullable=False)
+    allocation_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_allocations.id"), nullable=False
+    )
+    session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    card_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    # The queued request the card is promised to (preemption only).
+    request_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("admission_requests.id")
+    )
+    for_group_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    drain_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("capacity_drains.id", ondelete="CASCADE")
+    )
+    noticed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    status: Mapped[str] = mapped_column(String(10), nullable=False)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint("kind IN ('preemption', 'drain')", name="kind_known"),
+        CheckConstraint(
+            "(kind = 'preemption') = (request_id IS NOT NULL) AND "
+            "(kind = 'drain') = (drain_id IS NOT NULL)",
+            name="kind_names_its_cause",
+        ),
+        CheckConstraint(
+            "status IN ('pending', 'paused', 'freed', 'withdrawn')", name="status_known"
+        ),
+        CheckConstraint("(status = 'pending') = (ended_at IS NULL)", name="ended_when"),
+        # One notice at a time for a session's allocation.
+        Index(
+            "uq_capacity_notices_pending",
+            "allocation_id",
+            unique=True,
+            postgresql_where=text("status = 'pending'"),
+        ),
+        Index("ix_capacity_notices_deadline", "deadline", postgresql_where="status = 'pending'"),
+        Index("ix_capacity_notices_group", "group_id", "noticed_at"),
+        Index("ix_capacity_notices_for_group", "for_group_id", "noticed_at"),
+    )

@@ -3,14 +3,20 @@
 A policy document sets some keys of `KEYS`; an unset key says nothing. Invariants:
 - the effective value of a key comes from the most specific scope that sets it: user, then group,
   then organization, then global; a more specific value wins even when it is looser;
-- every effective value names the scope it came from; a key no scope sets has no value and no
-  scope, and limits nothing (except `queueing_allowed`, which then allows, and `queue_weight`,
-  which then is 1);
+- every effective value names the scope it came from; a key no scope sets has no scope, limits
+  nothing and has no value, unless it has a default: `queueing_allowed` then allows,
+  `queue_weight` is 1, `priority` is "normal", `preemptible` is true and
+  `preemption_notice_minutes` is 10 (an unset `min_runtime_minutes` reads as 0, and an unset
+  `max_wait_minutes` means that waiting alone never claims a card);
 - a request is refused by the first rule it breaks, in `KEYS` order, naming that key and the
   scope that set it; a request that breaks no rule is not refused;
 - a valid document sets only known keys, each of its type and within its range.
 `allowed_models` and `allowed_tiers` are sets of names (a tier by its name: `1/4`, `exclusive`,
 `mig-3g.40gb`); set, they allow only those, and an empty set allows no GPU session.
+`priority`, `preemptible`, `min_runtime_minutes`, `max_wait_minutes` and
+`preemption_notice_minutes` are the terms of preemption (a queued request may pause running
+sessions, with notice): they limit no request, and `check_request` ignores them; read them with
+`priority_of` and `preemption_terms`.
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import IntEnum
+from typing import Literal, get_args
 
-PolicyValue = int | float | bool | frozenset[str]
+PolicyValue = int | float | bool | str | frozenset[str]
+Priority = Literal["low", "normal", "high"]
+PRIORITIES: tuple[Priority, ...] = get_args(Priority)
 
 
 class ScopeKind(IntEnum):
@@ -41,9 +51,12 @@ class Scope:
 
 @dataclass(frozen=True)
 class KeyRule:
+    """A key's type and range; a `str` key is one of `choices` (and has no range)."""
+
     kind: type
     minimum: float | None = None
     maximum: float | None = None
+    choices: tuple[str, ...] = ()
 
 
 _MINUTES_IN_A_YEAR = 366 * 24 * 60
@@ -62,11 +75,33 @@ KEYS: dict[str, KeyRule] = {
     "max_session_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
     "queueing_allowed": KeyRule(bool),
     "queue_weight": KeyRule(float, 0.001, 1000),
+    "priority": KeyRule(str, choices=PRIORITIES),
+    "preemptible": KeyRule(bool),
+    "min_runtime_minutes": KeyRule(int, 0, _MINUTES_IN_A_YEAR),
+    "max_wait_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
+    "preemption_notice_minutes": KeyRule(int, 0, 7 * 24 * 60),
 }
+# Keys that decide between tenants (whose request may pause whose session, and how long a
+# session is protected): only a super admin sets them, at any scope.
+RESERVED_KEYS = frozenset(
+    {
+        "priority",
+        "preemptible",
+        "min_runtime_minutes",
+        "max_wait_minutes",
+        "preemption_notice_minutes",
+    }
+)
 # A name is a model's (at most 120 characters) or a tier's; no list needs more than this.
 MAX_NAMES = 200
 MAX_NAME_LENGTH = 120
-_DEFAULTS: dict[str, PolicyValue] = {"queueing_allowed": True, "queue_weight": 1.0}
+_DEFAULTS: dict[str, PolicyValue] = {
+    "queueing_allowed": True,
+    "queue_weight": 1.0,
+    "priority": "normal",
+    "preemptible": True,
+    "preemption_notice_minutes": 10,
+}
 
 
 @dataclass(frozen=True)
@@ -127,29 +162,58 @@ class PolicyDenial:
     reason: str
 
 
-def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | str:
+@dataclass(frozen=True)
+class PreemptionTerms:
+    """How a user's requests and sessions take part in preemption, from their effective policy.
+
+    `priority`: of their queued requests; `preemptible`: whether their running sessions may be
+    paused; `min_runtime`: how long a session runs before it may be; `max_wait`: how long a
+    request waits before waiting alone lets it claim a card (None: never); `notice`: how long
+    before a pause its session is told.
+    """
+
+    priority: Priority
+    preemptible: bool
+    min_runtime: timedelta
+    max_wait: timedelta | None
+    notice: timedelta
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    reason: str
+
+
+def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | _Invalid:
+    if rule.kind is str:
+        # Exact match only: no trimming or case folding; control characters fail here too.
+        if isinstance(raw, str) and raw in rule.choices:
+            return raw
+        return _Invalid(f"{key} is one of {', '.join(rule.choices)}.")
     if rule.kind is frozenset:
         if not isinstance(raw, list | tuple | set | frozenset) or not all(
             isinstance(item, str) and item.strip() for item in raw
         ):
-            return f"{key} is a list of names."
+            return _Invalid(f"{key} is a list of names.")
         if len(raw) > MAX_NAMES or any(len(item) > MAX_NAME_LENGTH for item in raw):
-            return f"{key} names at most {MAX_NAMES}, each at most {MAX_NAME_LENGTH} characters."
+            return _Invalid(
+                f"{key} names at most {MAX_NAMES}, each at most {MAX_NAME_LENGTH} characters."
+            )
         if any(unicodedata.category(ch) in ("Cc", "Cf") for item in raw for ch in item):
-            return f"{key} names cannot hold control or invisible formatting characters."
+            return _Invalid(f"{key} names cannot hold control or invisible formatting characters.")
         return frozenset(item.strip() for item in raw)
     if rule.kind is bool:
-        return raw if isinstance(raw, bool) else f"{key} is true or false."
+        return raw if isinstance(raw, bool) else _Invalid(f"{key} is true or false.")
     # bool is an int in Python; a document that says `true` for a number is a mistake.
     if isinstance(raw, bool) or not isinstance(raw, int | float):
-        return f"{key} is a number."
+        return _Invalid(f"{key} is a number.")
     if rule.kind is int and not isinstance(raw, int):
-        return f"{key} is a whole number."
+        return _Invalid(f"{key} is a whole number.")
     # Compared before any float(): a huge whole number would overflow it.
     if raw != raw or (rule.minimum is not None and raw < rule.minimum):
-        return f"{key} is at least {rule.minimum:g}."
+        return _Invalid(f"{key} is at least {rule.minimum:g}.")
     if rule.maximum is not None and raw > rule.maximum:
-        return f"{key} is at most {rule.maximum:g}."
+        return _Invalid(f"{key} is at most {rule.maximum:g}.")
     return raw if rule.kind is int else float(raw)
 
 
@@ -165,8 +229,8 @@ def read_policy(document: Mapping[str, object]) -> PolicyAccepted | PolicyRefuse
         if raw is None:
             continue
         read = _read_value(key, rule, raw)
-        if isinstance(read, str):
-            reasons.append(read)
+        if isinstance(read, _Invalid):
+            reasons.append(read.reason)
         else:
             values[key] = read
     if reasons:
@@ -200,7 +264,7 @@ def _set_limit(policy: EffectivePolicy, key: str) -> PolicyValue | None:
 
 def _number(policy: EffectivePolicy, key: str) -> float | None:
     value = _set_limit(policy, key)
-    return None if value is None or isinstance(value, frozenset) else float(value)
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _names(policy: EffectivePolicy, key: str) -> frozenset[str] | None:
@@ -268,3 +332,32 @@ def check_queueing(policy: EffectivePolicy) -> PolicyDenial | None:
     if found.value is False and found.scope is not None:
         return PolicyDenial("queueing_allowed", found.scope, "queueing_allowed is false.")
     return None
+
+
+def priority_of(policy: EffectivePolicy) -> Priority:
+    """The effective priority of a user's queued requests; "normal" when no scope sets it."""
+    value = policy["priority"].value
+    for choice in PRIORITIES:
+        if value == choice:
+            return choice
+    return "normal"
+
+
+def _minutes(policy: EffectivePolicy, key: str) -> int | None:
+    value = policy[key].value
+    # bool is an int; a flag is never a number of minutes.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def preemption_terms(policy: EffectivePolicy) -> PreemptionTerms:
+    """The preemption terms of an effective policy, with the defaults for what no scope sets."""
+    preemptible = policy["preemptible"].value
+    max_wait = _minutes(policy, "max_wait_minutes")
+    notice = _minutes(policy, "preemption_notice_minutes")
+    return PreemptionTerms(
+        priority=priority_of(policy),
+        preemptible=preemptible if isinstance(preemptible, bool) else True,
+        min_runtime=timedelta(minutes=_minutes(policy, "min_runtime_minutes") or 0),
+        max_wait=None if max_wait is None else timedelta(minutes=max_wait),
+        notice=timedelta(minutes=10 if notice is None else notice),
+    )

@@ -13,9 +13,11 @@ Invariants of every `Preemption` this module returns (alone or after `assume`s o
   card emptied (exclusive, or carved to another tier), or a MIG instance of its profile freed;
 - no victim is marked not preemptible, has run less than its `min_runtime`, or has a higher
   priority than the request;
-- a request whose group would be above its share takes only sessions of groups above theirs;
+- a request whose group would be above its share takes only sessions of groups above theirs
+  (or of its own group, where a swap moves no usage between groups);
 - each victim names the rule that allows it: `fair_share` (the request's group stays within
-  its share, the victim's is above), else `waited_too_long`, else `priority` (lower priority);
+  its share, the victim's, another, is above), else `waited_too_long`, else `priority` (lower
+  priority);
 - the victims are the fewest on their card; across cards, sets are compared worst victim first,
   a victim being better when idle, then of lower priority, then of the group furthest above
   its share (usage / share, as the snapshot stands), then started most recently; a set that
@@ -252,10 +254,13 @@ class PreemptionIndex:
         def eligible(held: _Held) -> PreemptionReason | None:
             if held.protected or held.rank > rank or held.session.id in self._taken:
                 return None
+            # Within one group a swap moves no usage between groups: only waiting and
+            # priority decide.
+            other = held.session.group_id != group
             over = self._over(held.session.group_id)
-            if within and over:
+            if other and within and over:
                 return "fair_share"
-            if not within and not over:
+            if other and not within and not over:
                 return None  # never below its share for a group above its own
             if waited:
                 return "waited_too_long"

@@ -117,13 +117,21 @@ _SNAPSHOT = text(
     "(SELECT array_agg(a.slot) FROM gpu_allocations a "
     " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken "
     "FROM gpu_cards c WHERE c.cluster_id = ANY(:clusters) AND c.model = ANY(:models) "
-    "AND c.healthy AND NOT c.missing ORDER BY c.id"
+    "AND c.healthy AND NOT c.missing AND NOT "
+    # An active drain covers the card: its cluster, its node, or the card itself.
+    "EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active' "
+    " AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster' "
+    " OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id)) "
+    "ORDER BY c.id"
 ).columns(mig_layout=JSONB)
 _CARD = text(
     "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "
     "c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout, "
     "(SELECT array_agg(a.slot) FROM gpu_allocations a "
-    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken "
+    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken, "
+    "EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active' "
+    " AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster' "
+    " OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id)) AS draining "
     "FROM gpu_cards c WHERE c.id = :id"
 ).columns(mig_layout=JSONB)
 _LOCK_CARD = text("SELECT id FROM gpu_cards WHERE id = :id FOR UPDATE")
@@ -161,9 +169,11 @@ _ADMITTED = text(
     " WHERE id = :card_id AND :carve RETURNING id), "
     "request AS ("
     " INSERT INTO admission_requests (id, user_id, group_id, tier_id, model, tier_name, "
-    " cpu_millicores, memory_mib, status, reason, enqueued_at, decided_at) "
+    " cpu_millicores, memory_mib, cluster_id, session_id, status, reason, enqueued_at, "
+    " decided_at) "
     " SELECT :request_id, :user_id, :group_id, :tier_id, :model, :tier_name, :cpu_millicores, "
-    " :memory_mib, 'admitted', '', :admitted_at, :admitted_at WHERE :new_request RETURNING id), "
+    " :memory_mib, :pinned_cluster_id, :session_id, 'admitted', '', :admitted_at, :admitted_at "
+    " WHERE :new_request RETURNING id), "
     "allocation AS ("
     " INSERT INTO gpu_allocations (id, request_id, user_id, group_id, cluster_id, card_id, "
     " tier_id, model, tier_name, slot, mig_profile, vram_mib, compute_percent, cpu_millicores, "
@@ -197,6 +207,8 @@ async def write_admission(
     params |= {
         "carve": carve,
         "new_request": new_request is not None,
+        "pinned_cluster_id": (new_request or {}).get("cluster_id"),
+        "session_id": (new_request or {}).get("session_id"),
         "penalty": penalty,
         "never": never,
     }
@@ -205,9 +217,10 @@ async def write_admission(
 
 _INSERT_REQUEST = text(
     "INSERT INTO admission_requests (id, user_id, group_id, tier_id, model, tier_name, "
-    "cpu_millicores, memory_mib, status, reason, enqueued_at, decided_at) VALUES "
+    "cpu_millicores, memory_mib, cluster_id, session_id, status, reason, enqueued_at, "
+    "decided_at) VALUES "
     "(:id, :user_id, :group_id, :tier_id, :model, :tier_name, :cpu_millicores, :memory_mib, "
-    ":status, :reason, :enqueued_at, :decided_at)"
+    ":cluster_id, :session_id, :status, :reason, :enqueued_at, :decided_at)"
 )
 
 
@@ -624,6 +637,20 @@ async def queue_facts(
     row = (await db.execute(_QUEUE_FACTS, {"tier_id": tier_id})).one()
     reserved = dict(zip(row[1] or [], row[2] or [], strict=True))
     return bool(row[0]) and tier_id is not None, reserved
+
+
+async def promised_requests(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Those of these requests a card is being freed for (a pending preemption notice)."""
+    if not request_ids:
+        return set()
+    found = await db.execute(
+        text(
+            "SELECT DISTINCT request_id FROM capacity_notices "
+            "WHERE status = 'pending' AND request_id = ANY(:ids)"
+        ),
+        {"ids": list(request_ids)},
+    )
+    return {row[0] for row in found}
 
 
 async def ended_requests(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:

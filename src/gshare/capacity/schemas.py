@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from gshare.kit.schemas import RequestModel, ResponseModel
+from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 
 INT_MAX = 2**31 - 1
 Pool = Literal["hami-core", "mig"]
@@ -75,12 +75,23 @@ class OccupantOut(ResponseModel):
     vram_mib: int
     status: Literal["live", "lost"]
     admitted_at: datetime
+    notice_deadline: datetime | None = Field(
+        default=None, description="When it is paused, if it has been given notice."
+    )
 
 
 class MigInstanceOut(ResponseModel):
     profile: str
     start: int
     occupied: bool
+
+
+class CardDrainOut(ResponseModel):
+    id: uuid.UUID
+    scope: Literal["card", "node", "cluster"]
+    source: Literal["admin", "xid"]
+    reason: str
+    deadline: datetime
 
 
 class CardOut(ResponseModel):
@@ -101,6 +112,9 @@ class CardOut(ResponseModel):
     draining: bool = Field(
         description="Held for a queued request that waited past the starvation limit: it takes "
         "no new sessions until that request starts on it."
+    )
+    drain: CardDrainOut | None = Field(
+        default=None, description="The active drain that covers the card, if any."
     )
     mig_instances: list[MigInstanceOut]
     occupants: list[OccupantOut]
@@ -275,8 +289,124 @@ class QueueItemOut(ResponseModel):
     position: int | None
     estimated_wait_seconds: float | None
     reserved_card_id: uuid.UUID | None
+    card_freed_at: datetime | None = Field(
+        default=None,
+        description="A card is being freed for this request by preemption: at the latest then.",
+    )
     priority: PriorityOut | None = Field(description="Shown to admins only.")
 
 
 class QueuePage(ResponseModel):
     items: list[QueueItemOut]
+
+
+# ---- drains and notices --------------------------------------------------------------------
+
+DrainScope = Literal["card", "node", "cluster"]
+NoticeKind = Literal["preemption", "drain"]
+NoticeReason = Literal["fair_share", "waited_too_long", "priority", "drain", "xid"]
+
+
+class DrainIn(RequestModel):
+    scope: DrainScope
+    cluster_id: uuid.UUID
+    node: Annotated[str, StringConstraints(min_length=1, max_length=253), Printable] | None = Field(
+        default=None, description="The node, for a node's drain."
+    )
+    card_id: uuid.UUID | None = Field(default=None, description="The card, for a card's drain.")
+    deadline: UtcDatetime = Field(
+        description="When the sessions still on the capacity are paused; now or later, at most "
+        "30 days ahead."
+    )
+    reason: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), Printable
+    ] = Field(description="Why, as the sessions' owners will read it.")
+
+
+class DrainOut(ResponseModel):
+    id: uuid.UUID
+    scope: DrainScope
+    cluster_id: uuid.UUID
+    node: str | None
+    card_id: uuid.UUID | None
+    reason: str
+    source: Literal["admin", "xid"]
+    deadline: datetime
+    status: Literal["active", "ended", "cancelled"]
+    created_at: datetime
+    ended_at: datetime | None
+    cards: int = Field(description="The cards the drain covers.")
+    sessions_left: int = Field(description="Sessions still holding a card it covers.")
+    next_deadline: datetime | None = Field(
+        description="The earliest deadline among those sessions' notices, if any."
+    )
+
+
+class DrainPage(ResponseModel):
+    items: list[DrainOut]
+
+
+class NoticeOut(ResponseModel):
+    id: uuid.UUID
+    kind: NoticeKind
+    reason: NoticeReason
+    session_id: uuid.UUID | None = Field(
+        description="The session given notice; null for one of a group the caller does not "
+        "administer."
+    )
+    user_id: uuid.UUID | None = Field(description="Its owner; null as `session_id` is.")
+    group_id: uuid.UUID
+    card_id: uuid.UUID | None
+    request_id: uuid.UUID | None = Field(description="The queued request the card is freed for.")
+    for_group_id: uuid.UUID | None
+    drain_id: uuid.UUID | None
+    noticed_at: datetime
+    deadline: datetime
+    status: Literal["pending", "paused", "freed", "withdrawn"]
+    ended_at: datetime | None
+
+
+class PreemptionCountOut(ResponseModel):
+    group_id: uuid.UUID
+    preempted: int = Field(description="Sessions of the group given notice for another's request.")
+    preempting: int = Field(description="Sessions of other groups given notice for the group.")
+
+
+class NoticePage(ResponseModel):
+    items: list[NoticeOut]
+    counts: list[PreemptionCountOut] = Field(
+        description="Preemptions per group over the listed period."
+    )
+
+
+# ---- the operators' card errors report -----------------------------------------------------
+
+
+class ReportedCardError(RequestModel):
+    """One card's hardware trouble, as its operator read it from the DCGM exporter."""
+
+    card_uuid: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    xid: int | None = Field(default=None, ge=1, le=INT_MAX, description="The XID, for `xid`.")
+    kind: Literal["xid", "ecc_dbe", "row_remap"]
+    detail: Annotated[str, StringConstraints(max_length=500), Printable] = ""
+    standing: bool = Field(
+        default=False,
+        description="Already showing when the operator first saw the card: drained for only if "
+        "the card was never drained for the same trouble.",
+    )
+
+    @model_validator(mode="after")
+    def _xid_with_its_kind(self) -> ReportedCardError:
+        if (self.kind == "xid") != (self.xid is not None):
+            raise ValueError("an XID is given with kind `xid`, and only then")
+        return self
+
+
+class CardErrorReport(RequestModel):
+    """Cards of the cluster with new hardware trouble: each drains itself."""
+
+    items: list[ReportedCardError] = Field(max_length=1000)
+
+
+class CardErrorAck(ResponseModel):
+    drained: int = Field(description="Cards this report started draining.")

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.capacity import mig, repository, tiers
 from gshare.capacity.models import Allocation, GpuCard, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import (
+    RESERVED_KEYS,
     EffectivePolicy,
     PolicyAccepted,
     ScopedPolicy,
@@ -34,7 +35,7 @@ from gshare.events.notify import notify
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import GLOBAL, Action, Scope
-from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.errors import Conflict, Forbidden, NotFound, Unprocessable
 from gshare.kit.ids import new_id
 
 CAPACITY_CHANNEL = "gshare_capacity"
@@ -580,6 +581,27 @@ def _stored(values: dict[str, Any]) -> dict[str, Any]:
     return {k: sorted(v) if isinstance(v, frozenset) else v for k, v in values.items()}
 
 
+async def _keep_reserved(
+    ctx: Context, kind: str, scope_id: uuid.UUID | None, values: dict[str, Any]
+) -> dict[str, Any]:
+    """A super admin's values of the keys only a super admin sets (`RESERVED_KEYS`) stay as they
+    are when anyone else replaces or clears the scope's policy; setting another is refused."""
+    if ctx.actor.is_super_admin:
+        return values
+    row = await repository.policy(ctx.db, kind, scope_id)
+    kept = {k: v for k, v in (row.values if row else {}).items() if k in RESERVED_KEYS}
+    changed = sorted(
+        k for k in RESERVED_KEYS if k in values and (k not in kept or kept[k] != values[k])
+    )
+    if changed:
+        raise Forbidden(
+            f"Only a super admin sets {', '.join(changed)}: these keys decide whose session may "
+            "be paused for whom, across organizations.",
+            code="policy_key_reserved",
+        )
+    return {**values, **kept}
+
+
 async def put_policy(
     ctx: Context, kind: str, scope_id: uuid.UUID | None, document: dict[str, Any]
 ) -> ResourcePolicy | None:
@@ -589,7 +611,7 @@ async def put_policy(
     read = read_policy(document)
     if not isinstance(read, PolicyAccepted):
         raise InvalidPolicy(" ".join(read.reasons))
-    values = _stored(dict(read.values))
+    values = await _keep_reserved(ctx, kind, scope_id, _stored(dict(read.values)))
     if values:
         await repository.put_policy(
             ctx.db, kind, scope_id, values, ctx.now, ctx.actor.user_id, new_id()
@@ -614,7 +636,12 @@ async def put_policy(
 async def delete_policy(ctx: Context, kind: str, scope_id: uuid.UUID | None) -> None:
     scope = await _scope_of(ctx, kind, scope_id)
     require(ctx, SET_ACTIONS[kind], scope, target_type="policy", target_id=scope_id)
-    if not await repository.delete_policy(ctx.db, kind, scope_id):
+    if kept := await _keep_reserved(ctx, kind, scope_id, {}):
+        # Only the keys this caller may set are cleared.
+        await repository.put_policy(
+            ctx.db, kind, scope_id, kept, ctx.now, ctx.actor.user_id, new_id()
+        )
+    elif not await repository.delete_policy(ctx.db, kind, scope_id):
         raise NotFound("This scope sets no policy.", code="policy_not_found")
     await audit(
         ctx,

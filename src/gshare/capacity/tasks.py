@@ -1,5 +1,6 @@
-"""Capacity's periodic work: walking the admission queue and sampling fair-share usage. Each
-runs in its own transaction and is safe with several workers at once (see admission.py)."""
+"""Capacity's periodic work: walking the admission queue, moving preemption and drain notices
+on, and sampling fair-share usage. Each runs in its own transaction and is safe with several
+workers at once (see admission.py and preempting.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gshare.capacity import admission
+from gshare.capacity import admission, preempting
 from gshare.kit import metrics
 from gshare.kit.db import run_in_transaction
 from gshare.kit.settings import Settings
@@ -31,6 +32,26 @@ async def dequeue_once(
             len(summary.insufficient_credits),
             len(summary.dropped),
             len(summary.refused),
+        )
+    return summary
+
+
+async def preempt_once(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
+) -> preempting.WalkSummary:
+    """Move every preemption and drain notice on (see preempting.py), in its own transaction."""
+
+    async def work(db: AsyncSession) -> preempting.WalkSummary:
+        return await preempting.walk(db, now, settings)
+
+    summary = await run_in_transaction(sessions, work)
+    if summary.noticed or summary.paused or summary.freed or summary.withdrawn:
+        log.info(
+            "notices: %d given, %d paused at their deadline, %d freed early, %d withdrawn",
+            summary.noticed,
+            summary.paused,
+            summary.freed,
+            summary.withdrawn,
         )
     return summary
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, mig, repository, service
+from gshare.capacity import admission, mig, preempting, repository, service
 from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import EffectivePolicy
 from gshare.capacity.schemas import (
@@ -41,6 +41,8 @@ _SCOPE_NAMES = {0: "global", 1: "organization", 2: "group", 3: "user"}
 async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list[CardOut]:
     emails = await identity.emails(db, [a.user_id for v in views for a in v.held])
     draining = await repository.reserved_cards(db, [v.card.id for v in views])
+    drains = await preempting.drains_of_cards(db, [v.card.id for v in views])
+    notices = await preempting.notices_of_allocations(db, [a.id for v in views for a in v.held])
     out = []
     for view in views:
         card = view.card
@@ -62,6 +64,7 @@ async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list
                 carved_slots=card.carved_slots if view.held else None,
                 free_slots=view.free_slots if view.held else None,
                 draining=card.id in draining,
+                drain=drains.get(card.id),
                 mig_instances=[
                     {
                         "profile": i["profile"],
@@ -82,6 +85,7 @@ async def cards_out(db: AsyncSession, views: Sequence[service.CardView]) -> list
                         "vram_mib": a.vram_mib,
                         "status": a.status,
                         "admitted_at": a.admitted_at,
+                        "notice_deadline": notices.get(a.id),
                     }
                     for a in view.held
                 ],
@@ -225,6 +229,9 @@ async def queue_out(
 ) -> list[QueueItemOut]:
     """Requests with each queued one's standing; its priority only `with_priorities` (admins)."""
     emails = await identity.emails(db, list({r.user_id for r in rows}))
+    freed_at = await preempting.promised_for_requests(
+        db, [r.id for r in rows if r.status == "queued" and r.reserved_card_id]
+    )
     items = []
     for row in rows:
         standing = standings.get(row.id) if row.status == "queued" else None
@@ -245,6 +252,7 @@ async def queue_out(
                     standing.estimated_wait.total_seconds() if standing else None
                 ),
                 reserved_card_id=row.reserved_card_id,
+                card_freed_at=freed_at.get(row.id),
                 priority=_priority_out(standing) if with_priorities and standing else None,
             )
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -46,6 +47,9 @@ DEMO_NAME = "demo"
 # must be Secure) works without a certificate (docs/explanation/clusters.md).
 SESSIONS_DOMAIN = "sessions.localhost"
 TOKEN_REFRESH_SECONDS = 20 * 60
+XID_FILE = "xid"  # in the demo cluster's folder: cards the DCGM stand-in shows an XID for
+DEFAULT_XID = 79  # the GPU has fallen off the bus
+CARD_UUID = re.compile(r"GPU-[A-Za-z0-9-]{1,124}")
 
 
 def register_demo_cluster(
@@ -179,11 +183,45 @@ def seed_demo(url: str, email: str) -> None:
     asyncio.run(seed())
 
 
-def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
+def raised_xids(text: str) -> dict[str, int]:
+    """The XIDs a person asked the stand-in to raise: one card a line, `<card UUID> [XID]` (79
+    when left out); a line that is neither is ignored."""
+    raised = {}
+    for line in text.splitlines():
+        words = line.split()
+        if not 1 <= len(words) <= 2 or not CARD_UUID.fullmatch(words[0]):
+            continue
+        xid = words[1] if len(words) == 2 else str(DEFAULT_XID)
+        if xid.isdigit() and 0 < int(xid) < 2**31:
+            raised[words[0]] = int(xid)
+    return raised
+
+
+def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str, xid_file: Path) -> str:
     """A stand-in for the DCGM exporter, which needs a real GPU: a loopback endpoint serving its
     text format, with every session pod's GPU idle and a little memory in use. The operator
     reads it like the real one, so utilization, peak VRAM and idle pauses (when a policy sets
-    an idle timeout) work as on a real cluster. Returns its URL."""
+    an idle timeout) work as on a real cluster. Returns its URL.
+
+    A card named in `xid_file` shows that XID as its last one (`DCGM_FI_DEV_XID_ERRORS`), so
+    the operator reports it and the card drains itself; a card taken out of the file shows 0
+    again, so writing it back raises the XID anew."""
+    named: set[str] = set()
+
+    def xids() -> list[str]:
+        try:
+            raised = raised_xids(xid_file.read_text())
+        except (OSError, UnicodeDecodeError):
+            raised = {}
+        named.update(raised)
+        lines = [
+            "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.",
+            "# TYPE DCGM_FI_DEV_XID_ERRORS gauge",
+        ]
+        for card in sorted(named):
+            labels = f'gpu="0",UUID="{card}"'
+            lines.append(f"DCGM_FI_DEV_XID_ERRORS{{{labels}}} {raised.get(card, 0)}")
+        return lines
 
     def text() -> str:
         with cluster.client() as client:
@@ -202,7 +240,7 @@ def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str) -> str:
             labels = f'gpu="0",UUID="{card}",pod="{meta["name"]}",namespace="{namespace}"'
             lines.append(f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 0")
             lines.append(f"DCGM_FI_DEV_FB_USED{{{labels}}} 512")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + xids()) + "\n"
 
     def answer() -> tuple[int, bytes]:
         try:
@@ -299,7 +337,7 @@ def main() -> None:
                 "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
                 "GSHARE_OPERATOR_NAMESPACE": settings.sessions_namespace,
                 "GSHARE_OPERATOR_METRICS_URL": _simulated_dcgm(
-                    cluster, settings.sessions_namespace
+                    cluster, settings.sessions_namespace, folder / XID_FILE
                 ),
                 "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
                 "GSHARE_SESSIONS_DOMAIN": SESSIONS_DOMAIN,
@@ -330,7 +368,9 @@ def main() -> None:
                 "through nginx and the access check\n"
                 f"  sign in as {admin_email(settings)} with the "
                 "password printed the first time (or GSHARE_BOOTSTRAP_ADMIN_PASSWORD), start a "
-                "session under Sessions and click Open",
+                "session under Sessions and click Open\n"
+                f"  a card raises XID {DEFAULT_XID} (and drains itself) when you write its UUID "
+                f"to {folder / XID_FILE}, e.g. `echo GPU-gpu0-00-a100 > {folder / XID_FILE}`",
                 flush=True,
             )
             serve(settings, url, run_worker=True)

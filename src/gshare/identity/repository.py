@@ -72,6 +72,13 @@ async def membership_org(
     return None if row is None else row[0]
 
 
+async def super_admin_ids(db: AsyncSession) -> list[uuid.UUID]:
+    found = await db.scalars(
+        select(User.id).where(User.is_super_admin, User.active).order_by(User.id)
+    )
+    return list(found)
+
+
 async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
     if not ids:
         return set()

@@ -673,6 +673,11 @@ async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.U
     return await repository.active_among(db, ids)
 
 
+async def super_admin_ids(db: AsyncSession) -> list[uuid.UUID]:
+    """The active super admins, to tell of what needs one of them."""
+    return await repository.super_admin_ids(db)
+
+
 async def forget_sign_in_failures(db: AsyncSession, now: datetime) -> None:
     """Failed sign-ins older than the longest throttling window no longer matter."""
     await repository.forget_failures_before(db, now - LONGEST_WINDOW)

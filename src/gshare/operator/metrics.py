@@ -11,14 +11,19 @@ What each source gets wrong is settled here, not in the API:
 - HAMi reads utilization as 0 for a container whose cores it does not limit (a whole card), so
   such a session's utilization is null and its last kernel tells whether it is busy.
 - DCGM has no `DCGM_FI_DEV_GPU_UTIL` for a MIG instance; its graphics engine activity stands in.
+
+Also from DCGM, each card's error fields, and whether they show new trouble since the last look:
+a fatal XID, double-bit ECC errors, a failed row remap (`new_card_trouble`).
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -271,4 +276,195 @@ def utilization_body(
             }
             for s in samples[:MAX_SAMPLES]
         ],
+    }
+
+
+# ---- card errors ---------------------------------------------------------------------------
+
+DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"  # gauge: the last XID the card raised, 0 for none
+DCGM_ECC_DBE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"  # counter: double-bit ECC errors since a reset
+DCGM_ROW_REMAP_FAILURE = "DCGM_FI_DEV_ROW_REMAP_FAILURE"  # gauge: 1 once a row remap failed
+DCGM_ERROR_SERIES = (DCGM_XID, DCGM_ECC_DBE, DCGM_ROW_REMAP_FAILURE)
+
+TroubleKind = Literal["xid", "ecc_dbe", "row_remap"]
+MAX_CARD_ERRORS = 1000  # what the API takes in one report
+MAX_CARD_UUID_CHARS = 128
+MAX_DETAIL_CHARS = 500
+MAX_REMEMBERED_CARDS = 10_000
+MAX_XID = 2**31 - 1
+
+# The XIDs after which a card should take no work until it is reset or repaired, and what each
+# means. From NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html)
+# and its page retirement and row remapping guides: each of these asks for a GPU reset, a node
+# reboot or a repair. 63 is a successful row remap, but the spare row is used only after a reset;
+# 92 and 94 are errors the card survived, and a sign its memory is failing.
+FATAL_XIDS: Mapping[int, str] = MappingProxyType(
+    {
+        48: "a double-bit ECC error",
+        63: "a memory row was remapped and the card needs a reset",
+        64: "a memory row could not be remapped",
+        74: "an NVLink error",
+        79: "the GPU has fallen off the bus",
+        92: "a high single-bit ECC error rate",
+        94: "a contained ECC error",
+        95: "an uncontained ECC error",
+        119: "the GPU System Processor (GSP) timed out",
+        120: "the GPU System Processor (GSP) failed",
+    }
+)
+
+
+def trouble_reason(kind: TroubleKind, xid: int | None) -> str:
+    """What a card's trouble means, in words for admins and the owners of its sessions."""
+    if kind == "ecc_dbe":
+        return "double-bit ECC errors: the card's memory returned data it could not correct"
+    if kind == "row_remap":
+        return "a row remap failed: the card's memory cannot repair itself"
+    return f"XID {xid}: {FATAL_XIDS.get(xid or 0, 'a fatal hardware error')}"
+
+
+@dataclass(frozen=True)
+class CardErrors:
+    """What the exporter shows of one card's error fields; None: no usable series of it."""
+
+    card_uuid: str
+    node: str = ""
+    xid: int | None = None
+    dbe_total: float | None = None
+    row_remap_failed: bool | None = None
+
+
+@dataclass(frozen=True)
+class CardSeen:
+    """What was last seen of a card's error fields: trouble is reported when they change."""
+
+    xid: int = 0
+    dbe_total: float = 0.0
+    row_remap_failed: bool = False
+
+
+@dataclass(frozen=True)
+class CardTrouble:
+    card_uuid: str
+    kind: TroubleKind
+    xid: int | None
+    detail: str
+    # Already showing when the operator first saw the card (it may have been handled before
+    # the operator restarted): the API drains for it only if it did not already for the same.
+    standing: bool = False
+
+
+def _plain(value: str, limit: int) -> str:
+    """Text from the exporter's labels as the API takes it: no control or invisible formatting
+    characters (nor NUL), bounded."""
+    return "".join(ch for ch in value if unicodedata.category(ch) not in ("Cc", "Cf"))[:limit]
+
+
+def _card_uuid(labels: Mapping[str, str]) -> str | None:
+    card = labels.get("UUID", "")
+    if not card or len(card) > MAX_CARD_UUID_CHARS or _plain(card, MAX_CARD_UUID_CHARS) != card:
+        return None  # names no card the API could know
+    return card
+
+
+def _xid(value: float) -> int | None:
+    if not math.isfinite(value) or value != int(value) or not 0 <= value <= MAX_XID:
+        return None
+    return int(value)
+
+
+def parse_card_errors(text: str) -> dict[str, CardErrors]:
+    """Each card's error fields from the DCGM exporter's text, by card UUID. A card's field
+    repeated over several series (one per pod or MIG instance, with the Kubernetes mapping on)
+    counts once, at its highest. Text without any of these fields shows no card."""
+    if not any(name in text for name in DCGM_ERROR_SERIES):
+        return {}  # an exporter that does not serve them; spares parsing megabytes again
+    fields: dict[str, dict[str, float]] = {}
+    nodes: dict[str, str] = {}
+    for point in _points(text, "DCGM_FI_", "DCGM"):
+        # The parser names a counter's samples with `_total` added, whatever the text says.
+        name = point.name if point.name in DCGM_ERROR_SERIES else point.name.removesuffix("_total")
+        if name not in DCGM_ERROR_SERIES:
+            continue
+        card = _card_uuid(point.labels)
+        value = _usable(point.value)
+        if card is None or value is None:
+            continue
+        known = fields.setdefault(card, {})
+        known[name] = max(known.get(name, value), value)
+        labels = point.labels
+        node = labels.get("Hostname") or labels.get("hostname") or labels.get("node") or ""
+        nodes.setdefault(card, _plain(node, 253))
+    found = {}
+    for card, values in fields.items():
+        xid = values.get(DCGM_XID)
+        remap = values.get(DCGM_ROW_REMAP_FAILURE)
+        found[card] = CardErrors(
+            card_uuid=card,
+            node=nodes.get(card, ""),
+            xid=None if xid is None else _xid(xid),
+            dbe_total=values.get(DCGM_ECC_DBE),
+            row_remap_failed=None if remap is None else remap >= 1,
+        )
+    return found
+
+
+def new_card_trouble(
+    cards: Mapping[str, CardErrors], seen: Mapping[str, CardSeen]
+) -> tuple[list[CardTrouble], dict[str, CardSeen]]:
+    """The trouble `cards` show that `seen` (what was last seen of each card) did not, and what
+    is seen now.
+
+    Fatal: an XID of `FATAL_XIDS` other than the last one seen (the gauge holds the last XID,
+    so one that stays is one event), a double-bit ECC count above the last one (a lower count
+    is a reset: the new baseline), a row remap failure not seen before. A card seen for the
+    first time is compared with a clean card, so trouble from before the operator started is
+    reported too, marked `standing` (the API drains a card once for the same trouble, however
+    often it is told, and not again for standing trouble it drained for before). A card the text no
+    longer shows is remembered as it was: a card that fell off the bus may vanish for a while.
+    At most `MAX_CARD_ERRORS` cards are reported at once; the others keep what was seen of
+    them, so they are reported next time."""
+    trouble: list[CardTrouble] = []
+    now_seen = dict(seen)
+    for card in sorted(cards):
+        shown, before = cards[card], seen.get(card, CardSeen())
+        standing = card not in seen
+        on = f" on node {shown.node}" if shown.node else ""
+        found: list[CardTrouble] = []
+        xid = before.xid if shown.xid is None else shown.xid
+        if xid != before.xid and xid in FATAL_XIDS:
+            detail = f"{DCGM_XID} is {xid} (was {before.xid}){on}"
+            found.append(CardTrouble(card, "xid", xid, detail[:MAX_DETAIL_CHARS], standing))
+        dbe = before.dbe_total if shown.dbe_total is None else shown.dbe_total
+        if dbe > before.dbe_total:
+            detail = f"{DCGM_ECC_DBE} rose from {before.dbe_total:g} to {dbe:g}{on}"
+            found.append(CardTrouble(card, "ecc_dbe", None, detail[:MAX_DETAIL_CHARS], standing))
+        failed = shown.row_remap_failed
+        if failed is None:
+            failed = before.row_remap_failed
+        if failed and not before.row_remap_failed:
+            detail = f"{DCGM_ROW_REMAP_FAILURE} is 1{on}"
+            found.append(CardTrouble(card, "row_remap", None, detail[:MAX_DETAIL_CHARS], standing))
+        if found and len(trouble) + len(found) > MAX_CARD_ERRORS:
+            continue
+        trouble.extend(found)
+        now_seen[card] = CardSeen(xid=xid, dbe_total=dbe, row_remap_failed=failed)
+    if len(now_seen) > MAX_REMEMBERED_CARDS:
+        now_seen = {card: now_seen[card] for card in cards if card in now_seen}
+    return trouble, now_seen
+
+
+def card_errors_body(trouble: Sequence[CardTrouble]) -> dict[str, Any]:
+    """The card errors report the API takes."""
+    return {
+        "items": [
+            {
+                "card_uuid": t.card_uuid,
+                "xid": t.xid,
+                "kind": t.kind,
+                "detail": _plain(t.detail, MAX_DETAIL_CHARS),
+                "standing": t.standing,
+            }
+            for t in trouble[:MAX_CARD_ERRORS]
+        ]
     }

@@ -1,5 +1,6 @@
 """Reading GPU utilization from the cluster's metrics source and reporting it to the API, one
-report per interval; a source that cannot be read is reported too, so admins see why."""
+report per interval; a source that cannot be read is reported too, so admins see why. From the
+DCGM exporter, the same text also tells which cards report hardware trouble (`card_errors`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from gshare.operator.card_errors import CardErrorWatch
 from gshare.operator.manifests import OperatorConfig
 from gshare.operator.metrics import (
     MAX_TEXT_CHARS,
@@ -113,7 +115,13 @@ class GpuSessions:
         """A reader of `source` for these sessions."""
         if source == "dcgm":
             return UtilizationReader(
-                target, url, source, interval_seconds, self.cards, namespace=namespace
+                target,
+                url,
+                source,
+                interval_seconds,
+                self.cards,
+                namespace=namespace,
+                card_errors=CardErrorWatch(target),
             )
         # HAMi may not meter a MIG instance at all: its lack of series must not read as idle.
         return UtilizationReader(
@@ -133,7 +141,8 @@ class SourceUnreadable(Exception):
 
 class UtilizationReader:
     """Every `interval_seconds`, reads the metrics source and reports every GPU session's
-    utilization. A report the API does not take is not retried: the next one supersedes it."""
+    utilization, then, with `card_errors`, the cards' new trouble the same text shows. A
+    utilization report the API does not take is not retried: the next one supersedes it."""
 
     def __init__(
         self,
@@ -145,6 +154,7 @@ class UtilizationReader:
         whole_card_of: Callable[[], Collection[str]] = frozenset,
         *,
         namespace: str = OperatorConfig().namespace,
+        card_errors: CardErrorWatch | None = None,
     ) -> None:
         self.target = target
         self.url = url
@@ -153,6 +163,7 @@ class UtilizationReader:
         self.cards_of = cards_of
         self.whole_card_of = whole_card_of
         self.namespace = namespace  # only pods in it are sessions
+        self.card_errors = card_errors
 
     async def _fetch(self) -> str:
         try:
@@ -193,24 +204,34 @@ class UtilizationReader:
 
     async def read(self) -> list[Sample]:
         """The samples the source has now, or SourceUnreadable."""
+        samples, _ = await self._read()
+        return samples
+
+    async def _read(self) -> tuple[list[Sample], str]:
         text = await self._fetch()
         cards = {card: tuple(sessions) for card, sessions in self.cards_of().items()}
         whole_card = frozenset(self.whole_card_of())
         try:
             # Megabytes of text take a while to parse; off the loop the operator's handlers go on.
-            return await asyncio.to_thread(self._parse, text, cards, whole_card)
+            return await asyncio.to_thread(self._parse, text, cards, whole_card), text
         except MetricsError as exc:
             raise SourceUnreadable(f"the source's text cannot be used: {exc}") from exc
 
     async def report_once(self) -> Outcome:
+        """Report utilization (its outcome is returned), then any new card trouble."""
+        text = None
         try:
-            samples, readable, error = await self.read(), True, ""
+            samples, text = await self._read()
+            readable, error = True, ""
         except SourceUnreadable as exc:
             log.warning("GPU utilization from %s: %s", self.url, exc)
             samples, readable, error = [], False, str(exc)
         body = utilization_body(self.source, samples, readable, error, next_sequence())
         path = f"/internal/v1/clusters/{CLUSTER}/utilization"
-        return await _send(self.target, "utilization", "POST", path, body)
+        outcome = await _send(self.target, "utilization", "POST", path, body)
+        if text is not None and self.card_errors is not None:
+            await self.card_errors.check(text)
+        return outcome
 
     async def run(self) -> None:
         clock = asyncio.get_running_loop().time

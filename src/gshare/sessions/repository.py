@@ -50,6 +50,35 @@ async def by_requests(
     return list(await db.scalars(query))
 
 
+async def sessions_by_ids(
+    db: AsyncSession, session_ids: Sequence[uuid.UUID], *, lock: bool = False
+) -> dict[uuid.UUID, InteractiveSession]:
+    """These sessions by id (those that exist); with `lock`, their rows locked in id order."""
+    if not session_ids:
+        return {}
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.id.in_(list(set(session_ids))))
+        .order_by(InteractiveSession.id)
+    )
+    if lock:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    return {row.id: row for row in await db.scalars(query)}
+
+
+async def idle_among(db: AsyncSession, session_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these sessions are idle now (their GPU unused since `idle_since`)."""
+    if not session_ids:
+        return set()
+    found = await db.scalars(
+        select(InteractiveSession.id).where(
+            InteractiveSession.id.in_(list(set(session_ids))),
+            InteractiveSession.idle_since.is_not(None),
+        )
+    )
+    return set(found)
+
+
 async def live_of_owner(
     db: AsyncSession, owner_id: uuid.UUID, group_id: uuid.UUID | None = None
 ) -> list[InteractiveSession]:

@@ -174,6 +174,17 @@ class TransitionOut(ResponseModel):
     at: datetime
 
 
+class NoticeOut(ResponseModel):
+    kind: Literal["preemption", "drain"] = Field(
+        description="preemption: its card is freed for a queued request; drain: its capacity "
+        "is taken out of service."
+    )
+    reason: Literal["fair_share", "waited_too_long", "priority", "drain", "xid"]
+    message: str = Field(description="Why, in words for its owner.")
+    noticed_at: datetime
+    deadline: datetime = Field(description="When it is paused, unless the notice is withdrawn.")
+
+
 class SessionOut(ResponseModel):
     id: uuid.UUID
     name: str
@@ -208,6 +219,14 @@ class SessionOut(ResponseModel):
     )
     keep_running_until: datetime | None
     can_keep_running: bool
+    notice: NoticeOut | None = Field(
+        default=None,
+        description="Set while the session has been told it will be paused: when, and why.",
+    )
+    card_freed_at: datetime | None = Field(
+        default=None,
+        description="While it waits: a card is being freed for it, at the latest by then.",
+    )
     actions: list[Literal["pause", "resume", "stop"]]
     can_open: bool
     volumes: list[MountOut]

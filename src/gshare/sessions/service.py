@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission
+from gshare.capacity import admission, preempting
 from gshare.capacity import service as capacity
 from gshare.capacity.admission import Ask, DequeueSummary
 from gshare.clusters import service as clusters
@@ -29,7 +29,7 @@ from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action
-from gshare.kit.errors import Conflict, Forbidden, NotFound
+from gshare.kit.errors import Conflict, Forbidden, GShareError, NotFound
 from gshare.kit.ids import new_id
 from gshare.kit.settings import Settings
 from gshare.sessions import lifecycle, metering, repository, startup
@@ -164,10 +164,12 @@ async def _allocated(
 
 
 async def _any_cluster(db: AsyncSession) -> uuid.UUID:
+    """A connected cluster for a session without a card, one being drained whole last."""
     connected = await clusters.connected_ids(db)
     if not connected:
         raise admission.NoCapacity("No cluster is connected to run sessions on.")
-    return sorted(connected)[0]
+    drained = await preempting.drained_clusters(db)
+    return min(connected, key=lambda c: (c in drained, c))
 
 
 async def _admit(
@@ -741,6 +743,119 @@ async def pause_outside_groups(db: AsyncSession, now: datetime) -> int:
         rows = await repository.live_of_owner(db, owner_id, group_id)
         paused += await _pause_all(db, rows, now, why=LEFT_GROUP, code="membership")
     return paused
+
+
+# ---- notices: preemption and draining -------------------------------------------------------
+
+
+_NOTICE_WHY = {
+    "fair_share": "a group below its fair share is waiting for its card",
+    "waited_too_long": "a request has waited longer than its policy allows",
+    "priority": "a request of higher priority is waiting for its card",
+    "drain": "its card is being drained for maintenance",
+    "xid": "its card reported a hardware error and is being drained",
+}
+
+
+def notice_reason(reason: str, detail: str = "") -> str:
+    """Why a session was given notice, as its owner reads it."""
+    why = _NOTICE_WHY.get(reason, "its card is needed")
+    return f"{why}: {detail}" if detail else why
+
+
+async def tell_noticed(
+    db: AsyncSession, facts: Sequence[preempting.NoticeFacts], now: datetime
+) -> None:
+    """Sessions were given notice: their owners are told when and why, and the consoles
+    showing them refresh. (capacity's `noticed` hook.)"""
+    rows = await repository.sessions_by_ids(db, [f.session_id for f in facts])
+    for fact in facts:
+        row = rows.get(fact.session_id)
+        if row is None:
+            continue
+        await announce(db, row)
+        at = fact.deadline.strftime("%H:%M UTC")
+        await _tell_owner(
+            db,
+            row,
+            f"session.notice.{fact.kind}",
+            now,
+            title=f"Your session {row.name} will be paused at {at}",
+            body=(
+                f"It is paused then because {notice_reason(fact.reason, fact.detail)}. Its "
+                "volumes are kept and it resumes by itself when a card is free; save your work "
+                "before then."
+            ),
+        )
+
+
+async def tell_withdrawn(db: AsyncSession, session_ids: Sequence[uuid.UUID], now: datetime) -> None:
+    """Notices were withdrawn (the card is no longer needed): the owners are told. (capacity's
+    `notice_withdrawn` hook.)"""
+    rows = await repository.sessions_by_ids(db, session_ids)
+    for row in rows.values():
+        if row.state in lifecycle.FINAL:
+            continue
+        await announce(db, row)
+        await _tell_owner(
+            db,
+            row,
+            "session.notice.withdrawn",
+            now,
+            title=f"Your session {row.name} keeps running",
+            body="The notice to pause it was withdrawn: its card is no longer needed.",
+        )
+
+
+async def pause_noticed(
+    db: AsyncSession,
+    facts: Sequence[preempting.NoticeFacts],
+    now: datetime,
+    settings: Settings,
+) -> set[uuid.UUID]:
+    """Pause the sessions whose notice ran out (their cards freed, billing stopped, volumes
+    kept) and queue each again to resume by itself when a card frees. Returns those paused.
+    (capacity's `notice_due` hook, under the queue's lock.)"""
+    paused: set[uuid.UUID] = set()
+    # Every row first, in id order, before any card is released or taken: an owner's own
+    # pause locks its session before a card too.
+    rows = await repository.sessions_by_ids(db, [f.session_id for f in facts], lock=True)
+    for fact in sorted(facts, key=lambda f: f.session_id):
+        row = rows.get(fact.session_id)
+        if row is None or row.state not in lifecycle.HOLDING:
+            continue
+        code = "preempted" if fact.kind == "preemption" else "drained"
+        why = f"Paused at the end of its notice: {notice_reason(fact.reason, fact.detail)}."
+        await _move(db, row, "pause", now, reason=why, release_reason=code)
+        paused.add(row.id)
+        body = why + " Its volumes are kept."
+        try:
+            async with db.begin_nested():
+                await _move(
+                    db,
+                    row,
+                    "resume",
+                    now,
+                    reason="Queued to resume after its notice.",
+                    settings=settings,
+                )
+            body += " It is queued and resumes by itself when a card is free."
+        except GShareError as exc:
+            body += f" It could not be queued to resume ({exc.message}); resume it yourself."
+        await _tell_owner(
+            db,
+            row,
+            f"session.paused.{code}",
+            now,
+            title=f"Your session {row.name} was paused",
+            body=body,
+        )
+    return paused
+
+
+async def idle_among(db: AsyncSession, session_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these sessions are idle now. (capacity's `idle_among` hook.)"""
+    return await repository.idle_among(db, session_ids)
 
 
 async def end_cancelled_wait(

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission
+from gshare.capacity import admission, preempting
 from gshare.capacity import service as capacity
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
@@ -18,6 +18,7 @@ from gshare.sessions.models import InteractiveSession, Volume
 from gshare.sessions.schemas import (
     CostPointOut,
     MountOut,
+    NoticeOut,
     SessionOut,
     SessionUsageOut,
     StartupStepOut,
@@ -26,7 +27,7 @@ from gshare.sessions.schemas import (
     VolumeOut,
     VolumeUser,
 )
-from gshare.sessions.service import SessionPolicy, policies_of
+from gshare.sessions.service import SessionPolicy, notice_reason, policies_of
 from gshare.sessions.thinning import Point
 from gshare.sessions.usage import Usage
 
@@ -39,6 +40,23 @@ def idle_pause_at(row: InteractiveSession, policy: SessionPolicy) -> datetime | 
     if row.keep_running_until is not None:
         due = max(due, row.keep_running_until)
     return due
+
+
+def _sentence(text: str) -> str:
+    text = text.rstrip(".")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _notice_out(found: preempting.PendingNotice | None) -> NoticeOut | None:
+    if found is None:
+        return None
+    return NoticeOut(
+        kind=found.kind,
+        reason=found.reason,
+        message=_sentence(notice_reason(found.reason, found.detail)),
+        noticed_at=found.noticed_at,
+        deadline=found.deadline,
+    )
 
 
 async def sessions_out(
@@ -66,6 +84,10 @@ async def sessions_out(
     standings = await admission.standings(db, now, settings) if waiting else {}
     policies = await policies_of(db, rows)
     emails = await identity.emails(db, list({r.owner_id for r in rows}))
+    held = [r.id for r in rows if r.state in lifecycle.HOLDING]
+    notices = await preempting.pending_for_sessions(db, held)
+    waiting_for = [r.request_id for r in waiting if r.request_id]
+    freed_at = await preempting.promised_for_requests(db, waiting_for)
     out = []
     for row in rows:
         tier = tiers.get(row.tier_id) if row.tier_id else None
@@ -115,6 +137,8 @@ async def sessions_out(
                 idle_since=row.idle_since,
                 idle_pause_at=idle_pause_at(row, policy),
                 keep_running_until=row.keep_running_until,
+                notice=_notice_out(notices.get(row.id)),
+                card_freed_at=freed_at.get(row.request_id) if row.request_id else None,
                 can_keep_running=row.state == "running"
                 and row.idle_warned_at is not None
                 and bool(policy.keep_running_minutes)

@@ -8,6 +8,7 @@ handler that work in either process needs is never missing from the other.
 from __future__ import annotations
 
 from gshare.capacity import admission as capacity_admission
+from gshare.capacity import preempting as capacity_preempting
 from gshare.capacity import service as capacity_service
 from gshare.clusters import service as clusters_service
 from gshare.credits import service as credits_service
@@ -28,6 +29,11 @@ def connect_hooks() -> None:
     capacity_admission.cancelling.connect(sessions_service.end_cancelled_wait)
     # Sessions follow what the queue decides, in the dequeue's own transaction.
     capacity_admission.dequeued.connect(sessions_service.follow_queue)
+    # Sessions given notice are told; at the deadline they are paused and queued again.
+    capacity_preempting.noticed.connect(sessions_service.tell_noticed)
+    capacity_preempting.withdrawn.connect(sessions_service.tell_withdrawn)
+    capacity_preempting.notice_due.connect(sessions_service.pause_noticed)
+    capacity_preempting.idle_among.connect(sessions_service.idle_among)
     clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
     clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
     clusters_service.card_counts.connect(capacity_service.card_counts)

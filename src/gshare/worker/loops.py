@@ -119,7 +119,11 @@ def worker_loops(
         return refreshed
 
     async def dequeue() -> object:
-        return await capacity_tasks.dequeue_once(sessions, settings, clock.now())
+        summary = await capacity_tasks.dequeue_once(sessions, settings, clock.now())
+        # Notices next: a session paused at its deadline frees a card, which wakes this loop
+        # again to admit the request it was promised to.
+        await capacity_tasks.preempt_once(sessions, settings, clock.now())
+        return summary
 
     async def fair_share() -> object:
         return await capacity_tasks.sample_once(sessions, settings, clock.now())

@@ -71,6 +71,21 @@ function KeyInput({
       />
     );
   }
+  if (spec.kind === 'choice') {
+    return (
+      <Select
+        aria-label={spec.label}
+        data={spec.choices ?? []}
+        value={typeof value === 'string' && value ? value : null}
+        onChange={(chosen) => onChange(chosen ?? '')}
+        placeholder="Choose one"
+        allowDeselect={false}
+        disabled={disabled}
+        error={error}
+        maw={240}
+      />
+    );
+  }
   if (spec.kind === 'bool') {
     return (
       <Switch
@@ -100,10 +115,12 @@ function KeyInput({
   );
 }
 
-const EMPTY_FOR: Record<PolicyKey['kind'], PolicyDraftValue> = { names: [], int: '', float: '', bool: true };
+const EMPTY_FOR: Record<PolicyKey['kind'], PolicyDraftValue> = { names: [], int: '', float: '', bool: true, choice: '' };
 
 function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId: string | null; canSet: boolean }) {
   const policy = usePolicy(scope, scopeId);
+  // The keys that decide between tenants are a super admin's, whoever may set the scope.
+  const superAdmin = useSession().can('policy.set_global');
   const save = useSavePolicy();
   const clear = useClearPolicy();
   const suggestions = useNameSuggestions();
@@ -166,13 +183,14 @@ function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId:
                   {POLICY_KEYS.map((spec) => {
                     const value = form.values[spec.key];
                     const isSet = value !== undefined;
+                    const editable = canSet && (!spec.reserved || superAdmin);
                     return (
                       <Table.Tr key={spec.key}>
                         <Table.Td>
                           <Checkbox
                             aria-label={`Set ${spec.label} here`}
                             checked={isSet}
-                            disabled={!canSet}
+                            disabled={!editable}
                             onChange={(e) => setKey(spec.key, e.currentTarget.checked ? EMPTY_FOR[spec.kind] : undefined)}
                           />
                         </Table.Td>
@@ -181,6 +199,11 @@ function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId:
                           <Text size="xs" c="dimmed" ff="monospace">
                             {spec.key}
                           </Text>
+                          {spec.reserved && canSet && !superAdmin && (
+                            <Text size="xs" c="dimmed">
+                              Set by a super admin
+                            </Text>
+                          )}
                         </Table.Td>
                         <Table.Td>
                           {isSet ? (
@@ -189,7 +212,7 @@ function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId:
                               value={value}
                               onChange={(v) => form.setFieldValue(spec.key, v)}
                               suggestions={spec.key === 'allowed_models' ? suggestions.models : suggestions.tiers}
-                              disabled={!canSet}
+                              disabled={!editable}
                               error={form.errors[spec.key]}
                             />
                           ) : (

@@ -1,4 +1,5 @@
 import { Stack } from '@mantine/core';
+import { PendingPreemptions } from '../../queue/PendingPreemptions';
 import { QueueTable } from '../../queue/QueueTable';
 import { PageHeader } from '../../ui/PageHeader';
 
@@ -10,6 +11,7 @@ export function QueuePage() {
         description="Every admission request in the groups you administer; queued ones in priority order by position."
       />
       <QueueTable scope="all" />
+      <PendingPreemptions />
     </Stack>
   );
 }

@@ -50,6 +50,42 @@ describe('the policy schema', () => {
     expect(policyRequest({ ...draftOf({}), allowed_models: [' A100 ', 'A100'] })).toEqual({ allowed_models: ['A100'] });
   });
 
+  it('takes a priority only as one of its choices, sent as text', () => {
+    for (const priority of ['low', 'normal', 'high']) expect(errors({ priority })).toEqual({});
+    for (const priority of ['urgent', 'High', ' high', 'high\u0000', '']) {
+      expect(errors({ priority })).toEqual({ priority: 'Choose one of low, normal, high.' });
+    }
+    expect(errors({ priority: 2 })).toEqual({ priority: 'Choose one of low, normal, high.' });
+    expect(draftOf({ priority: 'high' }).priority).toBe('high');
+    expect(policyRequest({ ...draftOf({}), priority: 'high' })).toEqual({ priority: 'high' });
+  });
+
+  it('takes the preemption terms within their bounds', () => {
+    const draft = {
+      priority: 'low',
+      preemptible: false,
+      min_runtime_minutes: 0,
+      max_wait_minutes: '30',
+      preemption_notice_minutes: 10_080,
+    };
+    expect(errors(draft)).toEqual({});
+    expect(policyRequest({ ...draftOf({}), ...draft })).toEqual({
+      priority: 'low',
+      preemptible: false,
+      min_runtime_minutes: 0,
+      max_wait_minutes: 30,
+      preemption_notice_minutes: 10_080,
+    });
+    expect(errors({ min_runtime_minutes: -1, max_wait_minutes: 0, preemption_notice_minutes: 10_081 })).toEqual({
+      min_runtime_minutes: 'Enter a whole number from 0 to 527,040 minutes.',
+      max_wait_minutes: 'Enter a whole number from 1 to 527,040 minutes.',
+      preemption_notice_minutes: 'Enter a whole number from 0 to 10,080 minutes.',
+    });
+    expect(errors({ max_wait_minutes: 527_041 })).toEqual({
+      max_wait_minutes: 'Enter a whole number from 1 to 527,040 minutes.',
+    });
+  });
+
   it('sets nothing when no key is set here', () => {
     expect(errors({})).toEqual({});
     expect(policyRequest(draftOf({}))).toEqual({});

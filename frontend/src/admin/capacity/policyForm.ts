@@ -19,9 +19,16 @@ const names = z.array(z.string()).superRefine((items, ctx) => {
   if (items.some((item) => INVISIBLE.test(item))) return say('Use no control or invisible characters in a name.');
 });
 
+/** One of the key's choices, exactly (the server neither trims nor folds case). */
+function choice(spec: PolicyKey) {
+  const choices = spec.choices ?? [];
+  return z.enum(choices, { error: `Choose one of ${choices.join(', ')}.` });
+}
+
 function valueSchema(spec: PolicyKey) {
   if (spec.kind === 'names') return names;
   if (spec.kind === 'bool') return z.boolean();
+  if (spec.kind === 'choice') return choice(spec);
   return numberIn({ min: spec.min, max: spec.max, integer: spec.kind === 'int', unit: spec.unit });
 }
 
@@ -29,14 +36,14 @@ function valueSchema(spec: PolicyKey) {
 export const policySchema = z.object(Object.fromEntries(POLICY_KEYS.map((spec) => [spec.key, valueSchema(spec).optional()])));
 export const validatePolicy = validateWith(policySchema);
 
-/** The document to send: the keys set here, names trimmed, numbers as numbers. */
+/** The document to send: the keys set here, names trimmed, numbers as numbers, choices as text. */
 export function policyRequest(draft: PolicyDraft): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const { key, kind } of POLICY_KEYS) {
     const value = draft[key];
     if (value === undefined) continue;
     if (kind === 'names') values[key] = [...new Set((value as string[]).map((item) => item.trim()))];
-    else if (kind === 'bool') values[key] = value;
+    else if (kind === 'bool' || kind === 'choice') values[key] = value;
     else values[key] = asNumber(value as number | string);
   }
   return values;

@@ -8,7 +8,7 @@ export const SCOPE_LABELS: Record<PolicyScope, string> = {
 };
 
 /** The keys a policy document may set (the server's `capacity/policy.py` KEYS), in its order. */
-export type PolicyKeyKind = 'names' | 'int' | 'float' | 'bool';
+export type PolicyKeyKind = 'names' | 'int' | 'float' | 'bool' | 'choice';
 
 export interface PolicyKey {
   key: string;
@@ -17,9 +17,14 @@ export interface PolicyKey {
   min: number;
   max: number;
   unit?: string;
+  /** Only a super admin sets it (the server's `RESERVED_KEYS`): it decides between tenants. */
+  reserved?: boolean;
+  /** The values a 'choice' key may take, exactly as the server spells them. */
+  choices?: string[];
 }
 
 const YEAR_MINUTES = 366 * 24 * 60;
+const WEEK_MINUTES = 7 * 24 * 60;
 
 export const POLICY_KEYS: PolicyKey[] = [
   { key: 'allowed_models', label: 'Allowed GPU models', kind: 'names', min: 0, max: 0 },
@@ -43,11 +48,41 @@ export const POLICY_KEYS: PolicyKey[] = [
   { key: 'max_session_minutes', label: 'Longest session', kind: 'int', min: 1, max: YEAR_MINUTES, unit: 'minutes' },
   { key: 'queueing_allowed', label: 'Queueing allowed', kind: 'bool', min: 0, max: 0 },
   { key: 'queue_weight', label: 'Queue weight', kind: 'float', min: 0.001, max: 1000 },
+  { key: 'priority', label: 'Priority', kind: 'choice', min: 0, max: 0, choices: ['low', 'normal', 'high'], reserved: true },
+  { key: 'preemptible', label: 'Preemptible', kind: 'bool', min: 0, max: 0, reserved: true },
+  {
+    key: 'min_runtime_minutes',
+    label: 'Minimum runtime before preemption',
+    kind: 'int',
+    min: 0,
+    max: YEAR_MINUTES,
+    unit: 'minutes',
+    reserved: true,
+  },
+  {
+    key: 'max_wait_minutes',
+    label: 'Longest wait before claiming a card',
+    kind: 'int',
+    min: 1,
+    max: YEAR_MINUTES,
+    unit: 'minutes',
+    reserved: true,
+  },
+  {
+    key: 'preemption_notice_minutes',
+    label: 'Preemption notice',
+    kind: 'int',
+    min: 0,
+    max: WEEK_MINUTES,
+    unit: 'minutes',
+    reserved: true,
+  },
 ];
 
 export const POLICY_KEY_LABELS = Object.fromEntries(POLICY_KEYS.map((k) => [k.key, k.label]));
 
-/** A number as typed stays text ('' when empty) until the schema has checked it. */
+/** A number as typed stays text ('' when empty) until the schema has checked it; a choice
+ * is its text ('' until one is chosen). */
 export type PolicyDraftValue = string[] | number | string | boolean;
 
 /** What a form row holds for a key the scope sets; `undefined`: the scope leaves it unset. */
@@ -61,6 +96,7 @@ export function draftOf(values: Record<string, unknown>): PolicyDraft {
     if (value === undefined || value === null) continue;
     if (kind === 'names') draft[key] = Array.isArray(value) ? value.map(String) : [];
     else if (kind === 'bool') draft[key] = Boolean(value);
+    else if (kind === 'choice') draft[key] = String(value);
     else draft[key] = typeof value === 'number' ? value : Number(value);
   }
   return draft;

@@ -1,6 +1,7 @@
 import { Box, Text, Tooltip } from '@mantine/core';
 import type { CSSProperties } from 'react';
 import type { CardOut, OccupantOut } from '../../api/types';
+import { formatClock } from '../../queue/countdown';
 import { MEMORY_SLICES, profileSlices } from './migSlices';
 
 // One colour per occupant, stable across renders and cards: the same person reads the same.
@@ -36,16 +37,31 @@ function occupiedCell(occupant: OccupantOut | undefined): CSSProperties {
   return {
     ...cellBase,
     background: `var(--mantine-color-${color}-light)`,
-    border: `1px solid var(--mantine-color-${color}-outline)`,
+    // A session given notice is drawn with a dashed orange edge: it leaves the card soon.
+    border: occupant?.notice_deadline
+      ? '2px dashed var(--mantine-color-orange-7)'
+      : `1px solid var(--mantine-color-${color}-outline)`,
     // A lost allocation still holds the slot, but its session is gone: show it faded.
     opacity: occupant?.status === 'lost' ? 0.55 : 1,
   };
 }
 
+/** "paused at 10:42" for a session given notice; null for the others. */
+function pauseNote(occupant: OccupantOut | undefined): string | null {
+  return occupant?.notice_deadline ? `paused at ${formatClock(occupant.notice_deadline)}` : null;
+}
+
 function describeOccupant(occupant: OccupantOut | undefined): string {
   if (!occupant) return 'in use';
   const lost = occupant.status === 'lost' ? ' (lost)' : '';
-  return `${occupant.user_email || 'unknown user'}${lost}`;
+  const pause = pauseNote(occupant);
+  return `${occupant.user_email || 'unknown user'}${lost}${pause ? `, ${pause}` : ''}`;
+}
+
+/** What a held part shows: who holds it, and when it is paused if it was given notice. */
+function holderText(occupant: OccupantOut | undefined, prefix = ''): string {
+  const pause = pauseNote(occupant);
+  return `${prefix}${occupant?.user_email ?? 'in use'}${pause ? ` · ${pause}` : ''}`;
 }
 
 function CellText({ children }: { children: string }) {
@@ -65,7 +81,7 @@ function HamiBar({ card }: { card: CardOut }) {
       return (
         <Tooltip label={who} withArrow>
           <Box style={occupiedCell(holder)} aria-label={`Whole card: ${who}`}>
-            <CellText>{holder.user_email}</CellText>
+            <CellText>{holderText(holder)}</CellText>
           </Box>
         </Tooltip>
       );
@@ -93,7 +109,7 @@ function HamiBar({ card }: { card: CardOut }) {
         return (
           <Tooltip key={slot} label={`${who} · ${occupant.tier ?? ''}`} withArrow>
             <Box style={occupiedCell(occupant)} aria-label={`Slot ${slot + 1}: ${who}`}>
-              <CellText>{occupant.user_email}</CellText>
+              <CellText>{holderText(occupant)}</CellText>
             </Box>
           </Tooltip>
         );
@@ -149,7 +165,7 @@ function MigSlices({ card }: { card: CardOut }) {
               style={{ ...occupiedCell(occupant), ...placement }}
               aria-label={`${instance.profile} at slice ${instance.start}: ${who}`}
             >
-              <CellText>{`${instance.profile} · ${occupant?.user_email ?? 'in use'}`}</CellText>
+              <CellText>{holderText(occupant, `${instance.profile} · `)}</CellText>
             </Box>
           </Tooltip>
         );

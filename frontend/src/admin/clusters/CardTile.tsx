@@ -4,7 +4,7 @@ import type { CardOut } from '../../api/types';
 import { countOf, formatMemoryGiB } from '../../ui/format';
 import { CardActions } from './CardActions';
 import { CardPicture } from './CardPicture';
-import { CardHealthBadge, cardHealth, TimeAgo } from './clusterParts';
+import { CardDrainBadges, CardHealthBadge, cardHealth, TimeAgo } from './clusterParts';
 
 const HEALTH_BORDER = { healthy: undefined, unhealthy: 'var(--mantine-color-red-6)', missing: 'var(--mantine-color-orange-6)' };
 
@@ -30,11 +30,12 @@ export function CardTile({ card, canManage }: { card: CardOut; canManage: boolea
               {card.uuid}
             </Text>
           </div>
-          <Group gap={4} wrap="nowrap">
+          <Group gap={4} justify="flex-end">
             <Badge variant="outline" color="gray" style={{ overflow: 'visible' }}>
               {card.pool === 'mig' ? 'MIG' : 'hami-core'}
             </Badge>
-            {card.draining && (
+            {card.drain && <CardDrainBadges drain={card.drain} />}
+            {card.draining && !card.drain && (
               <Tooltip label="Held for a request that has waited too long; it takes no new sessions." withArrow>
                 <Badge variant="light" color="yellow" style={{ overflow: 'visible' }}>
                   Draining

@@ -10,6 +10,7 @@ import { QueryState } from '../../ui/QueryState';
 import { PageHeader } from '../../ui/PageHeader';
 import { ClusterInventory } from './ClusterInventory';
 import { CardCounts, ClusterStatusBadge, TimeAgo } from './clusterParts';
+import { DrainsSection } from './DrainsSection';
 import { removeClusterMessage } from './removeMessage';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
@@ -95,6 +96,9 @@ export function ClusterDetailPage() {
               />
               <Summary cluster={cluster.data} />
             </div>
+            {can('capacity.read') && (
+              <DrainsSection clusterId={clusterId} clusterName={cluster.data.name} canManage={can('capacity.manage')} />
+            )}
             {can('capacity.read') && <ClusterInventory clusterId={clusterId} />}
           </Stack>
         )}

@@ -68,6 +68,7 @@ function routes(extra: Record<string, Parameters<typeof stubFetch>[0][string]> =
     'GET /api/v1/me': superAdmin,
     [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, cluster),
     [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, { items: [carved, whole, migCard] }),
+    'GET /api/v1/drains': json(200, { items: [] }),
     ...extra,
   };
 }

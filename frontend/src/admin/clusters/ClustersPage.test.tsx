@@ -238,6 +238,7 @@ describe('cluster detail', () => {
       'GET /api/v1/me': superAdmin,
       [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, makeCluster()),
       [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, cards),
+      'GET /api/v1/drains': json(200, { items: [] }),
     });
     renderApp(`/admin/clusters/${CLUSTER_ID}`);
 
@@ -266,6 +267,7 @@ describe('cluster detail', () => {
       'GET /api/v1/clusters': json(200, { items: [makeCluster()], next_cursor: null }),
       [`GET /api/v1/clusters/${CLUSTER_ID}`]: json(200, makeCluster()),
       [`GET /api/v1/clusters/${CLUSTER_ID}/cards`]: json(200, cards),
+      'GET /api/v1/drains': json(200, { items: [] }),
     });
     renderApp('/admin/clusters');
     const user = userEvent.setup();

@@ -1,5 +1,6 @@
 import { Badge, Group, Text, Tooltip } from '@mantine/core';
 import type { CardOut, ClusterOut, ClusterStatus } from '../../api/types';
+import { formatClock } from '../../queue/countdown';
 import { formatDateTime, formatRelative } from '../../ui/format';
 
 const STATUS_LABELS: Record<ClusterStatus, string> = {
@@ -77,5 +78,31 @@ export function CardHealthBadge({ card }: { card: Pick<CardOut, 'healthy' | 'mis
     <Badge variant="light" color={health.color} style={{ overflow: 'visible' }}>
       {health.label}
     </Badge>
+  );
+}
+
+/** Said of a drain a card's fault started (an XID the DCGM exporter reported). */
+export function HardwareErrorBadge() {
+  return (
+    <Badge variant="light" color="red" style={{ overflow: 'visible' }}>
+      hardware error
+    </Badge>
+  );
+}
+
+/** The drain covering a card: until when its sessions run, why on hover, and a hardware error as such. */
+export function CardDrainBadges({ drain }: { drain: NonNullable<CardOut['drain']> }) {
+  return (
+    <>
+      <Tooltip label={drain.reason} multiline w={320} withArrow>
+        <Badge variant="light" color="orange" style={{ overflow: 'visible' }}>
+          Draining until{' '}
+          <time dateTime={drain.deadline} title={formatDateTime(drain.deadline)}>
+            {formatClock(drain.deadline)}
+          </time>
+        </Badge>
+      </Tooltip>
+      {drain.source === 'xid' && <HardwareErrorBadge />}
+    </>
   );
 }

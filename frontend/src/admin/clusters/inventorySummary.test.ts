@@ -6,6 +6,7 @@ import {
   byNode,
   filterCards,
   freeSlots,
+  hasState,
   heldShare,
   NO_FILTER,
   nodeRuns,
@@ -66,6 +67,10 @@ describe('a card in figures', () => {
     expect(freeSlots(mig)).toBe(1);
     expect(freeSlots({ ...quarters, healthy: false })).toBe(0);
     expect(freeSlots({ ...quarters, draining: true })).toBe(0);
+    const drain = { id: 'd1', scope: 'node', source: 'admin', reason: 'Firmware', deadline: '2026-11-30T13:00:00Z' } as const;
+    expect(freeSlots({ ...quarters, drain })).toBe(0);
+    expect(hasState({ ...quarters, drain }, 'draining')).toBe(true);
+    expect(hasState(quarters, 'draining')).toBe(false);
     expect(freeSlots({ ...quarters, missing: true })).toBe(0);
   });
 

@@ -3,7 +3,8 @@
  *
  * - A card is unhealthy when it says so or stopped reporting (missing); it takes no sessions.
  * - A card is carved when a hami-core card is cut to a tier, or a MIG card has a layout.
- * - A card is draining when a starving request holds it: it takes no new sessions.
+ * - A card is draining when a starving request holds it, or a drain (maintenance, a hardware
+ *   error) covers it: it takes no new sessions.
  * - Free slots are where a session could start now, on a card that is healthy and not draining:
  *   a free slot of a carving or a free MIG instance. An idle card (hami-core, nothing on it)
  *   is counted apart: it takes any tier, so it is not one slot but a whole card.
@@ -31,8 +32,12 @@ export function isUnhealthy(card: Pick<CardOut, 'healthy' | 'missing'>): boolean
   return card.missing || !card.healthy;
 }
 
+export function isDraining(card: Pick<CardOut, 'draining' | 'drain'>): boolean {
+  return card.draining || Boolean(card.drain);
+}
+
 function usable(card: CardOut): boolean {
-  return !isUnhealthy(card) && !card.draining;
+  return !isUnhealthy(card) && !isDraining(card);
 }
 
 export function carving(card: CardOut): string | null {
@@ -70,7 +75,7 @@ export function hasState(card: CardOut, state: CardState): boolean {
     case 'carved':
       return carving(card) !== null;
     case 'draining':
-      return card.draining;
+      return isDraining(card);
     case 'unhealthy':
       return isUnhealthy(card);
   }
@@ -106,7 +111,7 @@ export function tally(cards: readonly CardOut[]): Tally {
     if (cut !== null) carvings.set(cut, (carvings.get(cut) ?? 0) + 1);
     if (isIdle(card)) idle += 1;
     slots += freeSlots(card);
-    if (card.draining) draining += 1;
+    if (isDraining(card)) draining += 1;
     if (isUnhealthy(card)) unhealthy += 1;
     held += heldShare(card);
   }

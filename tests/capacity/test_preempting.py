@@ -1,0 +1,351 @@
+"""Preemption and draining on the real database: notice, the promised card, the pause at the
+deadline, the queued resume, a victim leaving early, notices withdrawn, drains and their
+progress, and what admins see."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select
+
+from gshare.capacity import preempting
+from gshare.capacity import repository as capacity_repository
+from gshare.capacity import tasks as capacity_tasks
+from gshare.capacity.models import Notice
+from gshare.events.models import Notification
+from gshare.identity.models import Group, Organization
+from tests.builders import Builder
+from tests.capacity.builders import set_policy
+from tests.credits.builders import assert_ledger_clean
+from tests.sessions.world import API, SessionWorld, session_world, settings_of
+
+
+async def _walk(w: SessionWorld) -> None:
+    """One turn of the worker's admission loop: the queue, then the notices, then the queue
+    again for what the notices freed."""
+    build, settings = w.build, settings_of(w.build)
+    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+    await capacity_tasks.preempt_once(build.sessions, settings, build.clock.now())
+    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+
+
+async def _notices(w: SessionWorld) -> list[Notice]:
+    async with w.build.sessions() as db:
+        return list(await db.scalars(select(Notice).order_by(Notice.noticed_at, Notice.id)))
+
+
+async def _kinds(w: SessionWorld, member: int) -> list[str]:
+    async with w.build.sessions() as db:
+        found = await db.scalars(
+            select(Notification.kind)
+            .where(Notification.user_id == w.capacity.user_ids[member])
+            .order_by(Notification.created_at)
+        )
+        return list(found)
+
+
+async def _open_holds(w: SessionWorld) -> int:
+    from gshare.credits.models import CreditHold
+
+    async with w.build.sessions() as db:
+        found = await db.scalar(
+            select(func.count()).select_from(CreditHold).where(CreditHold.status == "open")
+        )
+    return int(found or 0)
+
+
+async def _preempting_world(build: Builder) -> tuple[SessionWorld, dict, dict]:
+    """One card: member 0's exclusive session runs on it, member 1 (priority high) waits."""
+    w = await session_world(build, n_cards=1)
+    await set_policy(
+        build.sessions, build.clock.now(), "user", w.capacity.user_ids[1], {"priority": "high"}
+    )
+    victim = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive")
+    assert waiting["state"] == "queued", waiting
+    return w, victim, waiting
+
+
+async def test_a_higher_priority_request_gives_notice_then_takes_the_card(build: Builder) -> None:
+    w, victim, waiting = await _preempting_world(build)
+    now = build.clock.now()
+    await _walk(w)
+    seen = await w.read(0, victim["id"])
+    assert seen["state"] == "running"
+    assert seen["notice"]["kind"] == "preemption"
+    assert seen["notice"]["reason"] == "priority"
+    deadline = now + timedelta(minutes=10)
+    assert seen["notice"]["deadline"].startswith(deadline.isoformat()[:19])
+    assert (await w.read(1, waiting["id"]))["card_freed_at"] == seen["notice"]["deadline"]
+    assert "session.notice.preemption" in await _kinds(w, 0)
+    # Walking again gives no second notice and pauses nothing before the deadline.
+    build.clock.advance(timedelta(minutes=9))
+    await _walk(w)
+    assert len(await _notices(w)) == 1
+    assert (await w.read(0, victim["id"]))["state"] == "running"
+    assert (await w.read(1, waiting["id"]))["state"] == "queued"
+    # At the deadline: paused (billing stopped, volumes kept) and queued to resume.
+    build.clock.advance(timedelta(minutes=1))
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "resuming"
+    assert (await w.read(1, waiting["id"]))["state"] == "starting"
+    [notice] = await _notices(w)
+    assert notice.status == "paused"
+    assert "session.paused.preempted" in await _kinds(w, 0)
+    assert await _open_holds(w) == 1  # only the session that took the card is billed
+    # When the card frees again, the paused session resumes by itself.
+    assert (await w.report(waiting["id"], "Running")).status_code == 200
+    assert (await w.act(1, waiting["id"], "stop")).status_code == 200
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "starting"
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_a_victim_that_pauses_itself_frees_the_card_at_once(build: Builder) -> None:
+    w, victim, waiting = await _preempting_world(build)
+    await _walk(w)
+    assert (await w.act(0, victim["id"], "pause")).status_code == 200
+    await _walk(w)
+    assert (await w.read(1, waiting["id"]))["state"] == "starting"
+    [notice] = await _notices(w)
+    assert notice.status == "freed"
+    assert (await w.read(0, victim["id"]))["state"] == "pausing"
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_a_notice_is_withdrawn_when_the_request_leaves_the_queue(build: Builder) -> None:
+    w, victim, waiting = await _preempting_world(build)
+    await _walk(w)
+    assert (await w.act(1, waiting["id"], "stop")).status_code == 200
+    await _walk(w)
+    [notice] = await _notices(w)
+    assert notice.status == "withdrawn"
+    seen = await w.read(0, victim["id"])
+    assert seen["state"] == "running"
+    assert seen["notice"] is None
+    assert "session.notice.withdrawn" in await _kinds(w, 0)
+    build.clock.advance(timedelta(hours=1))
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "running"
+
+
+async def test_minimum_runtime_and_unpreemptible_sessions_are_never_given_notice(
+    build: Builder,
+) -> None:
+    w, victim, waiting = await _preempting_world(build)
+    owner = w.capacity.user_ids[0]
+    await set_policy(build.sessions, build.clock.now(), "user", owner, {"min_runtime_minutes": 30})
+    await _walk(w)
+    assert await _notices(w) == []
+    build.clock.advance(timedelta(minutes=31))
+    await set_policy(build.sessions, build.clock.now(), "user", owner, {"preemptible": False})
+    await _walk(w)
+    assert await _notices(w) == []
+    await set_policy(build.sessions, build.clock.now(), "user", owner, {})
+    await _walk(w)
+    assert [n.status for n in await _notices(w)] == ["pending"]
+    assert (await w.read(1, waiting["id"]))["card_freed_at"] is not None
+    assert (await w.read(0, victim["id"]))["notice"] is not None
+
+
+async def test_the_notice_length_is_the_victims_policy(build: Builder) -> None:
+    w, victim, _ = await _preempting_world(build)
+    owner = w.capacity.user_ids[0]
+    await set_policy(
+        build.sessions, build.clock.now(), "user", owner, {"preemption_notice_minutes": 0}
+    )
+    await _walk(w)
+    # No notice time: paused on the next walk.
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "resuming"
+
+
+# ---- drains --------------------------------------------------------------------------------
+
+
+async def _super_client(build: Builder) -> httpx.AsyncClient:
+    root = await build.user(super_admin=True)
+    return await build.signed_in(root)
+
+
+async def _drain(
+    root: httpx.AsyncClient, w: SessionWorld, ahead: timedelta, reason: str, **target: str
+) -> dict[str, Any]:
+    """The super admin drains the world's cluster (or, with `card_id`, one card of it)."""
+    scope = "card" if "card_id" in target else "cluster"
+    made = await root.post(
+        f"{API}/drains",
+        json={
+            "scope": scope,
+            "cluster_id": str(w.cluster_id),
+            "deadline": (w.build.clock.now() + ahead).isoformat(),
+            "reason": reason,
+            **target,
+        },
+    )
+    assert made.status_code == 201, made.text
+    return dict(made.json())
+
+
+async def test_draining_a_card_pauses_its_sessions_at_the_deadline_and_ending_it_brings_it_back(
+    build: Builder,
+) -> None:
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    victim = await w.running(0, "1/2")
+    cards = (await root.get(f"{API}/clusters/{w.cluster_id}/cards")).json()["items"]
+    drain = await _drain(
+        root, w, timedelta(minutes=30), "Replacing the fan.", card_id=cards[0]["id"]
+    )
+    assert drain["sessions_left"] == 1
+    assert drain["cards"] == 1
+    # The card takes no new session while it drains.
+    later = await w.create(1, "1/2")
+    assert later["state"] == "queued"
+    await _walk(w)
+    seen = await w.read(0, victim["id"])
+    assert seen["notice"]["kind"] == "drain"
+    assert "Replacing the fan." in seen["notice"]["message"]
+    [card] = (await root.get(f"{API}/clusters/{w.cluster_id}/cards")).json()["items"]
+    assert card["drain"]["id"] == drain["id"]
+    assert card["occupants"][0]["notice_deadline"] is not None
+    listed = (await root.get(f"{API}/drains")).json()["items"]
+    assert [d["next_deadline"] is not None for d in listed] == [True]
+    build.clock.advance(timedelta(minutes=30))
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "resuming"
+    assert (await w.read(1, later["id"]))["state"] == "queued"
+    ended = await root.post(f"{API}/drains/{drain['id']}/end")
+    assert ended.status_code == 200
+    assert ended.json()["status"] == "ended"
+    assert (await root.post(f"{API}/drains/{drain['id']}/end")).status_code == 409
+    await _walk(w)
+    states = {(await w.read(0, victim["id"]))["state"], (await w.read(1, later["id"]))["state"]}
+    assert states == {"starting"}
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_cancelling_a_drain_withdraws_its_notices(build: Builder) -> None:
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    victim = await w.running(0, "1/2")
+    made = await _drain(root, w, timedelta(minutes=5), "Upgrading the nodes")
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["notice"] is not None
+    assert (await root.post(f"{API}/drains/{made['id']}/cancel")).status_code == 200
+    await _walk(w)
+    build.clock.advance(timedelta(minutes=10))
+    await _walk(w)
+    seen = await w.read(0, victim["id"])
+    assert seen["state"] == "running"
+    assert seen["notice"] is None
+
+
+async def test_bad_drains_are_refused_with_reasons(build: Builder) -> None:
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    now = build.clock.now()
+    good = {
+        "scope": "node",
+        "cluster_id": str(w.cluster_id),
+        "node": "nowhere",
+        "deadline": (now + timedelta(hours=1)).isoformat(),
+        "reason": "maintenance",
+    }
+    cases = [
+        ({**good}, 404, "node_not_found"),
+        ({**good, "cluster_id": str(uuid.uuid4())}, 404, "cluster_not_found"),
+        ({**good, "deadline": (now + timedelta(days=31)).isoformat()}, 422, "invalid_deadline"),
+        ({**good, "deadline": (now - timedelta(hours=1)).isoformat()}, 422, "invalid_deadline"),
+        ({**good, "deadline": "9999-12-31T23:59:59+00:00"}, 422, None),
+        ({**good, "scope": "card"}, 422, "invalid_drain"),
+        ({**good, "scope": "card", "node": None, "card_id": str(uuid.uuid4())}, 404, None),
+        ({**good, "scope": "cluster"}, 422, "invalid_drain"),
+        ({**good, "reason": ""}, 422, None),
+        ({**good, "reason": "a\x00b"}, 422, None),
+        ({**good, "reason": "a\u202eb"}, 422, None),
+        ({**good, "reason": "x" * 501}, 422, None),
+        ({**good, "scope": "rack"}, 422, None),
+    ]
+    for body, status, code in cases:
+        answer = await root.post(f"{API}/drains", json=body)
+        assert answer.status_code == status, (body, answer.text)
+        if code is not None:
+            assert answer.json()["error"]["code"] == code, answer.text
+    assert (await root.get(f"{API}/drains")).json()["items"] == []
+    # Nobody else may drain, nor end one.
+    member = w.members[0]
+    assert (await member.post(f"{API}/drains", json=good)).status_code == 403
+
+
+async def test_admins_see_pending_preemptions_and_counts_per_group(build: Builder) -> None:
+    w, victim, _waiting = await _preempting_world(build)
+    await _walk(w)
+    root = await _super_client(build)
+    page = (await root.get(f"{API}/notices")).json()
+    [item] = page["items"]
+    assert item["session_id"] == victim["id"]
+    assert item["request_id"] is not None
+    assert page["counts"] == [{"group_id": str(w.group_id), "preempted": 1, "preempting": 1}]
+    queue = (await root.get(f"{API}/queue?scope=all")).json()["items"]
+    [queued] = [q for q in queue if q["status"] == "queued"]
+    assert queued["card_freed_at"] == item["deadline"]
+    # A member is not an admin.
+    assert (await w.members[0].get(f"{API}/notices")).status_code == 403
+
+
+async def test_a_card_error_during_a_long_drain_brings_the_pause_nearer(build: Builder) -> None:
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    victim = await w.running(0, "1/2")
+    await _drain(root, w, timedelta(days=2), "Moving the rack")
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["notice"]["reason"] == "drain"
+    [card] = (await root.get(f"{API}/clusters/{w.cluster_id}/cards")).json()["items"]
+    async with build.sessions() as db, db.begin():
+        started = await preempting.drain_card_for_error(
+            db, uuid.UUID(card["id"]), w.cluster_id, "XID 79", build.clock.now()
+        )
+    assert started
+    await _walk(w)
+    notice = (await w.read(0, victim["id"]))["notice"]
+    assert notice["reason"] == "xid"
+    assert notice["deadline"].startswith(
+        (build.clock.now() + preempting.XID_NOTICE).isoformat()[:19]
+    )
+    build.clock.advance(preempting.XID_NOTICE)
+    await _walk(w)
+    assert (await w.read(0, victim["id"]))["state"] == "resuming"
+
+
+async def test_only_a_super_admin_sets_the_keys_that_decide_between_tenants(
+    build: Builder,
+) -> None:
+    """An organization's admin may not raise its groups' priority or shield their sessions;
+    replacing or clearing the group's policy keeps what a super admin set there."""
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    async with build.sessions() as db:
+        group = await db.get(Group, w.group_id)
+        assert group is not None
+        org = await db.get(Organization, group.org_id)
+        assert org is not None
+    admin = await build.user()
+    await build.org_admin(admin, org)
+    org_admin = await build.signed_in(admin)
+    path = f"{API}/policies/groups/{w.group_id}"
+    for values in ({"priority": "high"}, {"preemptible": False}, {"min_runtime_minutes": 60}):
+        refused = await org_admin.put(path, json={"values": values})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"]["code"] == "policy_key_reserved"
+    assert (await root.put(path, json={"values": {"priority": "low"}})).status_code == 200
+    kept = await org_admin.put(path, json={"values": {"queue_weight": 2}})
+    assert kept.status_code == 200, kept.text
+    assert (await org_admin.delete(path)).status_code == 204
+    async with build.sessions() as db:
+        row = await capacity_repository.policy(db, "group", w.group_id)
+        assert row is not None
+        assert row.values == {"priority": "low"}
