@@ -13,12 +13,11 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
-from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import Drain, GpuCard
 from gshare.clusters.callbacks import key_ring_of
 from gshare.events.models import Notification
 from tests.builders import Builder
-from tests.sessions.world import SessionWorld, session_world, settings_of
+from tests.sessions.world import SessionWorld, admission_loop_turn, session_world
 
 CARD = "GPU-00000"  # the world's first card
 
@@ -43,13 +42,6 @@ async def _report(
 
 def _xid(card: str = CARD, xid: int = 79, detail: str = "") -> dict[str, Any]:
     return {"card_uuid": card, "xid": xid, "kind": "xid", "detail": detail}
-
-
-async def _walk(w: SessionWorld) -> None:
-    build, settings = w.build, settings_of(w.build)
-    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
-    await capacity_tasks.preempt_once(build.sessions, settings, build.clock.now())
-    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
 
 
 async def _drains(w: SessionWorld) -> list[tuple[Drain, str]]:
@@ -91,12 +83,12 @@ async def test_a_card_reporting_a_fatal_xid_drains_itself_and_super_admins_are_t
     # The card takes no new session; the one on it is given notice, then paused and queued.
     later = await w.create(1, "1/2")
     assert later["state"] == "queued"
-    await _walk(w)
+    await admission_loop_turn(w.build)
     seen = await w.read(0, victim["id"])
     assert seen["state"] == "running"
     assert (seen["notice"]["kind"], seen["notice"]["reason"]) == ("drain", "xid")
     build.clock.advance(timedelta(minutes=2))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "resuming"
     assert (await w.read(1, later["id"]))["state"] == "queued"
     [told] = await _notifications(w, root.id)

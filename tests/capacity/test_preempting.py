@@ -13,23 +13,13 @@ from sqlalchemy import func, select
 
 from gshare.capacity import preempting
 from gshare.capacity import repository as capacity_repository
-from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import Notice
 from gshare.events.models import Notification
 from gshare.identity.models import Group, Organization
 from tests.builders import Builder
 from tests.capacity.builders import set_policy
 from tests.credits.builders import assert_ledger_clean
-from tests.sessions.world import API, SessionWorld, session_world, settings_of
-
-
-async def _walk(w: SessionWorld) -> None:
-    """One turn of the worker's admission loop: the queue, then the notices, then the queue
-    again for what the notices freed."""
-    build, settings = w.build, settings_of(w.build)
-    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
-    await capacity_tasks.preempt_once(build.sessions, settings, build.clock.now())
-    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+from tests.sessions.world import API, SessionWorld, admission_loop_turn, session_world
 
 
 async def _notices(w: SessionWorld) -> list[Notice]:
@@ -72,7 +62,7 @@ async def _preempting_world(build: Builder) -> tuple[SessionWorld, dict, dict]:
 async def test_a_higher_priority_request_gives_notice_then_takes_the_card(build: Builder) -> None:
     w, victim, waiting = await _preempting_world(build)
     now = build.clock.now()
-    await _walk(w)
+    await admission_loop_turn(w.build)
     seen = await w.read(0, victim["id"])
     assert seen["state"] == "running"
     assert seen["notice"]["kind"] == "preemption"
@@ -83,13 +73,13 @@ async def test_a_higher_priority_request_gives_notice_then_takes_the_card(build:
     assert "session.notice.preemption" in await _kinds(w, 0)
     # Walking again gives no second notice and pauses nothing before the deadline.
     build.clock.advance(timedelta(minutes=9))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert len(await _notices(w)) == 1
     assert (await w.read(0, victim["id"]))["state"] == "running"
     assert (await w.read(1, waiting["id"]))["state"] == "queued"
     # At the deadline: paused (billing stopped, volumes kept) and queued to resume.
     build.clock.advance(timedelta(minutes=1))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "resuming"
     assert (await w.read(1, waiting["id"]))["state"] == "starting"
     [notice] = await _notices(w)
@@ -99,16 +89,16 @@ async def test_a_higher_priority_request_gives_notice_then_takes_the_card(build:
     # When the card frees again, the paused session resumes by itself.
     assert (await w.report(waiting["id"], "Running")).status_code == 200
     assert (await w.act(1, waiting["id"], "stop")).status_code == 200
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "starting"
     await assert_ledger_clean(build.sessions)
 
 
 async def test_a_victim_that_pauses_itself_frees_the_card_at_once(build: Builder) -> None:
     w, victim, waiting = await _preempting_world(build)
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.act(0, victim["id"], "pause")).status_code == 200
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(1, waiting["id"]))["state"] == "starting"
     [notice] = await _notices(w)
     assert notice.status == "freed"
@@ -118,9 +108,9 @@ async def test_a_victim_that_pauses_itself_frees_the_card_at_once(build: Builder
 
 async def test_a_notice_is_withdrawn_when_the_request_leaves_the_queue(build: Builder) -> None:
     w, victim, waiting = await _preempting_world(build)
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.act(1, waiting["id"], "stop")).status_code == 200
-    await _walk(w)
+    await admission_loop_turn(w.build)
     [notice] = await _notices(w)
     assert notice.status == "withdrawn"
     seen = await w.read(0, victim["id"])
@@ -128,7 +118,7 @@ async def test_a_notice_is_withdrawn_when_the_request_leaves_the_queue(build: Bu
     assert seen["notice"] is None
     assert "session.notice.withdrawn" in await _kinds(w, 0)
     build.clock.advance(timedelta(hours=1))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "running"
 
 
@@ -138,14 +128,14 @@ async def test_minimum_runtime_and_unpreemptible_sessions_are_never_given_notice
     w, victim, waiting = await _preempting_world(build)
     owner = w.capacity.user_ids[0]
     await set_policy(build.sessions, build.clock.now(), "user", owner, {"min_runtime_minutes": 30})
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert await _notices(w) == []
     build.clock.advance(timedelta(minutes=31))
     await set_policy(build.sessions, build.clock.now(), "user", owner, {"preemptible": False})
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert await _notices(w) == []
     await set_policy(build.sessions, build.clock.now(), "user", owner, {})
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert [n.status for n in await _notices(w)] == ["pending"]
     assert (await w.read(1, waiting["id"]))["card_freed_at"] is not None
     assert (await w.read(0, victim["id"]))["notice"] is not None
@@ -157,9 +147,9 @@ async def test_the_notice_length_is_the_victims_policy(build: Builder) -> None:
     await set_policy(
         build.sessions, build.clock.now(), "user", owner, {"preemption_notice_minutes": 0}
     )
-    await _walk(w)
+    await admission_loop_turn(w.build)
     # No notice time: paused on the next walk.
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "resuming"
 
 
@@ -205,7 +195,7 @@ async def test_draining_a_card_pauses_its_sessions_at_the_deadline_and_ending_it
     # The card takes no new session while it drains.
     later = await w.create(1, "1/2")
     assert later["state"] == "queued"
-    await _walk(w)
+    await admission_loop_turn(w.build)
     seen = await w.read(0, victim["id"])
     assert seen["notice"]["kind"] == "drain"
     assert "Replacing the fan." in seen["notice"]["message"]
@@ -215,14 +205,14 @@ async def test_draining_a_card_pauses_its_sessions_at_the_deadline_and_ending_it
     listed = (await root.get(f"{API}/drains")).json()["items"]
     assert [d["next_deadline"] is not None for d in listed] == [True]
     build.clock.advance(timedelta(minutes=30))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "resuming"
     assert (await w.read(1, later["id"]))["state"] == "queued"
     ended = await root.post(f"{API}/drains/{drain['id']}/end")
     assert ended.status_code == 200
     assert ended.json()["status"] == "ended"
     assert (await root.post(f"{API}/drains/{drain['id']}/end")).status_code == 409
-    await _walk(w)
+    await admission_loop_turn(w.build)
     states = {(await w.read(0, victim["id"]))["state"], (await w.read(1, later["id"]))["state"]}
     assert states == {"starting"}
     await assert_ledger_clean(build.sessions)
@@ -233,12 +223,12 @@ async def test_cancelling_a_drain_withdraws_its_notices(build: Builder) -> None:
     root = await _super_client(build)
     victim = await w.running(0, "1/2")
     made = await _drain(root, w, timedelta(minutes=5), "Upgrading the nodes")
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["notice"] is not None
     assert (await root.post(f"{API}/drains/{made['id']}/cancel")).status_code == 200
-    await _walk(w)
+    await admission_loop_turn(w.build)
     build.clock.advance(timedelta(minutes=10))
-    await _walk(w)
+    await admission_loop_turn(w.build)
     seen = await w.read(0, victim["id"])
     assert seen["state"] == "running"
     assert seen["notice"] is None
@@ -283,7 +273,7 @@ async def test_bad_drains_are_refused_with_reasons(build: Builder) -> None:
 
 async def test_admins_see_pending_preemptions_and_counts_per_group(build: Builder) -> None:
     w, victim, _waiting = await _preempting_world(build)
-    await _walk(w)
+    await admission_loop_turn(w.build)
     root = await _super_client(build)
     page = (await root.get(f"{API}/notices")).json()
     [item] = page["items"]
@@ -302,7 +292,7 @@ async def test_a_card_error_during_a_long_drain_brings_the_pause_nearer(build: B
     root = await _super_client(build)
     victim = await w.running(0, "1/2")
     await _drain(root, w, timedelta(days=2), "Moving the rack")
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["notice"]["reason"] == "drain"
     [card] = (await root.get(f"{API}/clusters/{w.cluster_id}/cards")).json()["items"]
     async with build.sessions() as db, db.begin():
@@ -310,14 +300,14 @@ async def test_a_card_error_during_a_long_drain_brings_the_pause_nearer(build: B
             db, uuid.UUID(card["id"]), w.cluster_id, "XID 79", build.clock.now()
         )
     assert started
-    await _walk(w)
+    await admission_loop_turn(w.build)
     notice = (await w.read(0, victim["id"]))["notice"]
     assert notice["reason"] == "xid"
     assert notice["deadline"].startswith(
         (build.clock.now() + preempting.XID_NOTICE).isoformat()[:19]
     )
     build.clock.advance(preempting.XID_NOTICE)
-    await _walk(w)
+    await admission_loop_turn(w.build)
     assert (await w.read(0, victim["id"]))["state"] == "resuming"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select, update
 
+from gshare.capacity import tasks as capacity_tasks
 from gshare.clusters.callbacks import key_ring_of
 from gshare.identity.models import User
 from gshare.kit.settings import Settings
@@ -145,6 +146,15 @@ async def session_world(
     members = [await signed_in(build, u) for u in capacity.user_ids]
     await members[0].get("/.well-known/gshare-internal-jwks.json")  # creates the key set
     return SessionWorld(build, capacity, members)
+
+
+async def admission_loop_turn(build: Builder) -> None:
+    """One turn of the worker's admission loop: the queue, then the notices (preemption and
+    drains), then the queue again for the cards the notices freed."""
+    settings = settings_of(build)
+    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+    await capacity_tasks.preempt_once(build.sessions, settings, build.clock.now())
+    await capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
 
 
 def settings_of(build: Builder) -> Settings:

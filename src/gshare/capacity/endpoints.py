@@ -412,11 +412,17 @@ async def list_notices(
 ) -> NoticePage:
     """Preemption and drain notices given to sessions of the groups the caller administers, or
     for their requests, with each group's preemption counts over the period (admins)."""
-    rows, counts = await preempting.list_notices(
+    rows, counts, groups = await preempting.list_notices(
         ctx, pending_only=pending, since=ctx.now - timedelta(days=days)
     )
+    hidden = {"user_id": None, "session_id": None}
     return NoticePage(
-        items=[NoticeOut.model_validate(r) for r in rows],
+        items=[
+            NoticeOut.model_validate(r).model_copy(
+                update={} if groups is None or r.group_id in groups else hidden
+            )
+            for r in rows
+        ],
         counts=[
             PreemptionCountOut(group_id=c.group_id, preempted=c.preempted, preempting=c.preempting)
             for c in counts

@@ -682,9 +682,11 @@ _COUNTS = text(
 
 async def list_notices(
     ctx: Context, *, pending_only: bool, since: datetime
-) -> tuple[list[Notice], list[Any]]:
+) -> tuple[list[Notice], list[Any], set[uuid.UUID] | None]:
     """Notices given to sessions of the groups the caller administers, or given for them;
-    with each such group's preemption counts since `since`."""
+    with each such group's preemption counts since `since`, and those groups (None: every
+    group). Whose session in a group the caller does not administer (another organization's,
+    perhaps) is not the caller's to know: the edge leaves it out."""
     require(ctx, Action.QUEUE_READ_SCOPE, target_type="notice")
     groups = await admission.administered_groups(ctx)
     query = select(Notice).where(Notice.noticed_at >= since)
@@ -693,19 +695,12 @@ async def list_notices(
     if groups is not None:
         query = query.where(or_(Notice.group_id.in_(groups), Notice.for_group_id.in_(groups)))
     rows = list(await ctx.db.scalars(query.order_by(Notice.deadline, Notice.id).limit(1000)))
-    if groups is not None:
-        # Whose session in a group one does not administer (another organization's, perhaps)
-        # is not one's to know: only that a session of that group was paused.
-        for row in rows:
-            if row.group_id not in groups:
-                ctx.db.expunge(row)
-                row.user_id = row.session_id = None  # type: ignore[assignment]
     counts = list(
         await ctx.db.execute(
             _COUNTS, {"since": since, "groups": None if groups is None else sorted(groups)}
         )
     )
-    return rows, counts
+    return rows, counts, groups
 
 
 # ---- cards that report hardware trouble ----------------------------------------------------
