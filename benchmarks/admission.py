@@ -10,11 +10,14 @@ member with a GPU model of its own (priced, with 1/8, 1/4, 1/2 and exclusive tie
 cards of it), so clients do not queue behind one card's row lock, as the ledger benchmark's
 clients each move credits out of a group of their own. A client loops over one cycle: admit a
 1/8 session (`admission.admit`, one transaction), then release it (`admission.release`,
-another): lock the user, check the request id, read the membership, the tier with its model,
-the policies, what the user holds, the wallet, the queue, the connected clusters and the
-model's cards; lock the chosen card and read what it holds now; place the hold; write the
-carving, request, allocation and fair-share penalty in one statement. Then release the
-allocation and lock its card, clear the carving and notify, and release the hold.
+another). Admitting takes 12 statements: lock the user, check the request id, read the
+membership; then, in one statement, what the user holds, the policies, the tier with its model
+and the queue's facts; the user's and the group's wallets; the connected clusters and the
+model's cards; lock the chosen card and read what it holds now; lock the wallet; place the hold
+with the wallet's figures and its event; write the carving, request, allocation, fair-share
+penalty and the admission's event. Releasing takes 5: release the allocation and lock its card;
+clear the carving, record the event and notify; lock the hold with its wallet; write the
+wallet, its event, the resolution and the hold.
 `admission_cycle.sql` issues the same statements for pgbench. Both sides use prepared
 statements and the same number of clients; pgbench spreads them over 2 threads, the service
 side over 2 processes (one Python process is one core, as one API process of a deployment is).

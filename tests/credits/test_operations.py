@@ -65,6 +65,82 @@ async def test_a_hold_reserves_captures_extends_and_settles(sessions, clock: Fro
     assert report.consumed == 2_500_000
 
 
+async def _announced(
+    sessions: async_sessionmaker[AsyncSession], wallet_id: uuid.UUID
+) -> list[tuple[int, int]]:
+    """The (balance, held) of each `wallet.changed` event of the wallet, in order."""
+    async with sessions() as db:
+        rows = await db.execute(
+            text(
+                "SELECT data FROM events WHERE kind = 'wallet.changed' "
+                "AND data->>'wallet_id' = :w ORDER BY id"
+            ),
+            {"w": str(wallet_id)},
+        )
+        return [
+            (round(float(r.data["balance"]) * MICRO), round(float(r.data["held"]) * MICRO))
+            for r in rows
+        ]
+
+
+async def test_each_change_a_hold_makes_is_announced_and_each_resolution_recorded_once(
+    sessions, clock: FrozenClock
+) -> None:
+    now = clock.now()
+    w = await funded_wallets(sessions, now, user_credits=5)
+    user = w.users[0]
+    before = await _announced(sessions, user)
+
+    async def place() -> uuid.UUID:
+        async with sessions() as db, db.begin():
+            hold = await operations.place_hold(
+                db,
+                wallet_id=user,
+                session_id=uuid.uuid4(),
+                rate_per_hour=RATE,
+                window_seconds=3600,
+                now=now,
+            )
+        return hold.id
+
+    settled = await place()
+    async with sessions() as db, db.begin():
+        await operations.capture(db, hold_id=settled, amount=MICRO + 500_000, now=now)
+    async with sessions() as db, db.begin():
+        await operations.extend_hold(db, hold_id=settled, now=now)
+    async with sessions() as db, db.begin():
+        await operations.settle_hold(db, hold_id=settled, used=MICRO, now=now)
+    released = await place()
+    async with sessions() as db, db.begin():
+        assert await operations.release_hold(db, hold_id=released, now=now) == 2 * MICRO
+    account = await _wallet(sessions, user)
+    assert (account.balance, account.held) == (2_500_000, 0)
+    assert (await _announced(sessions, user))[len(before) :] == [
+        (5 * MICRO, 2 * MICRO),  # placed
+        (3_500_000, 500_000),  # captured
+        (3_500_000, 2_500_000),  # extended
+        (2_500_000, 1_500_000),  # settled: the use captured
+        (2_500_000, 0),  # settled: the rest released
+        (2_500_000, 2 * MICRO),  # placed
+        (2_500_000, 0),  # released
+    ]
+    async with sessions() as db:
+        rows = await db.execute(
+            text(
+                "SELECT r.hold_id, r.kind, r.captured, r.released, h.status, h.reserved, "
+                "h.captured AS total FROM credit_hold_resolutions r "
+                "JOIN credit_holds h ON h.id = r.hold_id WHERE r.hold_id = ANY(:ids)"
+            ),
+            {"ids": [settled, released]},
+        )
+        found = {r.hold_id: tuple(r)[1:] for r in rows}
+    assert found == {
+        settled: ("settled", MICRO, 1_500_000, "settled", 0, 2_500_000),
+        released: ("released", 0, 2 * MICRO, "released", 0, 0),
+    }
+    await assert_ledger_clean(sessions)
+
+
 async def test_a_hold_needs_available_credits(sessions, clock: FrozenClock) -> None:
     now = clock.now()
     w = await funded_wallets(sessions, now, user_credits=1)

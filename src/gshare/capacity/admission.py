@@ -140,6 +140,8 @@ class _Prepared:
     hold: int
     wallet_id: uuid.UUID | None  # the user's own wallet, which the hold is placed on
     available: int
+    group_wallet_id: uuid.UUID | None  # the wallet of the group the session runs for
+    queue: tuple[bool, dict[uuid.UUID, uuid.UUID]] | None  # read with `queue=True`
 
     @property
     def request(self) -> PlacementRequest | None:
@@ -169,22 +171,28 @@ def _placement(
     )
 
 
-async def _policy_usage(db: AsyncSession, user_id: uuid.UUID) -> PolicyUsage:
-    sessions, vram, millicores, memory = await repository.held_totals(db, user_id)
+def _policy_usage(held: tuple[int, int, int, int]) -> PolicyUsage:
+    sessions, vram, millicores, memory = held
     return PolicyUsage(
         gpu_sessions=sessions, vram_mib=vram, cpu_cores=millicores / 1000, memory_mib=memory
     )
 
 
-async def _prepare(db: AsyncSession, ask: Ask, now: datetime, window: int) -> _Prepared:
-    """Check who asks and what for; raise the policy's refusal."""
+async def _prepare(
+    db: AsyncSession, ask: Ask, now: datetime, window: int, *, queue: bool = False
+) -> _Prepared:
+    """Check who asks and what for; raise the policy's refusal. With `queue`, also read the
+    queue's facts (`repository.queue_facts`) in the same round trip."""
     org_id = await identity.membership_org(db, ask.user_id, ask.group_id, now)
     if org_id is None:
         raise Forbidden("You are not in that group.", code="not_in_group")
+    facts = await repository.admission_facts(
+        db, ask.tier_id, org_id, ask.group_id, ask.user_id, queue=queue
+    )
     tier = model = None
     if ask.tier_id is not None:
-        tier, model = await service.tier_with_model(db, ask.tier_id)
-    policy = await service.effective_for(db, ask.user_id, ask.group_id, org_id)
+        tier, model = service.active_tier(facts.tier)
+    policy = service.effective_of(facts.policies)
     wanted = SessionRequest(
         model=model.name if model else None,
         tier=tier.name if tier else None,
@@ -192,13 +200,24 @@ async def _prepare(db: AsyncSession, ask: Ask, now: datetime, window: int) -> _P
         cpu_cores=ask.cpu_millicores / 1000,
         memory_mib=ask.memory_mib,
     )
-    denial = check_request(policy, wanted, await _policy_usage(db, ask.user_id))
+    denial = check_request(policy, wanted, _policy_usage(facts.held))
     if denial is not None:
         raise PolicyDenied(denial)
     price = tier.price if tier else 0
-    wallet = (await operations.available_to(db, "user", [ask.user_id]))[ask.user_id]
+    wallet, group_wallet_id = await operations.session_wallets(db, ask.user_id, ask.group_id)
     hold = hold_amount(price, window) if price else 0
-    return _Prepared(ask, tier, model, policy, price, hold, wallet.wallet_id, wallet.amount)
+    return _Prepared(
+        ask,
+        tier,
+        model,
+        policy,
+        price,
+        hold,
+        wallet.wallet_id,
+        wallet.amount,
+        group_wallet_id,
+        facts.queue,
+    )
 
 
 async def available_to(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
@@ -308,7 +327,8 @@ async def _commit(
             rate_per_hour=prepared.price,
             window_seconds=settings.hold_window_seconds,
             now=now,
-            for_group_wallet_id=await operations.account_id(db, "group", ask.group_id, now),
+            for_group_wallet_id=prepared.group_wallet_id
+            or await operations.account_id(db, "group", ask.group_id, now),
         )
         hold_id = hold.id
     values: dict[str, Any] = {
@@ -347,6 +367,10 @@ async def _commit(
         new_request=_request_values(ask, prepared, "admitted", now) if new_request else None,
         penalty=penalty,
         never=service.EPOCH,
+        # A new request is announced with its admission; a queued one by the dequeue's walk.
+        events=_events([(ask.request_id, ask.user_id, ask.group_id, "admitted")])
+        if new_request
+        else [],
     )
     return Allocation(**values)
 
@@ -440,16 +464,15 @@ async def admit(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -
 
 
 async def _admit_new(db: AsyncSession, ask: Ask, now: datetime, settings: Settings) -> Outcome:
-    prepared = await _prepare(db, ask, now, settings.hold_window_seconds)
+    prepared = await _prepare(db, ask, now, settings.hold_window_seconds, queue=True)
     if prepared.hold > prepared.available:
         raise _short_of_credits(prepared, prepared.available)
-    tier_id = prepared.tier.id if prepared.tier else None
-    waiting, reserved = await repository.queue_facts(db, tier_id)
+    assert prepared.queue is not None
+    waiting, reserved = prepared.queue
     placed: Allocation | NoFit = NoFit("no_capacity")
     if not waiting:
         placed = await _place_and_commit(db, prepared, now, settings, reserved)
-    if isinstance(placed, Allocation):
-        await _announce(db, [(ask.request_id, ask.user_id, ask.group_id, "admitted")])
+    if isinstance(placed, Allocation):  # announced as it was written
         return Outcome(AdmissionRequest(**_request_values(ask, prepared, "admitted", now)), placed)
     placed = await _worth_waiting(db, prepared, placed)
     refusal = check_queueing(prepared.policy)
@@ -484,11 +507,15 @@ async def release(
     if released is None:
         return None
     allocation, card_id = released
-    await _announce(db, [(request_id, allocation.user_id, allocation.group_id, "ended")])
-    if card_id is not None:
+    ended = _events([(request_id, allocation.user_id, allocation.group_id, "ended")])
+    if card_id is None:
+        await outbox.record_many(db, ended)
+    else:
         # The card's row is locked now, so this reads what it holds after any admission to it
         # has committed.
-        await repository.clear_carving(db, card_id, service.CAPACITY_CHANNEL, f"release {card_id}")
+        await repository.clear_carving(
+            db, card_id, service.CAPACITY_CHANNEL, f"release {card_id}", ended
+        )
     if allocation.hold_id is not None:
         try:
             if used is None:
@@ -656,20 +683,21 @@ def _change(row: AdmissionRequest) -> _Change:
     return (row.id, row.user_id, row.group_id, row.status)
 
 
-async def _announce(db: AsyncSession, changes: Sequence[_Change]) -> None:
+def _events(changes: Sequence[_Change]) -> list[outbox.NewEvent]:
     """A request was admitted, queued, moved in the queue or ended: tell its owner and the
     admins of its group."""
-    await outbox.record_many(
-        db,
-        [
-            outbox.NewEvent(
-                ADMISSION_CHANGED,
-                outbox.Audience(user_id=user_id, group_id=group_id),
-                {"request_id": str(request_id), "state": status},
-            )
-            for request_id, user_id, group_id, status in changes
-        ],
-    )
+    return [
+        outbox.NewEvent(
+            ADMISSION_CHANGED,
+            outbox.Audience(user_id=user_id, group_id=group_id),
+            {"request_id": str(request_id), "state": status},
+        )
+        for request_id, user_id, group_id, status in changes
+    ]
+
+
+async def _announce(db: AsyncSession, changes: Sequence[_Change]) -> None:
+    await outbox.record_many(db, _events(changes))
 
 
 def _decide(row: AdmissionRequest, status: str, reason: str, now: datetime) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Row, and_, any_, bindparam, delete, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, insert
@@ -21,6 +22,7 @@ from gshare.capacity.models import (
     GpuTier,
     ResourcePolicy,
 )
+from gshare.events import outbox
 
 HELD = ("live", "lost")  # allocations that still hold their slot
 
@@ -95,18 +97,30 @@ async def forget_carvings(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> No
 
 
 _CLEAR_CARVING = text(
-    "WITH cleared AS ("
+    "WITH cleared AS ("  # noqa: S608 (constants only)
     " UPDATE gpu_cards SET carved_tier_id = NULL, carved_slots = NULL WHERE id = :id "
     " AND NOT EXISTS (SELECT 1 FROM gpu_allocations WHERE live_card_id = :id "
-    "                 AND live_tier_id IS NOT NULL)) "
+    f"                 AND live_tier_id IS NOT NULL)), {outbox.RECORD_CTE} "
     "SELECT pg_notify(:channel, :payload)"
 )
 
 
-async def clear_carving(db: AsyncSession, card_id: uuid.UUID, channel: str, payload: str) -> None:
-    """Forget an empty card's carving (it may be carved again; its row must be locked), and
-    announce on `channel`, once this transaction commits, that capacity was freed."""
-    await db.execute(_CLEAR_CARVING, {"id": card_id, "channel": channel, "payload": payload})
+async def clear_carving(
+    db: AsyncSession,
+    card_id: uuid.UUID,
+    channel: str,
+    payload: str,
+    events: Sequence[outbox.NewEvent] = (),
+) -> None:
+    """Forget an empty card's carving (it may be carved again; its row must be locked), record
+    `events`, and announce on `channel`, once this transaction commits, that capacity was
+    freed."""
+    await db.execute(
+        _CLEAR_CARVING,
+        {"id": card_id, "channel": channel, "payload": payload, **outbox.params(events)},
+    )
+    if events:
+        outbox.recorded(db)
 
 
 # The statements of admission's hot path are written out once, so each call only binds and runs
@@ -164,7 +178,7 @@ async def locked_card_row(db: AsyncSession, card_id: uuid.UUID) -> Row[Any] | No
 # (when `new_request`), the allocation and the fair-share entry penalty (when `penalty` > 0).
 # The allocation's foreign keys are checked at the end of the statement, after the carving.
 _ADMITTED = text(
-    "WITH carved AS ("
+    "WITH carved AS ("  # noqa: S608 (constants only)
     " UPDATE gpu_cards SET carved_tier_id = :tier_id, carved_slots = :live_slots "
     " WHERE id = :card_id AND :carve RETURNING id), "
     "request AS ("
@@ -182,7 +196,8 @@ _ADMITTED = text(
     " (:id, :request_id, :user_id, :group_id, :cluster_id, :card_id, :tier_id, :model, "
     " :tier_name, :slot, :mig_profile, :vram_mib, :compute_percent, :cpu_millicores, "
     " :memory_mib, :price_per_hour, :hold_id, :status, :live_card_id, :live_tier_id, "
-    " :live_slots, :admitted_at) RETURNING id) "
+    " :live_slots, :admitted_at) RETURNING id), "
+    f"{outbox.RECORD_CTE} "
     "INSERT INTO fair_share_usage (subject_kind, subject_id, usage, sampled_at) "
     "SELECT kind, subject, CAST(:penalty AS double precision), :never "
     "FROM (VALUES ('user', CAST(:user_id AS uuid)), ('group', CAST(:group_id AS uuid))) "
@@ -200,9 +215,10 @@ async def write_admission(
     new_request: dict[str, Any] | None,
     penalty: float,
     never: datetime,
+    events: Sequence[outbox.NewEvent] = (),
 ) -> None:
-    """Write one admission (see `_ADMITTED`); `new_request` holds the request's model, tier
-    name, CPU and memory when the request is new."""
+    """Write one admission (see `_ADMITTED`) and record `events`; `new_request` holds the
+    request's model, tier name, CPU and memory when the request is new."""
     params = dict(allocation)
     params |= {
         "carve": carve,
@@ -211,8 +227,11 @@ async def write_admission(
         "session_id": (new_request or {}).get("session_id"),
         "penalty": penalty,
         "never": never,
+        **outbox.params(events),
     }
     await db.execute(_ADMITTED, params)
+    if events:
+        outbox.recorded(db)
 
 
 _INSERT_REQUEST = text(
@@ -307,19 +326,13 @@ async def held_on_cluster(db: AsyncSession, cluster_id: uuid.UUID) -> int:
     )
 
 
-_HELD_TOTALS = text(
-    "SELECT count(*) FILTER (WHERE card_id IS NOT NULL), "
-    "coalesce(sum(vram_mib) FILTER (WHERE card_id IS NOT NULL), 0), "
-    "coalesce(sum(cpu_millicores), 0), coalesce(sum(memory_mib), 0) "
+_HELD_TOTALS_SQL = (
+    "SELECT count(*) FILTER (WHERE card_id IS NOT NULL) AS held_sessions, "
+    "coalesce(sum(vram_mib) FILTER (WHERE card_id IS NOT NULL), 0) AS held_vram, "
+    "coalesce(sum(cpu_millicores), 0) AS held_millicores, "
+    "coalesce(sum(memory_mib), 0) AS held_memory "
     "FROM gpu_allocations WHERE user_id = :user_id AND status IN ('live', 'lost')"
 )
-
-
-async def held_totals(db: AsyncSession, user_id: uuid.UUID) -> tuple[int, int, int, int]:
-    """What the user's held allocations add up to: GPU sessions, their VRAM, CPU millicores and
-    memory (one row)."""
-    row = (await db.execute(_HELD_TOTALS, {"user_id": user_id})).one()
-    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 
 async def held_allocations(db: AsyncSession) -> list[Allocation]:
@@ -404,12 +417,15 @@ async def tiers(
     return list(await db.scalars(query.order_by(GpuTier.model_id, GpuTier.compute_percent)))
 
 
-_TIER_WITH_MODEL = text(
-    "SELECT t.id, t.model_id, t.name, t.kind, t.denominator, t.mig_profile, t.vram_mib, "
+_TIER_COLUMNS = (
+    "t.id, t.model_id, t.name, t.kind, t.denominator, t.mig_profile, t.vram_mib, "
     "t.compute_percent, t.price, t.price_is_default, t.created_at, t.retired_at, "
     "m.name AS model_name, m.memory_mib AS model_memory_mib, "
     "m.split_count AS model_split_count, m.exclusive_price AS model_exclusive_price, "
-    "m.created_at AS model_created_at "
+    "m.created_at AS model_created_at"
+)
+_TIER_WITH_MODEL = text(
+    f"SELECT {_TIER_COLUMNS} "  # noqa: S608 (constants only)
     "FROM gpu_tiers t JOIN gpu_models m ON m.id = t.model_id WHERE t.id = :id"
 )
 
@@ -417,9 +433,11 @@ _TIER_WITH_MODEL = text(
 async def tier_with_model(db: AsyncSession, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel] | None:
     """A tier and its model, read in one query (as detached rows: for reading only)."""
     found = (await db.execute(_TIER_WITH_MODEL, {"id": tier_id})).first()
-    if found is None:
-        return None
-    f = dict(found._mapping)
+    return None if found is None else _tier_and_model(dict(found._mapping))
+
+
+def _tier_and_model(f: dict[str, Any]) -> tuple[GpuTier, GpuModel]:
+    """A tier and its model from a row of `_TIER_COLUMNS`."""
     model = GpuModel(
         id=f["model_id"],
         name=f.pop("model_name"),
@@ -517,13 +535,101 @@ async def delete_policy(db: AsyncSession, kind: str, scope_id: uuid.UUID | None)
     return deleted.first() is not None
 
 
-_POLICIES = text(
-    "SELECT scope_kind, scope_id, values FROM resource_policies "
-    "WHERE (scope_kind = 'global' AND scope_id IS NULL) "
+_POLICIES_OF = (
+    "(scope_kind = 'global' AND scope_id IS NULL) "
     "OR (scope_kind = 'organization' AND scope_id = :org_id) "
     "OR (scope_kind = 'group' AND scope_id = :group_id) "
     "OR (scope_kind = 'user' AND scope_id = :user_id)"
+)
+_POLICIES = text(
+    f"SELECT scope_kind, scope_id, values FROM resource_policies WHERE {_POLICIES_OF}"  # noqa: S608
 ).columns(values=JSONB)
+
+
+_QUEUE_FACTS_SQL = (
+    "SELECT coalesce(bool_or(tier_id = :tier_id), false) AS tier_waiting, "
+    "array_agg(reserved_card_id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_cards, "
+    "array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for "
+    "FROM admission_requests WHERE status = 'queued'"
+)
+_QUEUE_FACTS = text(_QUEUE_FACTS_SQL)
+
+
+def _queue_facts(
+    tier_id: uuid.UUID | None, waiting: bool, cards: list[uuid.UUID] | None, requests: Any
+) -> tuple[bool, dict[uuid.UUID, uuid.UUID]]:
+    return bool(waiting) and tier_id is not None, dict(
+        zip(cards or [], requests or [], strict=True)
+    )
+
+
+class PolicyRow(NamedTuple):
+    scope_kind: str
+    scope_id: uuid.UUID | None
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AdmissionFacts:
+    """What admitting a request of a user in a group reads before placing it."""
+
+    tier: tuple[GpuTier, GpuModel] | None  # the asked tier and its model; None when not found
+    policies: list[PolicyRow]  # the global policy and those of the organization, group, user
+    # what the user's held allocations add up to: GPU sessions, their VRAM, CPU millicores and
+    # memory
+    held: tuple[int, int, int, int]
+    queue: tuple[bool, dict[uuid.UUID, uuid.UUID]] | None  # `queue_facts`, when asked for
+
+
+def _admission_facts(queue: bool) -> Any:
+    """What the user holds, `policies_for`, `tier_with_model` and, with `queue`, `queue_facts`,
+    in one round trip: the hot path."""
+    return text(
+        f"WITH held AS ({_HELD_TOTALS_SQL}), "  # noqa: S608 (constants only)
+        "layers AS (SELECT coalesce(jsonb_agg(jsonb_build_array(scope_kind, scope_id, values)), "
+        f"'[]'::jsonb) AS layers FROM resource_policies WHERE {_POLICIES_OF}) "
+        + (f", queue AS ({_QUEUE_FACTS_SQL}) " if queue else "")
+        + f"SELECT held.*, layers.layers, {_TIER_COLUMNS}"
+        + (", queue.* FROM held, queue, layers " if queue else " FROM held, layers ")
+        + "LEFT JOIN (gpu_tiers t JOIN gpu_models m ON m.id = t.model_id) ON t.id = :tier_id"
+    ).columns(layers=JSONB)
+
+
+_ADMISSION_FACTS = {queue: _admission_facts(queue) for queue in (False, True)}
+
+
+async def admission_facts(
+    db: AsyncSession,
+    tier_id: uuid.UUID | None,
+    org_id: uuid.UUID,
+    group_id: uuid.UUID,
+    user_id: uuid.UUID,
+    *,
+    queue: bool = False,
+) -> AdmissionFacts:
+    found = (
+        await db.execute(
+            _ADMISSION_FACTS[queue],
+            {"tier_id": tier_id, "org_id": org_id, "group_id": group_id, "user_id": user_id},
+        )
+    ).one()
+    f = dict(found._mapping)
+    queued = None
+    if queue:
+        queued = _queue_facts(
+            tier_id, f.pop("tier_waiting"), f.pop("reserved_cards"), f.pop("reserved_for")
+        )
+    held = (
+        int(f.pop("held_sessions")),
+        int(f.pop("held_vram")),
+        int(f.pop("held_millicores")),
+        int(f.pop("held_memory")),
+    )
+    policies = [
+        PolicyRow(kind, None if scope is None else uuid.UUID(scope), values)
+        for kind, scope, values in f.pop("layers")
+    ]
+    return AdmissionFacts(None if f["id"] is None else _tier_and_model(f), policies, held, queued)
 
 
 async def policies_for(
@@ -621,22 +727,13 @@ async def has_queued_for_tier(db: AsyncSession, tier_id: uuid.UUID) -> bool:
     return found is not None
 
 
-_QUEUE_FACTS = text(
-    "SELECT coalesce(bool_or(tier_id = :tier_id), false), "
-    "array_agg(reserved_card_id) FILTER (WHERE reserved_card_id IS NOT NULL), "
-    "array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) "
-    "FROM admission_requests WHERE status = 'queued'"
-)
-
-
 async def queue_facts(
     db: AsyncSession, tier_id: uuid.UUID | None
 ) -> tuple[bool, dict[uuid.UUID, uuid.UUID]]:
     """Whether a request of the tier is queued, and the cards held for starving requests
     (card id -> request id), in one query."""
     row = (await db.execute(_QUEUE_FACTS, {"tier_id": tier_id})).one()
-    reserved = dict(zip(row[1] or [], row[2] or [], strict=True))
-    return bool(row[0]) and tier_id is not None, reserved
+    return _queue_facts(tier_id, row[0], row[1], row[2])
 
 
 async def promised_requests(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:

@@ -518,7 +518,11 @@ async def model_names(db: AsyncSession) -> dict[uuid.UUID, str]:
 
 async def tier_with_model(db: AsyncSession, tier_id: uuid.UUID) -> tuple[GpuTier, GpuModel]:
     """An active tier and its model, for admission."""
-    found = await repository.tier_with_model(db, tier_id)
+    return active_tier(await repository.tier_with_model(db, tier_id))
+
+
+def active_tier(found: tuple[GpuTier, GpuModel] | None) -> tuple[GpuTier, GpuModel]:
+    """A tier and its model as read, unless it is gone or retired."""
     if found is None or found[0].retired_at is not None:
         raise NotFound("No such tier.", code="tier_not_found")
     return found
@@ -665,7 +669,11 @@ def _layer(row: Any) -> ScopedPolicy:
 async def effective_for(
     db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID, org_id: uuid.UUID
 ) -> EffectivePolicy:
-    rows = await repository.policies_for(db, org_id, group_id, user_id)
+    return effective_of(await repository.policies_for(db, org_id, group_id, user_id))
+
+
+def effective_of(rows: Sequence[Any]) -> EffectivePolicy:
+    """The effective policy of stored policies (rows of scope_kind, scope_id, values)."""
     return effective_policy([_layer(r) for r in rows])
 
 

@@ -40,8 +40,12 @@ async def _locked(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID,
     return wallets
 
 
-async def _apply(db: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
+def _set(locked: LockedWallet, after: Wallet) -> None:
     locked.balance, locked.held = after.balance, after.held
+
+
+async def _apply(db: AsyncSession, locked: LockedWallet, after: Wallet) -> None:
+    _set(locked, after)
     await repository.store_wallet(db, locked)
     await _announce(db, [locked])
 
@@ -185,6 +189,14 @@ async def available_to(
     return await repository.available_to(db, kind, owner_ids)
 
 
+async def session_wallets(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID
+) -> tuple[Available, uuid.UUID | None]:
+    """For a session of the user in the group: what the user's wallet has available to hold
+    (read without a lock, as `available_to`) and the group's wallet id, None until it has one."""
+    return await repository.session_wallets(db, user_id, group_id)
+
+
 async def place_hold(
     db: AsyncSession,
     *,
@@ -203,7 +215,7 @@ async def place_hold(
     wallet = (await _locked(db, [wallet_id]))[wallet_id]
     if wallet.kind != "user":
         raise Conflict("Sessions are billed to personal wallets only.", code="not_a_user_wallet")
-    await _apply(db, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), amount))
+    _set(wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), amount))
     hold = CreditHold(
         id=new_id(),
         account_id=wallet_id,
@@ -217,17 +229,21 @@ async def place_hold(
         created_at=now,
         resolved_at=None,
     )
-    await repository.insert_hold(db, hold)
+    await repository.post_hold(db, wallet, hold, _changed([wallet]))
     return hold
 
 
-async def _open_hold(db: AsyncSession, hold_id: uuid.UUID) -> CreditHold:
-    hold = await repository.lock_hold(db, hold_id)
-    if hold is None:
+async def _open_hold(db: AsyncSession, hold_id: uuid.UUID) -> tuple[CreditHold, LockedWallet]:
+    """An open hold and its wallet, both locked (in one round trip)."""
+    found = await repository.lock_hold_and_wallet(db, hold_id)
+    if found is None:
         raise NotFound("No such hold.", code="hold_not_found")
+    hold, wallet = found
     if hold.status != "open":
         raise HoldResolved()
-    return hold
+    if wallet.closed:  # as `_locked`
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    return hold, wallet
 
 
 async def _capture_locked(
@@ -257,8 +273,7 @@ async def _capture_locked(
 
 async def capture(db: AsyncSession, *, hold_id: uuid.UUID, amount: int, now: datetime) -> uuid.UUID:
     """Charge metered use out of an open hold."""
-    hold = await _open_hold(db, hold_id)
-    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
+    hold, wallet = await _open_hold(db, hold_id)
     transfer_id = await _capture_locked(db, hold, wallet, amount, now)
     await db.flush()
     return transfer_id
@@ -268,9 +283,8 @@ async def extend_hold(
     db: AsyncSession, *, hold_id: uuid.UUID, now: datetime, windows: int = 1
 ) -> CreditHold:
     """Reserve another window at the hold's rate, if the wallet has it available."""
-    hold = await _open_hold(db, hold_id)
+    hold, wallet = await _open_hold(db, hold_id)
     extra = hold_amount(hold.rate_per_hour, hold.window_seconds * windows)
-    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
     await _apply(db, wallet, ledger.reserve(Wallet(wallet.balance, wallet.held), extra))
     hold.reserved += extra
     await repository.store_hold(db, hold)
@@ -278,38 +292,43 @@ async def extend_hold(
 
 
 async def _resolve(
-    db: AsyncSession, hold: CreditHold, kind: str, captured: int, released: int, now: datetime
+    db: AsyncSession,
+    hold: CreditHold,
+    kind: str,
+    captured: int,
+    released: int,
+    now: datetime,
+    wallet: LockedWallet,
 ) -> None:
-    await repository.insert_resolution(db, hold.id, kind, captured, released, now)
+    """Close the hold, giving `released` back to its locked wallet: the wallet, its event, the
+    resolution and the hold are written in one statement."""
+    changed = []
+    if released:
+        _set(wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
+        changed = [wallet]
     hold.status, hold.reserved, hold.resolved_at = kind, 0, now
-    await repository.store_hold(db, hold)
+    await repository.post_resolution(
+        db, hold, captured=captured, released=released, wallets=changed, events=_changed(changed)
+    )
 
 
 async def settle_hold(
     db: AsyncSession, *, hold_id: uuid.UUID, used: int, now: datetime
 ) -> Settlement:
     """At stop or pause: capture what was used since the last capture, release the rest."""
-    hold = await _open_hold(db, hold_id)
-    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
+    hold, wallet = await _open_hold(db, hold_id)
     outcome = ledger.settle(hold.reserved, used)
     if outcome.captured:
         await _capture_locked(db, hold, wallet, outcome.captured, now)
-    if outcome.released:
-        await _apply(
-            db, wallet, ledger.release(Wallet(wallet.balance, wallet.held), outcome.released)
-        )
-    await _resolve(db, hold, "settled", outcome.captured, outcome.released, now)
+    await _resolve(db, hold, "settled", outcome.captured, outcome.released, now, wallet)
     return outcome
 
 
 async def release_hold(db: AsyncSession, *, hold_id: uuid.UUID, now: datetime) -> int:
     """Give everything still reserved back to the wallet."""
-    hold = await _open_hold(db, hold_id)
-    wallet = (await _locked(db, [hold.account_id]))[hold.account_id]
+    hold, wallet = await _open_hold(db, hold_id)
     released = hold.reserved
-    if released:
-        await _apply(db, wallet, ledger.release(Wallet(wallet.balance, wallet.held), released))
-    await _resolve(db, hold, "released", 0, released, now)
+    await _resolve(db, hold, "released", 0, released, now, wallet)
     return released
 
 

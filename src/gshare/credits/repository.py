@@ -270,24 +270,27 @@ _HOLD_COLUMNS = (
     "id, account_id, session_id, rate_per_hour, window_seconds, for_group_wallet_id, "
     "reserved, captured, status, created_at, resolved_at"
 )
-_LOCK_HOLD = text(
-    "SELECT id, account_id, session_id, rate_per_hour, window_seconds, for_group_wallet_id, "
-    "reserved, captured, status, created_at, resolved_at FROM credit_holds "
-    "WHERE id = :id FOR UPDATE"
-)
-_INSERT_HOLD = text(
+_INSERT_HOLD_SQL = (
     "INSERT INTO credit_holds (id, account_id, session_id, rate_per_hour, window_seconds, "
     "for_group_wallet_id, reserved, captured, status, created_at, resolved_at) VALUES "
     "(:id, :account_id, :session_id, :rate_per_hour, :window_seconds, :for_group_wallet_id, "
     ":reserved, :captured, :status, :created_at, :resolved_at)"
 )
-_STORE_HOLD = text(
+_STORE_HOLD_SQL = (
     "UPDATE credit_holds SET reserved = :reserved, captured = :captured, status = :status, "
     "resolved_at = :resolved_at WHERE id = :id"
 )
-_INSERT_RESOLUTION = text(
-    "INSERT INTO credit_hold_resolutions (hold_id, kind, captured, released, at) "
-    "VALUES (:hold_id, :kind, :captured, :released, :at)"
+_STORE_HOLD = text(_STORE_HOLD_SQL)
+# A hold placed, in one round trip: its wallet's new figures, the events announcing them and
+# the hold.
+_POST_HOLD = text(f"WITH {_SET_MANY}, {outbox.RECORD_CTE} {_INSERT_HOLD_SQL}")
+# A hold resolved, in one round trip: its wallet's new figures when they changed (none in
+# `:ids` when not) with their events, the resolution and the hold's final figures.
+_POST_RESOLUTION = text(
+    f"WITH {_SET_MANY}, {outbox.RECORD_CTE}, "  # noqa: S608
+    "r AS (INSERT INTO credit_hold_resolutions (hold_id, kind, captured, released, at) "
+    "VALUES (:id, :status, :captured_now, :released_now, :resolved_at) RETURNING 1) "
+    f"{_STORE_HOLD_SQL}"
 )
 
 
@@ -295,10 +298,36 @@ def _hold_values(hold: CreditHold) -> dict[str, Any]:
     return {name: getattr(hold, name) for name in _HOLD_COLUMNS.split(", ")}
 
 
-async def lock_hold(db: AsyncSession, hold_id: uuid.UUID) -> CreditHold | None:
-    """A hold, its row locked, as a detached copy: changes to it are written by `store_hold`."""
-    row = (await db.execute(_LOCK_HOLD, {"id": hold_id})).first()
-    return None if row is None else CreditHold(**row._mapping)
+# The hold's row is locked before its wallet's (row marks are taken in the order of the FROM
+# list), the order every operation on a hold keeps.
+_LOCK_HOLD_AND_WALLET = text(
+    "SELECT h.id, h.account_id, h.session_id, h.rate_per_hour, h.window_seconds, "
+    "h.for_group_wallet_id, h.reserved, h.captured, h.status, h.created_at, h.resolved_at, "
+    "a.kind AS wallet_kind, a.owner_id AS wallet_owner_id, a.balance AS wallet_balance, "
+    "a.held AS wallet_held, a.closed_at IS NOT NULL AS wallet_closed "
+    "FROM credit_holds h JOIN credit_accounts a ON a.id = h.account_id "
+    "WHERE h.id = :id FOR UPDATE OF h, a"
+)
+
+
+async def lock_hold_and_wallet(
+    db: AsyncSession, hold_id: uuid.UUID
+) -> tuple[CreditHold, LockedWallet] | None:
+    """A hold and its wallet, both rows locked, in one statement: the hold as `lock_hold`'s
+    detached copy, the wallet as `lock_wallets` gives it."""
+    row = (await db.execute(_LOCK_HOLD_AND_WALLET, {"id": hold_id})).first()
+    if row is None:
+        return None
+    f = dict(row._mapping)
+    wallet = LockedWallet(
+        f["account_id"],
+        f.pop("wallet_kind"),
+        f.pop("wallet_owner_id"),
+        f.pop("wallet_balance"),
+        f.pop("wallet_held"),
+        f.pop("wallet_closed"),
+    )
+    return CreditHold(**f), wallet
 
 
 @dataclass(slots=True)
@@ -388,21 +417,64 @@ async def post_metering(
         outbox.recorded(db)
 
 
-async def insert_hold(db: AsyncSession, hold: CreditHold) -> None:
-    await db.execute(_INSERT_HOLD, _hold_values(hold))
+def _wallet_params(wallets: Sequence[LockedWallet]) -> dict[str, list[Any]]:
+    return {
+        "ids": [w.id for w in wallets],
+        "balances": [w.balance for w in wallets],
+        "helds": [w.held for w in wallets],
+    }
+
+
+def _stored_hold(hold: CreditHold) -> dict[str, Any]:
+    return {
+        "id": hold.id,
+        "reserved": hold.reserved,
+        "captured": hold.captured,
+        "status": hold.status,
+        "resolved_at": hold.resolved_at,
+    }
 
 
 async def store_hold(db: AsyncSession, hold: CreditHold) -> None:
+    await db.execute(_STORE_HOLD, _stored_hold(hold))
+
+
+async def post_hold(
+    db: AsyncSession, wallet: LockedWallet, hold: CreditHold, events: Sequence[outbox.NewEvent]
+) -> None:
+    """Write a new hold with its locked wallet's new figures and the events announcing them,
+    in one statement."""
     await db.execute(
-        _STORE_HOLD,
+        _POST_HOLD, {**_wallet_params([wallet]), **_hold_values(hold), **outbox.params(events)}
+    )
+    if events:
+        outbox.recorded(db)
+
+
+async def post_resolution(
+    db: AsyncSession,
+    hold: CreditHold,
+    *,
+    captured: int,
+    released: int,
+    wallets: Sequence[LockedWallet],
+    events: Sequence[outbox.NewEvent],
+) -> None:
+    """Write a resolved hold (its status, `resolved_at` and final figures set), the resolution
+    (what this settlement `captured` and `released`) and the new figures of these locked
+    wallets with their events, in one statement."""
+    await db.execute(
+        _POST_RESOLUTION,
         {
-            "id": hold.id,
-            "reserved": hold.reserved,
-            "captured": hold.captured,
-            "status": hold.status,
-            "resolved_at": hold.resolved_at,
+            **_stored_hold(hold),
+            "captured_now": captured,
+            "released_now": released,
+            **_wallet_params(wallets),
+            **outbox.params(events),
         },
     )
+    if events:
+        outbox.recorded(db)
 
 
 async def sessions_of_holds(
@@ -416,15 +488,6 @@ async def sessions_of_holds(
         {"ids": list(set(hold_ids))},
     )
     return {r.id: r.session_id for r in rows}
-
-
-async def insert_resolution(
-    db: AsyncSession, hold_id: uuid.UUID, kind: str, captured: int, released: int, at: datetime
-) -> None:
-    await db.execute(
-        _INSERT_RESOLUTION,
-        {"hold_id": hold_id, "kind": kind, "captured": captured, "released": released, "at": at},
-    )
 
 
 async def wallet(db: AsyncSession, wallet_id: uuid.UUID) -> CreditAccount | None:
@@ -450,6 +513,28 @@ async def available_to(
     rows = await db.execute(_AVAILABLE, {"kind": kind, "owners": list(owner_ids)})
     found = {r[0]: Available(r[1], 0 if r[3] is not None else int(r[2])) for r in rows}
     return {o: found.get(o, Available(None, 0)) for o in owner_ids}
+
+
+_SESSION_WALLETS = text(
+    "SELECT kind, id, balance - held, closed_at FROM credit_accounts "
+    "WHERE (kind = 'user' AND owner_id = :user) OR (kind = 'group' AND owner_id = :group)"
+)
+
+
+async def session_wallets(
+    db: AsyncSession, user_id: uuid.UUID, group_id: uuid.UUID
+) -> tuple[Available, uuid.UUID | None]:
+    """What the user's wallet has available and the id of the group's wallet (None until the
+    group has one), in one query."""
+    user, group = Available(None, 0), None
+    for kind, wallet_id, available, closed_at in await db.execute(
+        _SESSION_WALLETS, {"user": user_id, "group": group_id}
+    ):
+        if kind == "user":
+            user = Available(wallet_id, 0 if closed_at is not None else int(available))
+        else:
+            group = wallet_id
+    return user, group
 
 
 async def wallet_of(db: AsyncSession, kind: str, owner_id: uuid.UUID) -> CreditAccount | None:
