@@ -58,6 +58,17 @@ class Case:
     minimal_allowed: frozenset[str] | None = None
 
 
+def _booking(tier: str) -> dict[str, Any]:
+    return {
+        "group_id": "{A1}",
+        "tier_id": tier,
+        "count": 1,
+        "starts_at": "2026-03-20T10:00:00Z",
+        "ends_at": "2026-03-20T12:00:00Z",
+        "title": "A class",
+    }
+
+
 def _new_user(role: str) -> dict[str, Any]:
     return {
         "email": f"new-{role}-{next(_emails)}@example.org",
@@ -212,6 +223,25 @@ CASES = [
     Case("POST", "/api/v1/drains/{no_drain}/end", SUPER),
     Case("POST", "/api/v1/drains/{no_drain}/cancel", SUPER),
     Case("GET", "/api/v1/notices", ANY_ADMIN),
+    # Bookings: anyone lists (their groups' own) and reads the calendar; a group's admins book
+    # for it. A booking is read by those who see its group; to anyone else it does not exist
+    # (404), so only its group's members are refused a change with a 403.
+    Case("GET", "/api/v1/bookings", EVERYONE),
+    Case(
+        "GET",
+        "/api/v1/bookings/calendar?model={model}&starts_at={booked_at}&ends_at={booked_until}",
+        EVERYONE,
+    ),
+    Case("GET", "/api/v1/bookings/{A1_booking}", EVERYONE),
+    Case("POST", "/api/v1/bookings", ADMINS_A1, lambda r: _booking("{no_tier}")),
+    Case("POST", "/api/v1/bookings/check", ADMINS_A1, lambda r: _booking("{exclusive_tier}")),
+    Case(
+        "PATCH",
+        "/api/v1/bookings/{A1_booking}",
+        EVERYONE - {"member_a1", "guest_a1"},
+        lambda r: {"title": f"Renamed by {r}"},
+    ),
+    Case("POST", "/api/v1/bookings/{A1_booking}/cancel", EVERYONE - {"member_a1", "guest_a1"}),
     # Sessions: everyone has their own; another's answers 404 (see tests/sessions).
     Case("GET", "/api/v1/sessions", EVERYONE),
     Case("GET", "/api/v1/sessions?scope=admin", ANY_ADMIN),

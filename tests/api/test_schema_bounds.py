@@ -13,7 +13,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from gshare.api.openapi import spec
 from gshare.audit.models import AuditEntry
-from gshare.capacity.models import Drain, GpuCard, GpuModel, GpuTier
+from gshare.capacity.models import Booking, Drain, GpuCard, GpuModel, GpuTier
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
 from gshare.kit.schemas import UTC_DATETIME_MARK
@@ -53,6 +53,10 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("SharedVolumeCreate", "name"): Volume.name,
     ("SessionCreate", "name"): InteractiveSession.name,
     ("DrainIn", "node"): Drain.node,
+    ("BookingIn", "title"): Booking.title,
+    ("BookingEdit", "title"): Booking.title,
+    ("GET /api/v1/bookings", "model"): Booking.model,
+    ("GET /api/v1/bookings/calendar", "model"): Booking.model,
 }
 NOT_STORED = {
     ("DrainIn", "reason"),  # a text column

@@ -10,8 +10,10 @@ from typing import Any
 
 import httpx
 
+from gshare.capacity.models import Booking
 from gshare.credits.repository import account_id
 from tests.builders import Builder
+from tests.capacity.builders import A100, priced_model
 
 ROLES = (
     "super_admin",
@@ -74,6 +76,29 @@ async def build_world(build: Builder) -> World:
         "no_drain": str(uuid.uuid4()),
     }
     async with build.sessions() as db, db.begin():
+        _, tiers = await priced_model(db, build.clock.now())
+        starts = build.clock.now() + timedelta(days=18)
+        booking = Booking(
+            id=uuid.uuid4(),
+            group_id=a1.id,
+            org_id=org_a.id,
+            tier_id=tiers["exclusive"].id,
+            model=A100,
+            count=1,
+            starts_at=starts,
+            ends_at=starts + timedelta(hours=2),
+            title="Group A1's class",
+            notice_minutes=2,
+            status="active",
+            created_at=build.clock.now(),
+            updated_at=build.clock.now(),
+        )
+        db.add(booking)
+        ids["A1_booking"] = str(booking.id)
+        ids["exclusive_tier"] = str(tiers["exclusive"].id)
+        ids["model"] = A100
+        ids["booked_at"] = f"{starts:%Y-%m-%dT%H:%M:%SZ}"
+        ids["booked_until"] = f"{starts + timedelta(days=1):%Y-%m-%dT%H:%M:%SZ}"
         for key, kind, owner in (
             ("A_wallet", "org", org_a.id),
             ("A1_wallet", "group", a1.id),

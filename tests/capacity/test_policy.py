@@ -88,6 +88,8 @@ def test_each_key_comes_from_the_most_specific_scope_that_sets_it() -> None:
         "min_runtime_minutes": EffectiveValue(None, None),
         "max_wait_minutes": EffectiveValue(None, None),
         "preemption_notice_minutes": EffectiveValue(10, None),
+        "max_booked_card_hours_week": EffectiveValue(None, None),
+        "max_booking_days_ahead": EffectiveValue(90, None),
     }
 
 
@@ -197,9 +199,23 @@ PREEMPTION: dict[str, PolicyValue] = {
 }
 
 
-def test_the_preemption_keys_follow_queue_weight_in_order() -> None:
+def test_the_preemption_keys_follow_queue_weight_in_order_then_the_booking_keys() -> None:
     keys = list(KEYS)
-    assert keys[keys.index("queue_weight") + 1 :] == list(PREEMPTION)
+    assert keys[keys.index("queue_weight") + 1 :] == [
+        *PREEMPTION,
+        "max_booked_card_hours_week",
+        "max_booking_days_ahead",
+    ]
+
+
+def test_the_booking_keys_are_read_at_their_bounds_and_refused_past_them() -> None:
+    bounds = {"max_booked_card_hours_week": 10_000_000, "max_booking_days_ahead": 3660}
+    assert read_policy(bounds) == PolicyAccepted(bounds)
+    assert read_policy({"max_booked_card_hours_week": 0, "max_booking_days_ahead": 0}) == (
+        PolicyAccepted({"max_booked_card_hours_week": 0, "max_booking_days_ahead": 0})
+    )
+    for key, past in (("max_booked_card_hours_week", -1), ("max_booking_days_ahead", 3661)):
+        assert isinstance(read_policy({key: past}), PolicyRefused)
 
 
 def test_the_preemption_keys_are_read_at_their_bounds() -> None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy import String
 
 from gshare.capacity import schemas as capacity_schemas
-from gshare.capacity.models import Drain, GpuCard, GpuModel, GpuTier
+from gshare.capacity.models import Booking, Drain, GpuCard, GpuModel, GpuTier
 from gshare.clusters import schemas as cluster_schemas
 from gshare.clusters.models import Cluster
 from gshare.kit.schemas import RequestModel
@@ -48,6 +48,8 @@ STORED: dict[tuple[str, str], Any] = {
     ("ImageUpdate", "description"): None,  # a text column
     ("DrainIn", "node"): Drain.__table__.c.node,
     ("DrainIn", "reason"): None,  # a text column
+    ("BookingIn", "title"): Booking.__table__.c.title,
+    ("BookingEdit", "title"): Booking.__table__.c.title,
     ("ReportedCardError", "card_uuid"): GpuCard.__table__.c.uuid,  # matched against it
     ("ReportedCardError", "detail"): None,  # passed on in a notification, not stored
 }

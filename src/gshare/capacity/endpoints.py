@@ -9,10 +9,18 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from gshare.capacity import admission, preempting, service, views
+from gshare.capacity import admission, bookings, preempting, service, views
 from gshare.capacity.schemas import (
     AdmissionPreviewIn,
     AdmissionPreviewOut,
+    BookingCheckOut,
+    BookingEdit,
+    BookingIn,
+    BookingOut,
+    BookingPage,
+    CalendarOut,
+    CalendarResource,
+    CalendarStep,
     CardErrorAck,
     CardErrorReport,
     CardOut,
@@ -47,6 +55,7 @@ from gshare.credits.service import amount_of
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.errors import NotFound
+from gshare.kit.schemas import UtcDatetime
 from gshare.kit.web import AppSettings, DbSession, Now, declare
 
 router = APIRouter()
@@ -453,3 +462,141 @@ async def report_card_errors(
 
 
 router.include_router(callbacks)
+
+
+# ---- bookings ------------------------------------------------------------------------------
+
+
+def _booking_out(found: bookings.BookingView) -> BookingOut:
+    b = found.booking
+    window = found.next_window
+    return BookingOut(
+        id=b.id,
+        group_id=b.group_id,
+        group_name=found.group_name,
+        tier_id=b.tier_id,
+        tier_name=found.tier_name,
+        model=b.model,
+        count=b.count,
+        starts_at=b.starts_at,
+        ends_at=b.ends_at,
+        weekly_until=b.weekly_until,
+        title=b.title,
+        notice_minutes=b.notice_minutes,
+        status=b.status,
+        created_at=b.created_at,
+        updated_at=b.updated_at,
+        cancelled_at=b.cancelled_at,
+        next_window=None if window is None else (window.starts_at, window.ends_at),
+        can_manage=found.can_manage,
+    )
+
+
+@router.get("/api/v1/bookings", response_model=BookingPage, **declare(Action.BOOKING_READ))
+async def list_bookings(
+    ctx: Ctx,
+    model: Annotated[str | None, Query(max_length=120, description="Of this GPU model.")] = None,
+    group_id: Annotated[uuid.UUID | None, Query(description="Of this group.")] = None,
+    ended: Annotated[bool, Query(description="Also ended and cancelled ones.")] = False,
+) -> BookingPage:
+    """The bookings of the groups the caller is in or administers (every one for the super
+    admin), soonest first."""
+    found = await bookings.list_bookings(ctx, model=model, group_id=group_id, include_ended=ended)
+    return BookingPage(items=[_booking_out(b) for b in found])
+
+
+@router.get(
+    "/api/v1/bookings/calendar",
+    response_model=CalendarOut,
+    **declare(Action.BOOKING_READ, 404),
+)
+async def booking_calendar(
+    ctx: Ctx,
+    model: Annotated[str, Query(min_length=1, max_length=120, description="The GPU model.")],
+    starts_at: Annotated[UtcDatetime, Query(description="From this instant.")],
+    ends_at: Annotated[UtcDatetime, Query(description="To this one, at most 62 days later.")],
+) -> CalendarOut:
+    """Booked and free capacity of a GPU model over a window: for its whole cards, and for
+    each MIG profile's instances. It names no group and no title."""
+    found = await bookings.calendar(ctx, model, starts_at, ends_at)
+    return CalendarOut(
+        model=found.model,
+        starts_at=found.window.starts_at,
+        ends_at=found.window.ends_at,
+        resources=[
+            CalendarResource(
+                pool=resource.pool,
+                profile=resource.profile,
+                unit="cards" if resource.pool == "hami-core" else "instances",
+                capacity=capacity,
+                steps=[
+                    CalendarStep(
+                        starts_at=s.window.starts_at,
+                        ends_at=s.window.ends_at,
+                        booked=s.booked,
+                        free=s.free,
+                    )
+                    for s in steps
+                ],
+            )
+            for resource, capacity, steps in found.resources
+        ],
+    )
+
+
+@router.post(
+    "/api/v1/bookings/check",
+    response_model=BookingCheckOut,
+    **declare(Action.BOOKING_MANAGE, 404),
+)
+async def check_booking(body: BookingIn, ctx: Ctx) -> BookingCheckOut:
+    """Whether this booking would be accepted now, and if not why; books nothing."""
+    decided = await bookings.check(ctx, body)
+    refusal = decided.refusal
+    return BookingCheckOut(
+        fits=refusal is None,
+        code=None if refusal is None else refusal.code,
+        message="It fits." if refusal is None else refusal.message,
+        at=decided.at,
+    )
+
+
+@router.post(
+    "/api/v1/bookings",
+    status_code=201,
+    response_model=BookingOut,
+    **declare(Action.BOOKING_MANAGE, 404, 409),
+)
+async def create_booking(body: BookingIn, ctx: Ctx) -> BookingOut:
+    """Book capacity for a group: 409 `booking_conflict` names the first moment the capacity
+    falls short, 409 `booking_quota` the first week over the organization's card-hours."""
+    return _booking_out(await bookings.create(ctx, body))
+
+
+@router.get(
+    "/api/v1/bookings/{booking_id}",
+    response_model=BookingOut,
+    **declare(Action.BOOKING_READ, 404),
+)
+async def get_booking(booking_id: uuid.UUID, ctx: Ctx) -> BookingOut:
+    return _booking_out(await bookings.get_booking(ctx, booking_id))
+
+
+@router.patch(
+    "/api/v1/bookings/{booking_id}",
+    response_model=BookingOut,
+    **declare(Action.BOOKING_MANAGE, 404, 409),
+)
+async def edit_booking(booking_id: uuid.UUID, body: BookingEdit, ctx: Ctx) -> BookingOut:
+    """Change a booking before it starts; it is checked again as a whole."""
+    return _booking_out(await bookings.edit(ctx, booking_id, body))
+
+
+@router.post(
+    "/api/v1/bookings/{booking_id}/cancel",
+    response_model=BookingOut,
+    **declare(Action.BOOKING_MANAGE, 404, 409),
+)
+async def cancel_booking(booking_id: uuid.UUID, ctx: Ctx) -> BookingOut:
+    """Call a booking off; sessions running on it go on as ordinary sessions."""
+    return _booking_out(await bookings.cancel(ctx, booking_id))

@@ -409,3 +409,54 @@ class Notice(Base):
         Index("ix_capacity_notices_group", "group_id", "noticed_at"),
         Index("ix_capacity_notices_for_group", "for_group_id", "noticed_at"),
     )
+
+
+class Booking(Base):
+    """Capacity booked for a group: `count` sessions of a tier (slots, whole cards or MIG
+    instances) over `[starts_at, ends_at)` and, with `weekly_until`, over the same window every
+    7 days after it that starts before `weekly_until`.
+
+    Members of the group are admitted onto it ahead of the queue; what they leave unused is
+    lent to everyone and reclaimed with `notice_minutes` of notice. A booking is edited only
+    before it starts, and cancelled rather than deleted."""
+
+    __tablename__ = "capacity_bookings"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    group_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("groups.id", ondelete="CASCADE"), nullable=False
+    )
+    org_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    tier_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("gpu_tiers.id"), nullable=False
+    )
+    model: Mapped[str] = mapped_column(String(120), nullable=False)
+    count: Mapped[int] = mapped_column(Integer, nullable=False)
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    ends_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    weekly_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    notice_minutes: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(10), nullable=False)
+    created_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cancelled_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+
+    __table_args__ = (
+        CheckConstraint("count BETWEEN 1 AND 10000", name="count_in_range"),
+        CheckConstraint("ends_at > starts_at", name="window_order"),
+        CheckConstraint(
+            "weekly_until IS NULL OR (weekly_until > starts_at "
+            "AND ends_at - starts_at <= interval '7 days')",
+            name="weekly_after_start",
+        ),
+        CheckConstraint("notice_minutes BETWEEN 0 AND 1440", name="notice_in_range"),
+        CheckConstraint("status IN ('active', 'cancelled')", name="status_known"),
+        CheckConstraint(
+            "(status = 'cancelled') = (cancelled_at IS NOT NULL)", name="cancelled_when"
+        ),
+        Index("ix_capacity_bookings_model_active", "model", postgresql_where="status = 'active'"),
+        Index("ix_capacity_bookings_group", "group_id"),
+    )

@@ -80,6 +80,8 @@ KEYS: dict[str, KeyRule] = {
     "min_runtime_minutes": KeyRule(int, 0, _MINUTES_IN_A_YEAR),
     "max_wait_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
     "preemption_notice_minutes": KeyRule(int, 0, 7 * 24 * 60),
+    "max_booked_card_hours_week": KeyRule(float, 0, 10_000_000),
+    "max_booking_days_ahead": KeyRule(int, 0, 3660),
 }
 # Keys that decide between tenants (whose request may pause whose session, and how long a
 # session is protected): only a super admin sets them, at any scope.
@@ -90,6 +92,9 @@ RESERVED_KEYS = frozenset(
         "min_runtime_minutes",
         "max_wait_minutes",
         "preemption_notice_minutes",
+        # How much of the cards an organization may book ahead, and how far.
+        "max_booked_card_hours_week",
+        "max_booking_days_ahead",
     }
 )
 # A name is a model's (at most 120 characters) or a tier's; no list needs more than this.
@@ -101,6 +106,7 @@ _DEFAULTS: dict[str, PolicyValue] = {
     "priority": "normal",
     "preemptible": True,
     "preemption_notice_minutes": 10,
+    "max_booking_days_ahead": 90,
 }
 
 

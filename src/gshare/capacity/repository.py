@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.capacity.models import (
     AdmissionRequest,
     Allocation,
+    Booking,
     FairShareUsage,
     GpuCard,
     GpuModel,
@@ -805,3 +806,99 @@ async def store_usage(db: AsyncSession, rows: list[dict[str, Any]]) -> None:
             set_={"usage": stmt.excluded.usage, "sampled_at": stmt.excluded.sampled_at},
         )
     )
+
+
+# ---- bookings ------------------------------------------------------------------------------
+
+
+async def lock_bookings(db: AsyncSession, org_id: uuid.UUID, model: str) -> None:
+    """Bookings are decided one at a time per organization (its weekly quota), then per model
+    (its capacity): the organization's lock first, always."""
+    await db.execute(
+        text(
+            "SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.booking.org'), "
+            "hashtext(:org)), pg_advisory_xact_lock(hashtext('gshare.capacity.booking.model'), "
+            "hashtext(:model))"
+        ),
+        {"org": str(org_id), "model": model},
+    )
+
+
+def _ending_after(moment: datetime) -> Any:
+    """Bookings whose last window may end after `moment` (a weekly one's last start is before
+    its `weekly_until`)."""
+    last_end = func.coalesce(
+        Booking.weekly_until + (Booking.ends_at - Booking.starts_at), Booking.ends_at
+    )
+    return last_end > moment
+
+
+async def active_bookings(
+    db: AsyncSession,
+    *,
+    model: str | None = None,
+    org_id: uuid.UUID | None = None,
+    ending_after: datetime,
+) -> list[Booking]:
+    """Active bookings of a model or an organization that may still hold capacity after
+    `ending_after`."""
+    query = select(Booking).where(Booking.status == "active", _ending_after(ending_after))
+    if model is not None:
+        query = query.where(Booking.model == model)
+    if org_id is not None:
+        query = query.where(Booking.org_id == org_id)
+    return list(await db.scalars(query))
+
+
+async def bookings(
+    db: AsyncSession,
+    *,
+    group_ids: Sequence[uuid.UUID] | None,
+    org_ids: Sequence[uuid.UUID] | None,
+    model: str | None,
+    group_id: uuid.UUID | None,
+    ending_after: datetime | None,
+    limit: int = 500,
+) -> list[Booking]:
+    """Bookings of these groups or of any group of these organizations (all when both are
+    None), soonest first; with `ending_after`, active ones that may still run after it."""
+    query = select(Booking)
+    if group_ids is not None or org_ids is not None:
+        query = query.where(
+            or_(
+                Booking.group_id == any_(_ids(list(group_ids or []))),
+                Booking.org_id == any_(_ids(list(org_ids or []))),
+            )
+        )
+    if model is not None:
+        query = query.where(Booking.model == model)
+    if group_id is not None:
+        query = query.where(Booking.group_id == group_id)
+    if ending_after is not None:
+        query = query.where(Booking.status == "active", _ending_after(ending_after))
+    query = query.order_by(Booking.starts_at, Booking.id).limit(limit)
+    return list(await db.scalars(query))
+
+
+async def booking(db: AsyncSession, booking_id: uuid.UUID, *, lock: bool = False) -> Booking | None:
+    return await db.get(Booking, booking_id, with_for_update=lock, populate_existing=lock)
+
+
+async def add_booking(db: AsyncSession, row: Booking) -> None:
+    db.add(row)
+    await db.flush()
+
+
+async def tiers_with_models(
+    db: AsyncSession, ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, tuple[GpuTier, GpuModel]]:
+    """Tiers (retired ones too) with their models, by tier id, in one query."""
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    found = await db.execute(
+        select(GpuTier, GpuModel)
+        .join(GpuModel, GpuModel.id == GpuTier.model_id)
+        .where(GpuTier.id == any_(_ids(wanted)))
+    )
+    return {tier.id: (tier, model) for tier, model in found}

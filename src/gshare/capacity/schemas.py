@@ -410,3 +410,109 @@ class CardErrorReport(RequestModel):
 
 class CardErrorAck(ResponseModel):
     drained: int = Field(description="Cards this report started draining.")
+
+
+# ---- bookings ------------------------------------------------------------------------------
+
+BookingTitle = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), Printable
+]
+
+
+class BookingIn(RequestModel):
+    group_id: uuid.UUID = Field(description="The group the capacity is booked for.")
+    tier_id: uuid.UUID = Field(
+        description="What is booked: a fraction tier's slots, whole cards (an exclusive tier) "
+        "or a MIG profile's instances."
+    )
+    count: int = Field(ge=1, le=10_000, description="How many sessions of the tier.")
+    starts_at: UtcDatetime = Field(description="The (first) window's start: now or later.")
+    ends_at: UtcDatetime = Field(
+        description="The (first) window's end: after its start, at most 14 days later (7 for a "
+        "weekly booking)."
+    )
+    weekly_until: UtcDatetime | None = Field(
+        default=None,
+        description="Repeat the window every 7 days while its start is before this instant "
+        "(at most a year after the first start); none: once.",
+    )
+    title: BookingTitle = Field(description="What the booking is for, as members will read it.")
+    notice_minutes: int = Field(
+        default=2,
+        ge=0,
+        le=1440,
+        description="How long a session lent the booked capacity is told before it is paused "
+        "for a member of the group.",
+    )
+
+
+class BookingEdit(RequestModel):
+    """What may change before a booking starts; what is left out stays as it is."""
+
+    count: int | None = Field(default=None, ge=1, le=10_000)
+    starts_at: UtcDatetime | None = None
+    ends_at: UtcDatetime | None = None
+    weekly_until: UtcDatetime | None = None
+    once: bool = Field(default=False, description="Drop the weekly recurrence.")
+    title: BookingTitle | None = None
+    notice_minutes: int | None = Field(default=None, ge=0, le=1440)
+
+
+class BookingOut(ResponseModel):
+    id: uuid.UUID
+    group_id: uuid.UUID
+    group_name: str
+    tier_id: uuid.UUID
+    tier_name: str
+    model: str
+    count: int
+    starts_at: datetime
+    ends_at: datetime
+    weekly_until: datetime | None
+    title: str
+    notice_minutes: int
+    status: Literal["active", "cancelled"]
+    created_at: datetime
+    updated_at: datetime
+    cancelled_at: datetime | None
+    next_window: tuple[datetime, datetime] | None = Field(
+        description="The window now running or the next one; none once the last has ended."
+    )
+    can_manage: bool = Field(description="Whether the caller may edit or cancel it.")
+
+
+class BookingPage(ResponseModel):
+    items: list[BookingOut]
+
+
+class CalendarStep(ResponseModel):
+    starts_at: datetime
+    ends_at: datetime
+    booked: int
+    free: int
+
+
+class CalendarResource(ResponseModel):
+    """One thing bookings compete for: a model's whole cards, or one MIG profile's instances."""
+
+    pool: Literal["hami-core", "mig"]
+    profile: str | None
+    unit: Literal["cards", "instances"]
+    capacity: int
+    steps: list[CalendarStep]
+
+
+class CalendarOut(ResponseModel):
+    model: str
+    starts_at: datetime
+    ends_at: datetime
+    resources: list[CalendarResource]
+
+
+class BookingCheckOut(ResponseModel):
+    """Whether a booking would be accepted now, and why not."""
+
+    fits: bool
+    code: str | None = Field(description="The refusal's code: booking_conflict, booking_quota…")
+    message: str
+    at: datetime | None = Field(description="The first moment the capacity falls short.")

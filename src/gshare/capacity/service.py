@@ -672,6 +672,14 @@ async def effective_for(
     return effective_of(await repository.policies_for(db, org_id, group_id, user_id))
 
 
+async def effective_for_org(db: AsyncSession, org_id: uuid.UUID) -> EffectivePolicy:
+    """The policy of an organization as a whole: the global one, then the organization's."""
+    return effective_of(await repository.policies_for(db, org_id, _NO_ONE, _NO_ONE))
+
+
+_NO_ONE = uuid.UUID(int=0)  # no group or user has it
+
+
 def effective_of(rows: Sequence[Any]) -> EffectivePolicy:
     """The effective policy of stored policies (rows of scope_kind, scope_id, values)."""
     return effective_policy([_layer(r) for r in rows])

@@ -94,6 +94,10 @@ class Action(StrEnum):
     VOLUME_READ_GROUP = "volume.read_group"  # a group's shared volumes: its members
     VOLUME_MANAGE_GROUP = "volume.manage_group"  # create and delete them: its admins
     WORKER_HEALTH = "worker.health"  # how the worker's loops and the clusters' metrics fare
+    # Bookings: the service shows each caller the bookings of their groups, and a calendar
+    # of booked and free capacity (no group, no title) to anyone.
+    BOOKING_READ = "booking.read"
+    BOOKING_MANAGE = "booking.manage"  # book, edit and cancel for a group one administers
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,8 @@ RULES: dict[Action, Rule] = {
     Action.VOLUME_READ_GROUP: _sees_group,
     Action.VOLUME_MANAGE_GROUP: _group_admin,
     Action.WORKER_HEALTH: _never,
+    Action.BOOKING_READ: _signed_in,
+    Action.BOOKING_MANAGE: _group_admin,
 }
 
 

@@ -77,6 +77,24 @@ export const POLICY_KEYS: PolicyKey[] = [
     unit: 'minutes',
     reserved: true,
   },
+  {
+    key: 'max_booked_card_hours_week',
+    label: 'Card-hours bookable a week',
+    kind: 'float',
+    min: 0,
+    max: 10_000_000,
+    unit: 'card-hours',
+    reserved: true,
+  },
+  {
+    key: 'max_booking_days_ahead',
+    label: 'Booking horizon',
+    kind: 'int',
+    min: 0,
+    max: 3660,
+    unit: 'days',
+    reserved: true,
+  },
 ];
 
 export const POLICY_KEY_LABELS = Object.fromEntries(POLICY_KEYS.map((k) => [k.key, k.label]));

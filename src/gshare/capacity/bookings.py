@@ -1,0 +1,511 @@
+"""Bookings: GPU capacity a group books ahead for a class or a deadline.
+
+A group admin books for their group, an org admin for any group of the organization, the super
+admin for any group. A booking is accepted only if, at every moment of each of its windows, the
+capacity that exists now (usable cards of the model on connected clusters, in the tier's pool,
+not draining) less what other bookings hold covers it, and the organization stays within its
+policy's `max_booked_card_hours_week` and `max_booking_days_ahead`. The arithmetic is
+`reservations.py`'s; this module reads, locks and writes around it.
+
+Two bookings of one model (or one organization) are decided one at a time: each takes the
+organization's, then the model's advisory lock before it reads the others.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from gshare.capacity import repository, reservations, service
+from gshare.capacity.mig import MEMORY_SLICES, geometry_for
+from gshare.capacity.models import Booking, GpuModel, GpuTier
+from gshare.capacity.placement import MIG
+from gshare.capacity.policy import EffectivePolicy
+from gshare.capacity.reservations import Conflict as Shortfall
+from gshare.capacity.reservations import Resource, Window
+from gshare.capacity.schemas import BookingEdit, BookingIn
+from gshare.clusters import service as clusters
+from gshare.events.notifications import notify_user
+from gshare.identity import service as identity
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action, Actor, Scope
+from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.ids import new_id
+
+MAX_WINDOW = timedelta(days=14)
+MAX_WEEKLY_WINDOW = timedelta(days=7)
+MAX_RECURRENCE = timedelta(days=366)
+PAST_GRACE = timedelta(minutes=1)  # a start "now" typed a moment ago is still now
+MAX_CALENDAR = timedelta(days=62)
+MAX_AHEAD = timedelta(days=3660 + 366)  # the longest `max_booking_days_ahead`, then a year
+NOTIFICATION = "booking.changed"
+
+
+class BookingConflict(Conflict):
+    code = "booking_conflict"
+    message = "The capacity is not there for this booking."
+
+
+@dataclass(frozen=True)
+class BookingView:
+    booking: Booking
+    tier_name: str
+    group_name: str
+    can_manage: bool
+    next_window: Window | None
+
+
+@dataclass(frozen=True)
+class Check:
+    """Whether a booking would be accepted: None when it would, else the refusal."""
+
+    refusal: Conflict | Unprocessable | None
+    at: datetime | None = None
+
+
+# ---- what a booking holds ------------------------------------------------------------------
+
+
+def resource_of(tier: GpuTier, model: GpuModel) -> tuple[Resource, int, float]:
+    """What a booking of one session of `tier` competes for, how many units `count` of them
+    need (see `amount_of`), and what one unit counts as in whole cards."""
+    if tier.kind == "mig":
+        profile = tier.mig_profile or ""
+        geometry = geometry_for(model.name)
+        found = geometry.profile(profile) if geometry else None
+        units = found.memory_slices / MEMORY_SLICES if found else 1.0
+        return Resource(model.name, MIG, found.name if found else profile), 1, units
+    per_card = 1 if tier.kind == "exclusive" else min(tier.denominator or 1, model.split_count)
+    return Resource(model.name), max(per_card, 1), 1.0
+
+
+def _pure(booking: Booking, tier: GpuTier, model: GpuModel) -> reservations.Booking:
+    resource, per_unit, units = resource_of(tier, model)
+    amount = booking.count if per_unit == 1 else reservations.cards_for(booking.count, per_unit)
+    return reservations.Booking(
+        booking.id,
+        resource,
+        amount,
+        Window(booking.starts_at, booking.ends_at),
+        booking.weekly_until,
+        units,
+    )
+
+
+def next_window(booking: Booking, now: datetime) -> Window | None:
+    """The booking's window running at `now`, or its next one; None once the last has ended."""
+    pure = reservations.Booking(
+        booking.id,
+        Resource(booking.model),
+        1,
+        Window(booking.starts_at, booking.ends_at),
+        booking.weekly_until,
+    )
+    found = reservations.occurrences(pure, Window(now, reservations.span(pure).ends_at))
+    return found[0] if found else None
+
+
+async def _capacity(ctx: Context, model: str) -> dict[Resource, int]:
+    """What exists of each of the model's resources now: usable hami-core cards, and the
+    instances of each profile on usable MIG cards."""
+    rows = await repository.snapshot_rows(ctx.db, await clusters.connected_ids(ctx.db), {model})
+    found: dict[Resource, int] = {Resource(model): 0}
+    for card in rows:
+        if card.pool == MIG:
+            for instance in card.mig_layout or ():
+                key = Resource(model, MIG, instance["profile"])
+                found[key] = found.get(key, 0) + 1
+        else:
+            found[Resource(model)] += 1
+    return found
+
+
+# ---- checks --------------------------------------------------------------------------------
+
+
+def _window_refusal(
+    starts_at: datetime, ends_at: datetime, weekly_until: datetime | None, now: datetime
+) -> Unprocessable | None:
+    # Nothing lies beyond the longest horizon a policy may allow, so no arithmetic below nears
+    # the calendar's end.
+    if max(starts_at, ends_at, weekly_until or starts_at) > now + MAX_AHEAD:
+        return Unprocessable(
+            f"A booking lies within {MAX_AHEAD.days} days from now.", code="invalid_window"
+        )
+    if ends_at <= starts_at:
+        return Unprocessable("A booking ends after it starts.", code="invalid_window")
+    if starts_at < now - PAST_GRACE:
+        return Unprocessable("A booking starts now or later.", code="invalid_window")
+    longest = MAX_WINDOW if weekly_until is None else MAX_WEEKLY_WINDOW
+    if ends_at - starts_at > longest:
+        days = longest.days
+        return Unprocessable(
+            f"A {'weekly ' if weekly_until else ''}booking's window lasts at most {days} days.",
+            code="invalid_window",
+        )
+    if weekly_until is not None and not (starts_at < weekly_until <= starts_at + MAX_RECURRENCE):
+        return Unprocessable(
+            "A weekly booking repeats until a moment after its first start, at most a year later.",
+            code="invalid_window",
+        )
+    return None
+
+
+def _horizon_refusal(
+    policy: EffectivePolicy, pure: reservations.Booking, now: datetime
+) -> Unprocessable | None:
+    days = policy["max_booking_days_ahead"].value
+    if not isinstance(days, int):
+        return None
+    if reservations.span(pure).ends_at > now + timedelta(days=days):
+        return Unprocessable(
+            f"Your organization books at most {days} days ahead; this booking ends later.",
+            code="booking_too_far",
+        )
+    return None
+
+
+async def _quota_refusal(
+    ctx: Context,
+    policy: EffectivePolicy,
+    pure: reservations.Booking,
+    org_id: uuid.UUID,
+) -> Conflict | None:
+    limit = policy["max_booked_card_hours_week"].value
+    if not isinstance(limit, int | float) or isinstance(limit, bool):
+        return None
+    others = await repository.active_bookings(ctx.db, org_id=org_id, ending_after=ctx.now)
+    pures = await _pures(ctx, others)
+    over = reservations.over_quota(pures, pure, float(limit))
+    if over is None:
+        return None
+    week, total = over
+    return Conflict(
+        f"Your organization may book {limit:g} card-hours a week; the week of "
+        f"{week:%Y-%m-%d} would hold {total:.1f}.",
+        code="booking_quota",
+    )
+
+
+async def _pures(ctx: Context, rows: Sequence[Booking]) -> list[reservations.Booking]:
+    tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
+    return [_pure(b, *tiers[b.tier_id]) for b in rows if b.tier_id in tiers]
+
+
+async def _decide(
+    ctx: Context, booking: Booking, tier: GpuTier, model: GpuModel, org_id: uuid.UUID
+) -> Check:
+    """Every check a new or edited booking passes, with the locks that keep it true until
+    commit; nothing is written."""
+    refusal = _window_refusal(booking.starts_at, booking.ends_at, booking.weekly_until, ctx.now)
+    if refusal is not None:
+        return Check(refusal)
+    pure = _pure(booking, tier, model)
+    policy = await service.effective_for_org(ctx.db, org_id)
+    refusal = _horizon_refusal(policy, pure, ctx.now)
+    if refusal is not None:
+        return Check(refusal)
+    await repository.lock_bookings(ctx.db, org_id, model.name)
+    quota = await _quota_refusal(ctx, policy, pure, org_id)
+    if quota is not None:
+        return Check(quota)
+    capacity = (await _capacity(ctx, model.name)).get(pure.resource, 0)
+    others = await repository.active_bookings(ctx.db, model=model.name, ending_after=ctx.now)
+    decided = reservations.check(capacity, await _pures(ctx, others), pure)
+    if isinstance(decided, Shortfall):
+        unit = "cards" if pure.resource.pool != MIG else f"{pure.resource.profile} instances"
+        return Check(
+            BookingConflict(
+                f"At {decided.at.isoformat()} this booking needs {decided.needed} {unit} of "
+                f"{model.name}; {decided.booked} of {decided.capacity} are booked already.",
+            ),
+            decided.at,
+        )
+    return Check(None)
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+
+def _sees(actor: Actor, group_id: uuid.UUID, org_id: uuid.UUID) -> bool:
+    return actor.is_super_admin or actor.sees_group(group_id, org_id) or group_id in actor.guest_of
+
+
+def _manages(actor: Actor, booking: Booking) -> bool:
+    return actor.is_super_admin or actor.administers_group(booking.group_id, booking.org_id)
+
+
+async def _views(ctx: Context, rows: Sequence[Booking]) -> list[BookingView]:
+    tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
+    groups = await identity.names(ctx.db, "group", list({b.group_id for b in rows}))
+    return [
+        BookingView(
+            b,
+            tiers[b.tier_id][0].name if b.tier_id in tiers else "",
+            groups.get(b.group_id, ""),
+            _manages(ctx.actor, b),
+            next_window(b, ctx.now) if b.status == "active" else None,
+        )
+        for b in rows
+    ]
+
+
+async def _visible(ctx: Context, booking_id: uuid.UUID, *, lock: bool = False) -> Booking:
+    booking = await repository.booking(ctx.db, booking_id, lock=lock)
+    if booking is None or not _sees(ctx.actor, booking.group_id, booking.org_id):
+        raise NotFound("No such booking.", code="booking_not_found")
+    return booking
+
+
+async def list_bookings(
+    ctx: Context,
+    *,
+    model: str | None,
+    group_id: uuid.UUID | None,
+    include_ended: bool,
+) -> list[BookingView]:
+    """The bookings of the groups the caller is in or administers (every one for the super
+    admin), soonest first; ended and cancelled ones only when asked."""
+    require(ctx, Action.BOOKING_READ)
+    actor = ctx.actor
+    groups: list[uuid.UUID] | None = None
+    orgs: list[uuid.UUID] | None = None
+    if not actor.is_super_admin:
+        groups = list({*actor.member_of, *actor.guest_of, *actor.group_admin_of})
+        orgs = list(actor.org_admin_of)
+    rows = await repository.bookings(
+        ctx.db,
+        group_ids=groups,
+        org_ids=orgs,
+        model=model,
+        group_id=group_id,
+        ending_after=None if include_ended else ctx.now,
+    )
+    return await _views(ctx, rows)
+
+
+async def get_booking(ctx: Context, booking_id: uuid.UUID) -> BookingView:
+    require(ctx, Action.BOOKING_READ)
+    return (await _views(ctx, [await _visible(ctx, booking_id)]))[0]
+
+
+@dataclass(frozen=True)
+class CalendarView:
+    model: str
+    window: Window
+    resources: list[tuple[Resource, int, list[reservations.Free]]]
+
+
+async def calendar(
+    ctx: Context, model: str, starts_at: datetime, ends_at: datetime
+) -> CalendarView:
+    """What is booked and free of each of the model's resources over a window (at most 62
+    days). Anyone signed in reads it: it names no group and no title."""
+    require(ctx, Action.BOOKING_READ)
+    if ends_at <= starts_at or ends_at - starts_at > MAX_CALENDAR:
+        raise Unprocessable(
+            "A calendar spans more than nothing and at most 62 days.", code="invalid_window"
+        )
+    if await repository.model_named(ctx.db, model) is None:
+        raise NotFound("No such GPU model.", code="model_not_found")
+    capacity = await _capacity(ctx, model)
+    pures = await _pures(
+        ctx, await repository.active_bookings(ctx.db, model=model, ending_after=starts_at)
+    )
+    window = Window(starts_at, ends_at)
+    resources = set(capacity) | {p.resource for p in pures}
+    return CalendarView(
+        model,
+        window,
+        [
+            (
+                r,
+                capacity.get(r, 0),
+                reservations.free_capacity(capacity.get(r, 0), pures, r, window),
+            )
+            for r in sorted(resources)
+        ],
+    )
+
+
+# ---- changing ------------------------------------------------------------------------------
+
+
+async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
+    org_id = await identity.group_org(ctx.db, group_id)
+    if org_id is None:
+        raise NotFound("No such group.", code="group_not_found")
+    return Scope.of_group(group_id, org_id)
+
+
+async def _draft(ctx: Context, body: BookingIn) -> tuple[Booking, GpuTier, GpuModel, uuid.UUID]:
+    scope = await _group_scope(ctx, body.group_id)
+    require(ctx, Action.BOOKING_MANAGE, scope, target_type="group", target_id=body.group_id)
+    assert scope.org_id is not None
+    tier, model = await service.tier_with_model(ctx.db, body.tier_id)
+    booking = Booking(
+        id=new_id(),
+        group_id=body.group_id,
+        org_id=scope.org_id,
+        tier_id=tier.id,
+        model=model.name,
+        count=body.count,
+        starts_at=body.starts_at,
+        ends_at=body.ends_at,
+        weekly_until=body.weekly_until,
+        title=body.title,
+        notice_minutes=body.notice_minutes,
+        status="active",
+        created_by=ctx.actor.user_id,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    return booking, tier, model, scope.org_id
+
+
+async def check(ctx: Context, body: BookingIn) -> Check:
+    """Whether `body` would be booked now; writes nothing."""
+    booking, tier, model, org_id = await _draft(ctx, body)
+    return await _decide(ctx, booking, tier, model, org_id)
+
+
+def _raise(decided: Check) -> None:
+    if decided.refusal is not None:
+        raise decided.refusal
+
+
+async def _tell_members(ctx: Context, booking: Booking, title: str, body: str) -> None:
+    for user_id in await identity.member_ids(ctx.db, booking.group_id):
+        await notify_user(
+            ctx.db,
+            user_id,
+            NOTIFICATION,
+            title=title,
+            body=body,
+            now=ctx.now,
+            data={"booking_id": str(booking.id), "group_id": str(booking.group_id)},
+        )
+
+
+def _when(booking: Booking) -> str:
+    repeat = f", weekly until {booking.weekly_until:%Y-%m-%d}" if booking.weekly_until else ""
+    return f"{booking.starts_at:%a %Y-%m-%d %H:%M} to {booking.ends_at:%H:%M} UTC{repeat}"
+
+
+def _detail(booking: Booking) -> dict[str, object]:
+    return {
+        "tier_id": str(booking.tier_id),
+        "model": booking.model,
+        "count": booking.count,
+        "starts_at": booking.starts_at.isoformat(),
+        "ends_at": booking.ends_at.isoformat(),
+        "weekly_until": booking.weekly_until.isoformat() if booking.weekly_until else None,
+        "title": booking.title,
+        "notice_minutes": booking.notice_minutes,
+    }
+
+
+async def create(ctx: Context, body: BookingIn) -> BookingView:
+    booking, tier, model, org_id = await _draft(ctx, body)
+    _raise(await _decide(ctx, booking, tier, model, org_id))
+    await repository.add_booking(ctx.db, booking)
+    await audit(
+        ctx,
+        "capacity.booking_created",
+        target_type="booking",
+        target_id=booking.id,
+        org_id=org_id,
+        group_id=booking.group_id,
+        detail=_detail(booking),
+    )
+    await _tell_members(
+        ctx,
+        booking,
+        f"Capacity booked: {booking.title}",
+        f"{booking.count} x {tier.name} of {model.name} for your group, {_when(booking)}.",
+    )
+    return (await _views(ctx, [booking]))[0]
+
+
+async def _managed(ctx: Context, booking_id: uuid.UUID) -> Booking:
+    booking = await _visible(ctx, booking_id, lock=True)
+    require(
+        ctx,
+        Action.BOOKING_MANAGE,
+        Scope.of_group(booking.group_id, booking.org_id),
+        target_type="booking",
+        target_id=booking_id,
+    )
+    if booking.status != "active":
+        raise Conflict("This booking is cancelled.", code="booking_cancelled")
+    return booking
+
+
+async def edit(ctx: Context, booking_id: uuid.UUID, body: BookingEdit) -> BookingView:
+    """Change a booking that has not started yet; the changed booking is checked as a new one
+    (beside every other, not itself)."""
+    booking = await _managed(ctx, booking_id)
+    if booking.starts_at <= ctx.now:
+        raise Conflict("This booking has started; cancel it, or book anew.", code="booking_started")
+    before = _detail(booking)
+    changes = body.model_dump(exclude_unset=True)
+    for field in ("count", "starts_at", "ends_at", "title", "notice_minutes"):
+        if changes.get(field) is not None:
+            setattr(booking, field, changes[field])
+    if body.once:
+        booking.weekly_until = None
+    elif body.weekly_until is not None:
+        booking.weekly_until = body.weekly_until
+    _raise(
+        Check(_window_refusal(booking.starts_at, booking.ends_at, booking.weekly_until, ctx.now))
+    )
+    found = await repository.tier_with_model(ctx.db, booking.tier_id)
+    assert found is not None  # a booked tier is never deleted (foreign key)
+    tier, model = found
+    _raise(await _decide(ctx, booking, tier, model, booking.org_id))
+    booking.updated_at = ctx.now
+    await ctx.db.flush()
+    await audit(
+        ctx,
+        "capacity.booking_changed",
+        target_type="booking",
+        target_id=booking.id,
+        org_id=booking.org_id,
+        group_id=booking.group_id,
+        detail={"before": before, "after": _detail(booking)},
+    )
+    await _tell_members(
+        ctx,
+        booking,
+        f"Booking changed: {booking.title}",
+        f"Now {booking.count} x {tier.name} of {model.name}, {_when(booking)}.",
+    )
+    return (await _views(ctx, [booking]))[0]
+
+
+async def cancel(ctx: Context, booking_id: uuid.UUID) -> BookingView:
+    """Call a booking off: its capacity is free to book and to use at once. Sessions already
+    running on it go on as ordinary sessions."""
+    booking = await _managed(ctx, booking_id)
+    booking.status, booking.cancelled_at, booking.cancelled_by = (
+        "cancelled",
+        ctx.now,
+        ctx.actor.user_id,
+    )
+    booking.updated_at = ctx.now
+    await ctx.db.flush()
+    await audit(
+        ctx,
+        "capacity.booking_cancelled",
+        target_type="booking",
+        target_id=booking.id,
+        org_id=booking.org_id,
+        group_id=booking.group_id,
+        detail=_detail(booking),
+    )
+    await _tell_members(
+        ctx, booking, f"Booking cancelled: {booking.title}", f"It was for {_when(booking)}."
+    )
+    return (await _views(ctx, [booking]))[0]
