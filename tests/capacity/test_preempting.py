@@ -339,3 +339,99 @@ async def test_only_a_super_admin_sets_the_keys_that_decide_between_tenants(
         row = await capacity_repository.policy(db, "group", w.group_id)
         assert row is not None
         assert row.values == {"priority": "low"}
+
+
+# ---- bookings ------------------------------------------------------------------------------
+
+
+async def _booked_world(build: Builder, *, notice: int = 2) -> tuple[SessionWorld, Group]:
+    """One card. Member 1 is also in a second group, which booked the card (one exclusive
+    session) from now for two hours with `notice` minutes' notice; member 0's group did not."""
+    w = await session_world(build, n_cards=1)
+    async with build.sessions() as db:
+        first = await db.get(Group, w.capacity.group_id)
+        assert first is not None
+        org = await db.get(Organization, first.org_id)
+        assert org is not None
+    lab = await build.group(org, "Deadline lab")
+    async with build.sessions() as db:
+        from gshare.identity.models import User
+
+        member = await db.get(User, w.capacity.user_ids[1])
+        assert member is not None
+    await build.member(member, lab)
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    now = build.clock.now()
+    booked = await root.post(
+        f"{API}/bookings",
+        json={
+            "group_id": str(lab.id),
+            "tier_id": w.tier("exclusive"),
+            "count": 1,
+            "starts_at": now.isoformat(),
+            "ends_at": (now + timedelta(hours=2)).isoformat(),
+            "title": "Paper deadline",
+            "notice_minutes": notice,
+        },
+    )
+    assert booked.status_code == 201, booked.text
+    return w, lab
+
+
+async def test_a_member_takes_back_lent_booked_capacity_after_the_bookings_notice(
+    build: Builder,
+) -> None:
+    w, lab = await _booked_world(build, notice=2)
+    # The booked card is lent while the lab does not use it; the borrower is protected by its
+    # own policy, which a booking overrides.
+    await set_policy(
+        build.sessions,
+        build.clock.now(),
+        "user",
+        w.capacity.user_ids[0],
+        {"preemptible": False, "min_runtime_minutes": 600},
+    )
+    borrower = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive", group_id=str(lab.id))
+    assert waiting["state"] == "queued", waiting
+    now = build.clock.now()
+    await admission_loop_turn(w.build)
+    seen = await w.read(0, borrower["id"])
+    assert seen["notice"]["reason"] == "booking"
+    assert seen["notice"]["deadline"].startswith((now + timedelta(minutes=2)).isoformat()[:19])
+    build.clock.advance(timedelta(minutes=2))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    assert (await w.read(1, waiting["id"]))["state"] == "starting"
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_beyond_the_booked_count_a_member_waits_like_anyone(build: Builder) -> None:
+    w, lab = await _booked_world(build)
+    # The lab's one booked session runs; a second one of the lab is not within the booking.
+    first = await w.running(1, "exclusive", group_id=str(lab.id))
+    waiting = await w.create(1, "exclusive", group_id=str(lab.id))
+    assert waiting["state"] == "queued"
+    await admission_loop_turn(w.build)
+    assert (await w.read(1, first["id"]))["notice"] is None
+    assert await _notices(w) == []
+
+
+async def test_a_booked_member_goes_ahead_of_the_fair_queue(build: Builder) -> None:
+    w, lab = await _booked_world(build)
+    # The lab's member borrows nothing; member 0 holds the card and queued first for another.
+    running = await w.running(1, "exclusive")  # member 1, in the first group: not booked
+    earlier = await w.create(0, "exclusive")
+    build.clock.advance(timedelta(seconds=30))
+    booked = await w.create(1, "exclusive", group_id=str(lab.id))
+    assert (earlier["state"], booked["state"]) == ("queued", "queued")
+    # The booked request claims the card from the session in the other group at once...
+    await admission_loop_turn(w.build)
+    [notice] = await _notices(w)
+    assert notice.request_id is not None
+    assert notice.reason == "booking"
+    # ...and when it frees, the booked request starts though the other waited longer.
+    assert (await w.act(1, running["id"], "stop")).status_code == 200
+    await admission_loop_turn(w.build)
+    assert (await w.read(1, booked["id"]))["state"] == "starting"
+    assert (await w.read(0, earlier["id"]))["state"] == "queued"

@@ -102,8 +102,9 @@ def claim(
     priority: Priority = "normal",
     max_wait: timedelta | None = None,
     waited: timedelta = timedelta(minutes=5),
+    booked: bool = False,
 ) -> Claim:
-    return Claim(QueuedRequest(request, USER, group, NOW - waited), priority, max_wait)
+    return Claim(QueuedRequest(request, USER, group, NOW - waited), priority, max_wait, booked)
 
 
 # Examples ----------------------------------------------------------------------------------
@@ -294,6 +295,30 @@ def test_assume_holds_the_card_and_moves_usage() -> None:
         index.assume(first, taken)
 
 
+def test_a_booked_claim_takes_any_other_groups_session_and_never_its_own() -> None:
+    sessions = [
+        running(0, 1, 0, HEAVY, preemptible=False, priority="high"),
+        running(1, 1, 1, LIGHT),
+        running(2, 1, 2, OTHER, min_runtime=timedelta(hours=9), idle=True),
+        running(3, 1, 3, LIGHT),
+    ]
+    snap = world(card(1).carved(QUARTER, 0, 1, 2, 3), sessions=sessions, shares={LIGHT: 0.0})
+    # Without the booking, LIGHT (above its share of nothing) may take no one.
+    assert select_victims(snap, claim(fraction("1/4")), NOW) == NoPreemption("no_eligible_victims")
+    # With it, the idle session goes first though its minimum runtime is not served.
+    assert select_victims(snap, claim(fraction("1/4"), booked=True), NOW) == Preemption(
+        request_id(1), card_id(1), (Victim(session_id(2), card_id(1), 2, OTHER, "booking"),)
+    )
+    # A card whole: every other group's session, but LIGHT's own stop it.
+    assert select_victims(snap, claim(exclusive(), booked=True), NOW) == NoPreemption(
+        "no_eligible_victims"
+    )
+    only_others = world(card(1).carved(HALF, 0, 1), sessions=[running(0, 1, 0), running(1, 1, 1)])
+    chosen = select_victims(only_others, claim(exclusive(), booked=True), NOW)
+    assert isinstance(chosen, Preemption)
+    assert {v.reason for v in chosen.victims} == {"booking"}
+
+
 def test_fair_shares_split_cards_by_weight() -> None:
     assert fair_shares(12, {HEAVY: 1.0, LIGHT: 2.0, OTHER: 0.0}) == {
         HEAVY: 4.0,
@@ -369,6 +394,7 @@ def worlds(draw: st.DrawFn) -> tuple[PreemptionSnapshot, Claim]:
         priority=draw(st.sampled_from(PRIORITIES[::-1])),
         max_wait=draw(st.sampled_from([None, timedelta(hours=1)])),
         waited=timedelta(minutes=draw(st.sampled_from([10, 120]))),
+        booked=draw(st.integers(0, 4)) == 0,
     )
     return PreemptionSnapshot(CapacitySnapshot(tuple(built)), tuple(sessions), shares), wanted
 
@@ -395,6 +421,8 @@ def rank(priority: Priority) -> int:
 
 def allowed(snap: PreemptionSnapshot, wanted: Claim, s: RunningSession) -> PreemptionReason | None:
     """The rules as the specification states them, one session at a time."""
+    if wanted.booked:  # a booking takes back what it lends, from any other group
+        return "booking" if s.group_id != wanted.queued.group_id else None
     if not s.preemptible or NOW - s.started_at < s.min_runtime:
         return None
     if rank(s.priority) > rank(wanted.priority):
@@ -476,7 +504,7 @@ def test_a_group_above_its_share_takes_only_from_groups_above_theirs(
 ) -> None:
     snap, wanted = drawn
     chosen = decided(snap, wanted)
-    if isinstance(chosen, Preemption) and not within_share(snap, wanted):
+    if isinstance(chosen, Preemption) and not within_share(snap, wanted) and not wanted.booked:
         assert all(
             above_share(snap, v.group_id) or v.group_id == wanted.queued.group_id
             for v in chosen.victims
@@ -490,7 +518,7 @@ def test_no_victim_has_run_less_than_its_minimum_runtime(
 ) -> None:
     snap, wanted = drawn
     chosen = decided(snap, wanted)
-    if isinstance(chosen, Preemption):
+    if isinstance(chosen, Preemption) and not wanted.booked:
         assert all(NOW - s.started_at >= s.min_runtime for s in sessions_of(snap, chosen))
 
 
@@ -501,10 +529,24 @@ def test_no_victim_is_marked_not_preemptible_or_outranks_the_request(
 ) -> None:
     snap, wanted = drawn
     chosen = decided(snap, wanted)
-    if isinstance(chosen, Preemption):
+    if isinstance(chosen, Preemption) and not wanted.booked:
         for s in sessions_of(snap, chosen):
             assert s.preemptible
             assert rank(s.priority) <= rank(wanted.priority)
+
+
+@FAST
+@given(worlds())
+def test_a_booked_claim_takes_only_other_groups_sessions_and_says_so(
+    drawn: tuple[PreemptionSnapshot, Claim],
+) -> None:
+    snap, wanted = drawn
+    chosen = decided(snap, wanted)
+    if isinstance(chosen, Preemption):
+        booked = wanted.booked
+        assert all((v.reason == "booking") == booked for v in chosen.victims)
+        if booked:
+            assert all(v.group_id != wanted.queued.group_id for v in chosen.victims)
 
 
 @FAST

@@ -4224,7 +4224,7 @@ export interface components {
              * Reason
              * @enum {string}
              */
-            reason: "fair_share" | "waited_too_long" | "priority" | "drain" | "xid";
+            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "drain" | "xid";
             /**
              * Request Id
              * @description The queued request the card is freed for.
@@ -4274,7 +4274,7 @@ export interface components {
              * Reason
              * @enum {string}
              */
-            reason: "fair_share" | "waited_too_long" | "priority" | "drain" | "xid";
+            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "drain" | "xid";
         };
     };
     responses: never;

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import queue, repository, service
+from gshare.capacity import bookings, queue, repository, service
 from gshare.capacity.models import AdmissionRequest, Allocation, GpuModel, GpuTier
 from gshare.capacity.placement import (
     HAMI_CORE,
@@ -775,7 +775,8 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
             _refuse(state.rows[q.id], exc, now, summary)
             continue
         still.append(q)
-    state.queued = still
+    # Members within what their group booked and is running now go ahead of the fair queue.
+    state.queued, _ = await bookings.mark_booked(db, still, now)
     available = await available_to(db, [q.user_id for q in state.queued])
 
     def can_afford(q: QueuedRequest) -> bool:

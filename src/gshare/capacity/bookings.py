@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import repository, reservations, service
 from gshare.capacity.mig import MEMORY_SLICES, geometry_for
 from gshare.capacity.models import Booking, GpuModel, GpuTier
 from gshare.capacity.placement import MIG
 from gshare.capacity.policy import EffectivePolicy
+from gshare.capacity.queue import QueuedRequest
 from gshare.capacity.reservations import Conflict as Shortfall
 from gshare.capacity.reservations import Resource, Window
 from gshare.capacity.schemas import BookingEdit, BookingIn
@@ -509,3 +512,45 @@ async def cancel(ctx: Context, booking_id: uuid.UUID) -> BookingView:
         ctx, booking, f"Booking cancelled: {booking.title}", f"It was for {_when(booking)}."
     )
     return (await _views(ctx, [booking]))[0]
+
+
+# ---- during the window ---------------------------------------------------------------------
+
+
+async def running_now(db: AsyncSession, now: datetime) -> list[Booking]:
+    """Active bookings with a window running at `now`."""
+    found = await repository.active_bookings(db, ending_after=now)
+    return [b for b in found if (w := next_window(b, now)) is not None and w.starts_at <= now]
+
+
+async def mark_booked(
+    db: AsyncSession, queued: Sequence[QueuedRequest], now: datetime
+) -> tuple[list[QueuedRequest], dict[uuid.UUID, Booking]]:
+    """The queued requests, those within a booking running now marked `booked`, and the
+    booking each of those falls within.
+
+    A request is within its group's booking of its tier while the group holds fewer sessions
+    of the tier than booked: the longest waiting first, up to the booked count."""
+    if not queued:
+        return list(queued), {}
+    running = await running_now(db, now)
+    if not running:
+        return list(queued), {}
+    room: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
+    booking_of: dict[tuple[uuid.UUID, uuid.UUID], Booking] = {}
+    for b in running:
+        key = (b.group_id, b.tier_id)
+        room[key] = room.get(key, 0) + b.count
+        # Of two bookings of one tier at once, the shorter notice is the group's.
+        if key not in booking_of or b.notice_minutes < booking_of[key].notice_minutes:
+            booking_of[key] = b
+    held = await repository.held_by_group_and_tier(db, list(room))
+    for key in room:
+        room[key] -= held.get(key, 0)
+    within: dict[uuid.UUID, Booking] = {}
+    for q in sorted(queued, key=lambda q: (q.enqueued_at, q.id)):
+        key = (q.group_id, uuid.UUID(q.request.tier))
+        if room.get(key, 0) > 0:
+            room[key] -= 1
+            within[q.id] = booking_of[key]
+    return [replace(q, booked=True) if q.id in within else q for q in queued], within

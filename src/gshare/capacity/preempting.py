@@ -29,7 +29,7 @@ from sqlalchemy import or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
-from gshare.capacity import admission, queue, repository, service
+from gshare.capacity import admission, bookings, queue, repository, service
 from gshare.capacity.models import Drain, Notice
 from gshare.capacity.policy import preemption_terms
 from gshare.capacity.preemption import (
@@ -63,7 +63,7 @@ class NoticeFacts:
 
     session_id: uuid.UUID
     kind: str  # preemption | drain
-    reason: str  # fair_share | waited_too_long | priority | drain | xid
+    reason: str  # fair_share | waited_too_long | priority | booking | drain | xid
     deadline: datetime
     detail: str  # the drain's reason, or empty
 
@@ -254,6 +254,9 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
     ]
     if not state.queued:
         return
+    # A member within their group's running booking takes back what it lends to others, with
+    # the booking's own notice.
+    state.queued, booked = await bookings.mark_booked(db, state.queued, now)
     snapshot = await admission.capacity_snapshot(db, {q.request.model for q in state.queued})
     running = list(await db.execute(_RUNNING))
     if not running:
@@ -302,12 +305,15 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
         if policy is None:
             continue
         terms = preemption_terms(policy)
-        claim = Claim(q, terms.priority, terms.max_wait)
+        claim = Claim(q, terms.priority, terms.max_wait, booked=q.booked)
         decision = index.select(claim)
         if not isinstance(decision, Preemption):
             continue
         index.assume(claim, decision)
-        await _promise(db, decision, q, by_id, now, summary)
+        notice = None
+        if q.id in booked:
+            notice = timedelta(minutes=booked[q.id].notice_minutes)
+        await _promise(db, decision, q, by_id, now, summary, notice)
         state.rows[q.id].reserved_card_id = decision.card_id
     await db.flush()
 
@@ -319,13 +325,14 @@ async def _promise(
     by_id: dict[uuid.UUID, Any],
     now: datetime,
     summary: WalkSummary,
+    notice: timedelta | None = None,
 ) -> None:
-    """Give each victim notice, hold the card for the request, and audit it for the admins of
-    both groups."""
+    """Give each victim notice (its own policy's, or `notice` when the claimant's booking sets
+    it), hold the card for the request, and audit it for the admins of both groups."""
     facts = []
     for victim in decision.victims:
         row, terms = by_id[victim.session_id]
-        deadline = now + terms.notice
+        deadline = now + (terms.notice if notice is None else notice)
         db.add(
             Notice(
                 id=new_id(),

@@ -2,10 +2,12 @@
 
 A queued request has a claim when (a) its group stays within its fair share with the request
 (`usage + request <= share`) while some group is above its own (`fair_share`), (b) it has
-waited longer than its `max_wait` (`waited_too_long`), or (c) it has a higher priority than a
-session it could pause (`priority`). A group's usage is the cards its running sessions in the
-snapshot hold (each session's `cards`, as `queue.card_share` counts it); its share is given
-(`fair_shares` splits the cards by weight).
+waited longer than its `max_wait` (`waited_too_long`), (c) it has a higher priority than a
+session it could pause (`priority`), or (d) it is `booked`: its group booked the capacity and
+holds less of it than booked now, so it takes back what the booking lends (`booking`: any
+session of another group, whatever its priority, protection or runtime). A group's usage is
+the cards its running sessions in the snapshot hold (each session's `cards`, as
+`queue.card_share` counts it); its share is given (`fair_shares` splits the cards by weight).
 
 Invariants of every `Preemption` this module returns (alone or after `assume`s on one index):
 - the request does not fit as the snapshot stands (else `fits_now`), and once its victims are
@@ -48,11 +50,13 @@ from gshare.capacity.placement import (
 from gshare.capacity.queue import QueuedRequest
 
 Priority = Literal["low", "normal", "high"]
-PreemptionReason = Literal["fair_share", "waited_too_long", "priority"]
+PreemptionReason = Literal["fair_share", "waited_too_long", "priority", "booking"]
 NoPreemptionReason = Literal["fits_now", "no_card_of_model", "no_claim", "no_eligible_victims"]
 
 PRIORITIES: tuple[Priority, ...] = ("low", "normal", "high")
-REASONS: tuple[PreemptionReason, ...] = ("fair_share", "waited_too_long", "priority")
+REASONS: tuple[PreemptionReason, ...] = ("fair_share", "waited_too_long", "priority", "booking")
+# The lists a booked claim walks: every session, protected or not, of any priority.
+_BOOKED = "booked"
 _RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
 # Usage sums fractions such as 1/3 of a card; a share met to this much is met.
 _EPSILON = 1e-9
@@ -86,9 +90,13 @@ class PreemptionSnapshot:
 
 @dataclass(frozen=True)
 class Claim:
+    """A queued request's claim. `booked`: its group booked the capacity it asks for and holds
+    less of it than booked now; it takes back what the booking lends to others."""
+
     queued: QueuedRequest
     priority: Priority = "normal"
     max_wait: timedelta | None = None  # None: waiting alone never claims
+    booked: bool = False
 
     @property
     def request(self) -> PlacementRequest:
@@ -208,13 +216,20 @@ class PreemptionIndex:
 
     def _list_card(self, card: CardSnapshot) -> None:
         holders = self._holders.get(card.id, {})
-        for cap in range(len(PRIORITIES)):
-            loose = {slot: h for slot, h in holders.items() if not h.protected and h.rank <= cap}
+        caps: list[tuple[str, dict[int, _Held]]] = [
+            (
+                str(cap),
+                {slot: h for slot, h in holders.items() if not h.protected and h.rank <= cap},
+            )
+            for cap in range(len(PRIORITIES))
+        ]
+        caps.append((_BOOKED, dict(holders)))
+        for cap_name, loose in caps:
             if card.pool == MIG:
                 for instance in card.mig_instances:
                     held = loose.get(instance.start) if instance.occupied else None
                     if held is not None:
-                        name = ("mig", card.model, instance.profile, str(cap))
+                        name = ("mig", card.model, instance.profile, cap_name)
                         self._add(name, ((held.key,), card.id, instance.start))
                 continue
             slots = card.allocated_slots
@@ -222,9 +237,9 @@ class PreemptionIndex:
                 continue
             keys = [loose[slot].key for slot in slots if slot in loose]
             if len(keys) == len(slots):
-                self._add(("clear", card.model, str(cap)), (_worst_first(keys), card.id, 0))
+                self._add(("clear", card.model, cap_name), (_worst_first(keys), card.id, 0))
             if keys and card.carved_tier is not None:
-                name = ("tier", card.model, card.carved_tier, str(cap))
+                name = ("tier", card.model, card.carved_tier, cap_name)
                 self._add(name, ((min(keys),), card.id, 0))
 
     def _add(self, name: tuple[str, ...], entry: _Entry) -> None:
@@ -241,6 +256,8 @@ class PreemptionIndex:
         if placed.reason == "no_card_of_model":
             return NoPreemption("no_card_of_model")
         group = claim.queued.group_id
+        if claim.booked:
+            return self._booked(claim)
         rank = _RANK[claim.priority]
         waited = (
             claim.max_wait is not None and self._now - claim.queued.enqueued_at > claim.max_wait
@@ -268,7 +285,23 @@ class PreemptionIndex:
 
         # Without waiting, a group above its share takes only lower priorities.
         cap = str(rank if waited or within else rank - 1)
-        found = self._search(request, cap, eligible)
+        return self._decision(request, self._search(request, cap, eligible))
+
+    def _booked(self, claim: Claim) -> Preemption | NoPreemption:
+        """A booked claim takes back what the booking lends: any session of another group,
+        whatever its priority, protection or runtime (lent capacity is lent on that term)."""
+        group = claim.queued.group_id
+
+        def eligible(held: _Held) -> PreemptionReason | None:
+            if held.session.group_id == group or held.session.id in self._taken:
+                return None
+            return "booking"
+
+        return self._decision(claim.request, self._search(claim.request, _BOOKED, eligible))
+
+    def _decision(
+        self, request: PlacementRequest, found: _Candidate | None
+    ) -> Preemption | NoPreemption:
         if found is None:
             return NoPreemption("no_eligible_victims")
         victims = tuple(

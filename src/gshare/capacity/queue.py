@@ -52,6 +52,8 @@ class QueuedRequest:
     group_id: uuid.UUID
     enqueued_at: datetime
     weight: float = 1.0  # the effective policy's queue weight
+    # Within what its group booked and is running now: it goes ahead of the fair queue.
+    booked: bool = False
 
     @property
     def id(self) -> uuid.UUID:
@@ -152,8 +154,13 @@ def priority_of(
     )
 
 
-def _order_key(p: Priority, q: QueuedRequest) -> tuple[bool, float, datetime, uuid.UUID]:
-    return (not p.starving, -p.value, q.enqueued_at, q.id)
+_OrderKey = tuple[bool, bool, float, datetime, uuid.UUID]
+
+
+def _order_key(p: Priority, q: QueuedRequest) -> _OrderKey:
+    """Booked requests first, then starving ones, then by priority value, then the longest
+    waiting."""
+    return (not q.booked, not p.starving, -p.value, q.enqueued_at, q.id)
 
 
 def priorities(
@@ -220,7 +227,7 @@ def dequeue(
     queued_ids = {q.id for q in queued}
     kept = {card: req for card, req in snapshot.reserved.items() if req in queued_ids}
     index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept))
-    heap: list[tuple[tuple[bool, float, datetime, uuid.UUID], int]] = []
+    heap: list[tuple[_OrderKey, int]] = []
     by_position = list(queued)
     for position, q in enumerate(by_position):
         heap.append((_order_key(priority_of(q, usage, now, settings), q), position))
@@ -244,7 +251,7 @@ def dequeue(
             admitted.append((q, placement))
             usage = with_entry_penalty(usage, q, settings)
         elif (
-            fresh[0] is False
+            fresh[1] is False
             and len(index.reserved) < settings.max_reserved_cards
             and q.id not in index.reserved.values()
         ):

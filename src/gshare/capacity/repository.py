@@ -902,3 +902,22 @@ async def tiers_with_models(
         .where(GpuTier.id == any_(_ids(wanted)))
     )
     return {tier.id: (tier, model) for tier, model in found}
+
+
+async def held_by_group_and_tier(
+    db: AsyncSession, pairs: Iterable[tuple[uuid.UUID, uuid.UUID]]
+) -> dict[tuple[uuid.UUID, uuid.UUID], int]:
+    """How many allocations each (group, tier) holds now, in one query."""
+    wanted = list(set(pairs))
+    if not wanted:
+        return {}
+    found = await db.execute(
+        text(
+            "SELECT a.group_id, a.tier_id, count(*) FROM gpu_allocations a "
+            "JOIN unnest(CAST(:groups AS uuid[]), CAST(:tiers AS uuid[])) AS p(g, t) "
+            "ON a.group_id = p.g AND a.tier_id = p.t "
+            "WHERE a.status IN ('live', 'lost') GROUP BY a.group_id, a.tier_id"
+        ),
+        {"groups": [g for g, _ in wanted], "tiers": [t for _, t in wanted]},
+    )
+    return {(g, t): int(n) for g, t, n in found}

@@ -304,7 +304,7 @@ class QueuePage(ResponseModel):
 
 DrainScope = Literal["card", "node", "cluster"]
 NoticeKind = Literal["preemption", "drain"]
-NoticeReason = Literal["fair_share", "waited_too_long", "priority", "drain", "xid"]
+NoticeReason = Literal["fair_share", "waited_too_long", "priority", "booking", "drain", "xid"]
 
 
 class DrainIn(RequestModel):

@@ -179,7 +179,7 @@ class NoticeOut(ResponseModel):
         description="preemption: its card is freed for a queued request; drain: its capacity "
         "is taken out of service."
     )
-    reason: Literal["fair_share", "waited_too_long", "priority", "drain", "xid"]
+    reason: Literal["fair_share", "waited_too_long", "priority", "booking", "drain", "xid"]
     message: str = Field(description="Why, in words for its owner.")
     noticed_at: datetime
     deadline: datetime = Field(description="When it is paused, unless the notice is withdrawn.")

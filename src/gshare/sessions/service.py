@@ -752,6 +752,7 @@ _NOTICE_WHY = {
     "fair_share": "a group below its fair share is waiting for its card",
     "waited_too_long": "a request has waited longer than its policy allows",
     "priority": "a request of higher priority is waiting for its card",
+    "booking": "its card is booked for another group, whose member is waiting for it",
     "drain": "its card is being drained for maintenance",
     "xid": "its card reported a hardware error and is being drained",
 }
