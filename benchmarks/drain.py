@@ -8,25 +8,57 @@ exists (goal at least 0.8), the mean wait per tier, the worst exclusive wait ove
 exclusive wait (goal at most 5) and each group's mean wait (the light group's no worse than the
 heavy group's); a missed goal exits 1.
 
+Then a preemption scenario on minute ticks: a heavy group fills every card with long exclusive
+sessions and a light group arrives later, without and with preemption (pure `dequeue` and
+`PreemptionIndex`). Prints the light group's mean and worst wait (goal with preemption: the
+worst at most the notice plus one queue interval) and utilization while a backlog exists (goal
+at least 0.8).
+
+Last, a class scenario on the real database (an embedded PostgreSQL, migrated), driven by a
+simulated clock: two other groups keep every card busy and a backlog queued (mixed 1/8, 1/4,
+1/2 and exclusive sessions); a class group holds a weekly booking, made with the real
+`bookings.create`, of 30 quarter-card sessions (8 of the 16 cards) from 10:00 UTC, with the
+default 2 minutes' notice; from 10:00, 30 students arrive spread over 5 minutes, each asking
+for one quarter-card session (`admission.admit`). The worker's queue loop runs as the worker
+runs it, at the default queue interval (15 s): `tasks.dequeue_once` then `tasks.preempt_once`
+(the real `admission.dequeue` and `preempting.walk`), again at once when the walk paused a
+session (the freed card wakes the loop). Finished sessions are released; a paused session is
+asked for again with what it had left. Prints the students' p95 and worst time from arrival to
+running (goal: p95 at most the booking's notice plus one queue interval), the utilization of
+the cards the class ends up on during the hour before 10:00 (goal at least 0.8: the booked
+capacity is lent to the other groups, not held idle), where the students' time went (how long
+each waited to claim a card, how many cards were held for claims at once) and what the class
+took back: the notices given for it and on how many cards, and the notices its own sessions got
+while the booking ran.
+
     .venv/bin/python benchmarks/drain.py [--requests 2000] [--cards 16] [--quick]
 
---quick runs tiny sizes and checks no goal (make bench-smoke).
+--quick runs tiny sizes (the class scenario on 4 cards with 8 students over less simulated
+time) and checks no goal (make bench-smoke).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import math
 import random
 import statistics
 import sys
+import tempfile
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
+from gshare.capacity import admission, bookings, service, tasks, tiers
+from gshare.capacity.models import GpuModel, GpuTier
 from gshare.capacity.placement import CapacitySnapshot, CardSnapshot, PlacementRequest
 from gshare.capacity.preemption import (
     Claim,
@@ -36,7 +68,27 @@ from gshare.capacity.preemption import (
     RunningSession,
     fair_shares,
 )
-from gshare.capacity.queue import FairShareSettings, QueuedRequest, Usage, dequeue, sample_usage
+from gshare.capacity.queue import (
+    FairShareSettings,
+    QueuedRequest,
+    Usage,
+    card_share,
+    dequeue,
+    sample_usage,
+)
+from gshare.capacity.reservations import cards_for
+from gshare.capacity.schemas import BookingIn, InventoryReport
+from gshare.clusters.models import Cluster
+from gshare.credits import operations
+from gshare.credits import repository as credits
+from gshare.credits.amounts import MICRO
+from gshare.identity.authz import Context
+from gshare.identity.models import Group, Membership, Organization, User
+from gshare.identity.permissions import Actor
+from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
+from gshare.kit.embedded_db import ensure_database, start_embedded
+from gshare.kit.schema_version import upgrade
+from gshare.kit.settings import Settings
 
 MODEL = "A100-80GB"
 MEMORY_MIB = 81920
@@ -197,6 +249,7 @@ def main() -> None:
         quick=args.quick,
     )
     preemption_scenario(args.cards, quick=args.quick)
+    class_scenario(args.cards, quick=args.quick)
 
 
 # ---- preemption: a light group arriving while a heavy group fills every card ----------------
@@ -280,14 +333,14 @@ def _run_preemption(cards: int, *, preempt: bool, rnd: random.Random) -> dict[st
                 session = running.pop(rid)
                 left = session.ends_tick - tick
                 requeued += 1
-                queued = replace(
+                again = replace(
                     session.job.queued,
                     request=replace(
                         session.job.queued.request, id=uuid.UUID(int=2 * 10**9 + requeued)
                     ),
                     enqueued_at=now,
                 )
-                waiting[queued.id] = Job(queued, left)
+                waiting[again.id] = Job(again, left)
         promised = {c: r for c, r in promised.items() if r in waiting}
         cards_now = _exclusive_cards(card_ids, running)
         settings = replace(fair, max_reserved_cards=fair.max_reserved_cards + len(promised))
@@ -360,6 +413,475 @@ def preemption_scenario(cards: int, *, quick: bool) -> None:
         met,
         f"with preemption the light group's worst wait <= {limit:.0f} min (notice plus one queue "
         "interval) and utilization while a backlog exists >= 0.8",
+        quick=quick,
+    )
+
+
+# ---- a class: booked capacity lent to a busy cluster and taken back, on the real database ----
+
+CLASS_AT = datetime(2026, 3, 3, 10, 0, tzinfo=UTC)  # a Tuesday
+CLASS_LENGTH = timedelta(hours=2)
+CLASS_TIER = "1/4"
+STUDENTS = 30
+ARRIVALS_OVER = timedelta(minutes=5)
+# Other groups' sessions: (tier, share of requests, mean minutes).
+BACKGROUND = (("1/8", 0.35, 45), ("1/4", 0.3, 60), ("1/2", 0.2, 60), ("exclusive", 0.15, 60))
+BACKGROUND_LOAD = 2.0  # card-minutes asked for over card-minutes there are, as above
+MODEL = "A100-80GB"
+
+
+@dataclass
+class Want:
+    """One session someone asks for: who, which tier, for how long, and when it asks."""
+
+    request_id: uuid.UUID
+    user_id: uuid.UUID
+    group_id: uuid.UUID
+    tier: str
+    minutes: float
+    asks_at: datetime
+    student: bool = False
+    resumed: bool = False  # asked for again after it was paused
+
+
+@dataclass
+class ClassWorld:
+    settings: Settings
+    tiers: dict[str, GpuTier]
+    class_group: uuid.UUID
+    background_groups: list[uuid.UUID]
+    students: list[uuid.UUID]
+    background_users: dict[uuid.UUID, list[uuid.UUID]]
+    root: Actor
+
+
+async def _class_world(
+    sessions: async_sessionmaker[AsyncSession], cards: int, students: int, now: datetime
+) -> ClassWorld:
+    """One organization with a class group (its students) and two other groups (six members
+    each), every member funded; a connected cluster of `cards` A100s reported through the real
+    inventory path; the model priced with 1/8, 1/4, 1/2 and exclusive tiers; a super admin."""
+    async with sessions() as db, db.begin():
+        org = Organization(id=uuid.uuid4(), name="University", created_at=now)
+        db.add(org)
+        await db.flush()
+        org_wallet = await credits.account_id(db, "org", org.id, now)
+        await operations.mint(db, wallet_id=org_wallet, amount=10**9 * MICRO, now=now)
+        members: dict[uuid.UUID, list[uuid.UUID]] = {}
+        for name, count in (("Vision course", students), ("Lab A", 6), ("Lab B", 6)):
+            group = Group(id=uuid.uuid4(), org_id=org.id, name=name, created_at=now)
+            db.add(group)
+            await db.flush()
+            group_wallet = await credits.account_id(db, "group", group.id, now)
+            await operations.move(
+                db,
+                from_id=org_wallet,
+                to_id=group_wallet,
+                amount=10**8 * MICRO,
+                kind="allocation",
+                now=now,
+            )
+            members[group.id] = []
+            for n in range(count):
+                user = User(
+                    id=uuid.uuid4(),
+                    email=f"{name.lower().replace(' ', '-')}-{n}@uni.example.org",
+                    name=f"{name} {n}",
+                    password_hash="-",
+                    must_change_password=False,
+                    created_at=now,
+                    password_changed_at=now,
+                )
+                db.add(user)
+                await db.flush()
+                db.add(
+                    Membership(user_id=user.id, group_id=group.id, role="member", created_at=now)
+                )
+                wallet = await credits.account_id(db, "user", user.id, now)
+                await operations.move(
+                    db,
+                    from_id=group_wallet,
+                    to_id=wallet,
+                    amount=10**6 * MICRO,
+                    kind="allocation",
+                    now=now,
+                )
+                members[group.id].append(user.id)
+        root = User(
+            id=uuid.uuid4(),
+            email="root@uni.example.org",
+            name="Root",
+            password_hash="-",
+            must_change_password=False,
+            is_super_admin=True,
+            created_at=now,
+            password_changed_at=now,
+        )
+        db.add(root)
+        cluster = Cluster(
+            id=uuid.uuid4(),
+            name="campus",
+            api_server="https://127.0.0.1:1",
+            status="connected",
+            status_message="",
+            inventory_sequence=0,
+            created_at=now,
+        )
+        db.add(cluster)
+        model = GpuModel(
+            id=uuid.uuid4(),
+            name=MODEL,
+            memory_mib=MEMORY_MIB,
+            split_count=8,
+            exclusive_price=8 * MICRO,
+            created_at=now,
+        )
+        db.add(model)
+        await db.flush()
+        wanted = [tiers.fraction(8), tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
+        decision = tiers.tier_set(service.card_model(model), wanted)
+        assert isinstance(decision, tiers.TierSetAccepted), decision
+        made: dict[str, GpuTier] = {}
+        for built in decision.tiers:
+            row = service.tier_row(model.id, built, now)
+            db.add(row)
+            made[row.name] = row
+        await db.flush()
+    report = InventoryReport.model_validate(
+        {
+            "sequence": 1,
+            "nodes": [
+                {
+                    "name": f"gpu-node-{node}",
+                    "cards": [
+                        {
+                            "uuid": f"GPU-{n:05d}",
+                            "model": MODEL,
+                            "memory_mib": MEMORY_MIB,
+                            "cores": 100,
+                            "split_count": 8,
+                            "numa": 0,
+                            "healthy": True,
+                        }
+                        for n in range(node * 8, min(cards, node * 8 + 8))
+                    ],
+                }
+                for node in range(math.ceil(cards / 8))
+            ],
+        }
+    )
+    async with sessions() as db, db.begin():
+        assert await service.apply_inventory(db, cluster.id, report, now)
+    groups = list(members)
+    return ClassWorld(
+        Settings(_env_file=None),
+        made,
+        groups[0],
+        groups[1:],
+        members[groups[0]],
+        {g: members[g] for g in groups[1:]},
+        Actor(root.id, root.email, is_super_admin=True),
+    )
+
+
+def _background(
+    world: ClassWorld, cards: int, begins: datetime, ends: datetime, rnd: random.Random
+) -> list[Want]:
+    """The other groups' requests: enough at `begins` to fill every card at once, then a
+    steady stream asking for `BACKGROUND_LOAD` times what the cards can serve."""
+    per_card = {"1/8": 8, "1/4": 4, "1/2": 2, "exclusive": 1}
+    mean_card_minutes = sum(share * mean / per_card[t] for t, share, mean in BACKGROUND)
+    rate = BACKGROUND_LOAD * cards / mean_card_minutes  # requests a minute
+    wants: list[Want] = []
+
+    def one(at: datetime) -> Want:
+        group = rnd.choice(world.background_groups)
+        tier, _, mean = rnd.choices(BACKGROUND, weights=[b[1] for b in BACKGROUND])[0]
+        minutes = max(5.0, rnd.expovariate(1 / mean))
+        user = rnd.choice(world.background_users[group])
+        return Want(_id(rnd), user, group, tier, minutes, at)
+
+    filled = 0.0
+    while filled < 1.5 * cards:  # a backlog from the first tick
+        wants.append(one(begins))
+        filled += 1 / per_card[wants[-1].tier]
+    at = begins
+    while True:
+        at += timedelta(seconds=round(rnd.expovariate(rate / 60)))
+        if at >= ends:
+            return wants
+        wants.append(one(at))
+
+
+@dataclass
+class ClassRun:
+    student_waits: dict[uuid.UUID, float] = field(default_factory=dict)  # request -> seconds
+    student_asked: dict[uuid.UUID, datetime] = field(default_factory=dict)
+    student_claimed: dict[uuid.UUID, datetime] = field(default_factory=dict)  # first notice
+    students_paused: int = 0  # after they started, for some other group's claim
+    class_notices: dict[str, int] = field(default_factory=dict)  # reason -> students' sessions
+    background_asked: int = 0
+    background_paused_after: int = 0  # other groups' sessions paused from the class's start on
+    utilization: dict[uuid.UUID, list[float]] = field(default_factory=dict)  # card -> samples
+    class_cards: set[uuid.UUID] = field(default_factory=set)  # once every student runs
+    held_for_students: int = 0  # the most cards held at once for students' claims
+    held_for_others: int = 0  # ... and, at that moment, for other groups' claims
+    notices: dict[str, int] = field(default_factory=dict)  # reason -> sessions given notice
+    booking_notice_cards: int = 0
+    booking_notices_withdrawn: int = 0
+    ticks: int = 0
+    loop_runs: int = 0
+    wall_s: float = 0.0
+
+
+_LIVE = text(
+    "SELECT request_id, card_id, tier_id, admitted_at FROM gpu_allocations WHERE status = 'live'"
+)
+
+
+async def _run_class(cards: int, students: int, *, before: timedelta, after: timedelta) -> ClassRun:
+    pg = start_embedded(Path(tempfile.mkdtemp(prefix="gshare-bench-")) / "pg", delete_on_stop=True)
+    try:
+        await ensure_database(pg.url(), "gshare")
+        url = pg.url("gshare")
+        await asyncio.to_thread(upgrade, url)
+        engine = make_engine(url, pool_size=2)
+        try:
+            return await _simulate(make_sessionmaker(engine), cards, students, before, after)
+        finally:
+            await engine.dispose()
+    finally:
+        pg.stop()
+
+
+async def _simulate(
+    sessions: async_sessionmaker[AsyncSession],
+    cards: int,
+    students: int,
+    before: timedelta,
+    after: timedelta,
+) -> ClassRun:
+    """From `before` the class to `after` it, on ticks of the worker's queue interval: stop
+    what has run its time, sample usage, run the queue loop (again while it pauses sessions),
+    note who started and who was paused, then ask for what is asked before the next tick."""
+    rnd = random.Random(23)
+    begins, ends = CLASS_AT - before, CLASS_AT + after
+    world = await _class_world(sessions, cards, students, begins)
+    settings = world.settings
+    interval = timedelta(seconds=settings.dequeue_interval_seconds)
+    tier_ids = {name: t.id for name, t in world.tiers.items()}
+    share_of = {
+        t.id: card_share(t.kind, t.denominator, t.compute_percent) for t in world.tiers.values()
+    }
+
+    # The class books its slices ahead, with the real service.
+    async def book(db: AsyncSession) -> bookings.BookingView:
+        body = BookingIn(
+            group_id=world.class_group,
+            tier_id=tier_ids[CLASS_TIER],
+            count=students,
+            starts_at=CLASS_AT,
+            ends_at=CLASS_AT + CLASS_LENGTH,
+            weekly_until=CLASS_AT + timedelta(weeks=10),
+            title="Vision course, Tuesday lab",
+        )
+        return await bookings.create(Context(db, world.root, begins), body)
+
+    await run_in_transaction(sessions, book)
+
+    wants = _background(world, cards, begins, ends, rnd)
+    run = ClassRun(background_asked=len(wants))
+    for user in world.students[:students]:
+        at = CLASS_AT + ARRIVALS_OVER * rnd.random()
+        wants.append(Want(_id(rnd), user, world.class_group, CLASS_TIER, 120.0, at, student=True))
+    wants.sort(key=lambda w: w.asks_at)
+    by_request: dict[uuid.UUID, Want] = {}
+    live: dict[uuid.UUID, tuple[uuid.UUID, datetime, datetime]] = {}  # -> card, start, end
+    ended_by_us: set[uuid.UUID] = set()
+
+    async def ask(want: Want, now: datetime) -> None:
+        by_request[want.request_id] = want
+        if want.student and not want.resumed:
+            run.student_asked[want.request_id] = now
+        asked = admission.Ask(want.request_id, want.user_id, want.group_id, tier_ids[want.tier])
+
+        async def work(db: AsyncSession) -> admission.Outcome:
+            return await admission.admit(db, asked, now, settings)
+
+        await run_in_transaction(sessions, work)
+
+    async def release(request_id: uuid.UUID, now: datetime) -> None:
+        async def work(db: AsyncSession) -> object:
+            return await admission.release(db, request_id, now, reason="stopped")
+
+        ended_by_us.add(request_id)
+        await run_in_transaction(sessions, work)
+
+    async with sessions() as db:
+        card_ids = list(await db.scalars(text("SELECT id FROM gpu_cards")))
+    started = time.perf_counter()
+    now, next_want = begins, 0
+    while now <= ends:
+        for request_id in [r for r, (_, _, until) in live.items() if until <= now]:
+            await release(request_id, now)
+        await tasks.sample_once(sessions, settings, now)
+        for _ in range(10):  # a paused session frees a card, which wakes the loop at once
+            summary = await tasks.dequeue_once(sessions, settings, now)
+            walked = await tasks.preempt_once(sessions, settings, now)
+            run.loop_runs += 1
+            for request_id in walked.promised:
+                if request_id in run.student_asked:
+                    run.student_claimed.setdefault(request_id, now)
+            if not walked.paused:
+                break
+        held = [*summary.reserved.values(), *walked.promised]
+        for_students = sum(1 for r in held if r in by_request and by_request[r].student)
+        if for_students > run.held_for_students:
+            run.held_for_students, run.held_for_others = for_students, len(held) - for_students
+        # What runs now: who started, who was paused, how full each card is.
+        async with sessions() as db:
+            rows = list(await db.execute(_LIVE))
+        now_live = {r.request_id: r for r in rows}
+        for request_id in [r for r in live if r not in now_live]:
+            _, since, _ = live.pop(request_id)
+            if request_id in ended_by_us:
+                continue
+            # Paused for another's claim: asked for again with what it had left, as a paused
+            # session queues itself to resume.
+            want = by_request[request_id]
+            if want.student:
+                run.students_paused += 1
+            elif now >= CLASS_AT:
+                run.background_paused_after += 1
+            left = want.minutes - (now - since) / timedelta(minutes=1)
+            again = replace(
+                want, request_id=_id(rnd), minutes=max(left, 1.0), asks_at=now, resumed=True
+            )
+            await ask(again, now)
+        for r in rows:
+            if r.request_id in live:
+                continue
+            want = by_request[r.request_id]
+            runs_for = timedelta(minutes=want.minutes)
+            # Sessions stop on the queue's ticks, where the loop would be woken by them anyway.
+            until = r.admitted_at + math.ceil(runs_for / interval) * interval
+            live[r.request_id] = (r.card_id, r.admitted_at, until)
+            if r.request_id in run.student_asked:
+                waited = r.admitted_at - run.student_asked[r.request_id]
+                run.student_waits[r.request_id] = waited.total_seconds()
+        if CLASS_AT - timedelta(hours=1) <= now < CLASS_AT:
+            used: dict[uuid.UUID, float] = {}
+            for r in rows:
+                used[r.card_id] = used.get(r.card_id, 0.0) + share_of.get(r.tier_id, 1.0)
+            for card_id in card_ids:
+                run.utilization.setdefault(card_id, []).append(min(used.get(card_id, 0.0), 1.0))
+        if not run.class_cards and len(run.student_waits) == students:
+            run.class_cards = {card for r, (card, _, _) in live.items() if by_request[r].student}
+        run.ticks += 1
+        # The requests asked for before the next tick, each at its own moment.
+        following = now + interval
+        while next_want < len(wants) and wants[next_want].asks_at < following:
+            want = wants[next_want]
+            next_want += 1
+            await ask(want, max(want.asks_at, now))
+        now = following
+    run.wall_s = time.perf_counter() - started
+    async with sessions() as db:
+        found = await db.execute(
+            text(
+                "SELECT reason, count(*), count(DISTINCT card_id), "
+                "count(*) FILTER (WHERE status = 'withdrawn') FROM capacity_notices "
+                "WHERE kind = 'preemption' GROUP BY reason"
+            )
+        )
+        for reason, count, on_cards, withdrawn in found:
+            run.notices[reason] = int(count)
+            if reason == "booking":
+                run.booking_notice_cards, run.booking_notices_withdrawn = on_cards, withdrawn
+        found = await db.execute(
+            text(
+                "SELECT reason, count(*) FROM capacity_notices WHERE group_id = :group "
+                "GROUP BY reason"
+            ),
+            {"group": world.class_group},
+        )
+        run.class_notices = {reason: int(count) for reason, count in found}
+    return run
+
+
+def _id(rnd: random.Random) -> uuid.UUID:
+    return uuid.UUID(int=rnd.getrandbits(128), version=4)
+
+
+def _p95(values: list[float]) -> float:
+    """The nearest-rank 95th percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def class_scenario(cards: int, *, quick: bool) -> None:
+    students = min(STUDENTS, 2 * cards)  # the booking fits in half the cards
+    before = timedelta(minutes=65 if quick else 80)
+    after = timedelta(minutes=15 if quick else 30)
+    run = asyncio.run(_run_class(cards, students, before=before, after=after))
+    interval = timedelta(seconds=Settings(_env_file=None).dequeue_interval_seconds)
+    notice = timedelta(minutes=BookingIn.model_fields["notice_minutes"].default)
+    limit = (notice + interval).total_seconds()
+    print(
+        f"class scenario on {cards} cards, on the real database (queue interval {interval}, "
+        f"booking notice {notice}); {run.ticks} ticks, {run.loop_runs} runs of the queue loop, "
+        f"{run.wall_s:.1f} s:"
+    )
+    print(
+        f"  booking: {students} x {CLASS_TIER} ({cards_for(students, 4)} cards) for the class "
+        f"from {CLASS_AT:%H:%M} UTC; other groups asked for {run.background_asked} sessions, "
+        f"{BACKGROUND_LOAD:.1f} times what the cards serve"
+    )
+    waits = list(run.student_waits.values())
+    p95 = worst = float("inf")
+    if len(waits) == students:
+        p95, worst = _p95(waits), max(waits)
+        print(
+            f"  students: {students} arriving over the first {ARRIVALS_OVER.seconds // 60} min; "
+            f"arrival to running p95 {p95:.0f} s, worst {worst:.0f} s, mean "
+            f"{statistics.fmean(waits):.0f} s (goal p95 <= {limit:.0f} s)"
+        )
+    else:
+        print(f"  students: {students - len(waits)} of {students} never started")
+    claimed = {
+        r: (at - run.student_asked[r]).total_seconds() for r, at in run.student_claimed.items()
+    }
+    if claimed:
+        print(
+            f"  where the students' time went: {len(claimed)} claimed a card of their own "
+            f"(arrival to claim p95 {_p95(list(claimed.values())):.0f} s, worst "
+            f"{max(claimed.values()):.0f} s), {students - len(claimed)} started without one; "
+            f"at most {run.held_for_students} cards held at once for students' claims, with "
+            f"{run.held_for_others} held for other groups' claims"
+        )
+    booked = [statistics.fmean(run.utilization[c]) for c in run.class_cards if c in run.utilization]
+    everything = [statistics.fmean(samples) for samples in run.utilization.values()]
+    lent = statistics.fmean(booked) if booked else 0.0
+    print(
+        f"  utilization in the hour before {CLASS_AT:%H:%M}: {lent:.2f} on the "
+        f"{len(run.class_cards)} cards the class runs on (goal >= 0.8), "
+        f"{statistics.fmean(everything) if everything else 0.0:.2f} on all {cards}"
+    )
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(run.notices.items())) or "none"
+    print(
+        f"  preemption notices: {shown}; the booking's on {run.booking_notice_cards} cards, "
+        f"{run.booking_notices_withdrawn} withdrawn before their deadline; other groups' "
+        f"sessions paused from {CLASS_AT:%H:%M}: {run.background_paused_after}"
+    )
+    given = ", ".join(f"{k} {v}" for k, v in sorted(run.class_notices.items())) or "none"
+    print(
+        f"  students' sessions given notice while the booking runs: {given}; paused: "
+        f"{run.students_paused} (each asked for again, within the booking)"
+    )
+    check_goal(
+        p95 <= limit and lent >= 0.8,
+        f"students' p95 arrival to running <= {limit:.0f} s (the booking's notice plus one queue "
+        "interval) and utilization of the class's cards in the hour before >= 0.8",
         quick=quick,
     )
 

@@ -3,6 +3,8 @@ import {
   createTheme,
   darken,
   defaultVariantColorsResolver,
+  Modal,
+  Notification,
   NumberInput,
   parseThemeColor,
   type CSSVariablesResolver,
@@ -35,6 +37,9 @@ export const theme = createTheme({
     // A number out of range stays as typed, for its form to refuse with the limits: clamping
     // it on blur would send another number than the one the person typed.
     NumberInput: NumberInput.extend({ defaultProps: { clampBehavior: 'none' } }),
+    // A dialog's and a toast's close buttons are an icon alone: they need a name for screen readers.
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss' } } }),
   },
 });
 

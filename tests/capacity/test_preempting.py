@@ -435,3 +435,40 @@ async def test_a_booked_member_goes_ahead_of_the_fair_queue(build: Builder) -> N
     await admission_loop_turn(w.build)
     assert (await w.read(1, booked["id"]))["state"] == "starting"
     assert (await w.read(0, earlier["id"]))["state"] == "queued"
+
+
+async def test_a_session_within_its_groups_booking_is_no_other_claims_to_take(
+    build: Builder,
+) -> None:
+    w, lab = await _booked_world(build)
+    # Member 1 outranks everyone, but the lab's session runs on what the lab booked.
+    await set_policy(
+        build.sessions, build.clock.now(), "user", w.capacity.user_ids[1], {"priority": "high"}
+    )
+    booked = await w.running(1, "exclusive", group_id=str(lab.id))
+    waiting = await w.create(1, "exclusive")
+    assert waiting["state"] == "queued"
+    await admission_loop_turn(w.build)
+    build.clock.advance(timedelta(minutes=30))
+    await admission_loop_turn(w.build)
+    assert (await w.read(1, booked["id"]))["notice"] is None
+    assert (await w.read(1, booked["id"]))["state"] == "running"
+    assert await _notices(w) == []
+
+
+async def test_cancelling_the_booking_withdraws_its_notices(build: Builder) -> None:
+    w, lab = await _booked_world(build, notice=5)
+    borrower = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive", group_id=str(lab.id))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, borrower["id"]))["notice"]["reason"] == "booking"
+    root = await build.signed_in(await build.user("Root 2", super_admin=True))
+    [booking] = (await root.get(f"{API}/bookings")).json()["items"]
+    assert (await root.post(f"{API}/bookings/{booking['id']}/cancel")).status_code == 200
+    await admission_loop_turn(w.build)
+    [notice] = await _notices(w)
+    assert notice.status == "withdrawn"
+    build.clock.advance(timedelta(minutes=10))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, borrower["id"]))["state"] == "running"
+    assert (await w.read(1, waiting["id"]))["state"] == "queued"

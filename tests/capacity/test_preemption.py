@@ -69,6 +69,7 @@ def running(
     idle: bool = False,
     preemptible: bool = True,
     min_runtime: timedelta = timedelta(0),
+    within_booking: bool = False,
 ) -> RunningSession:
     started = NOW - timedelta(minutes=minutes_ago)
     return RunningSession(
@@ -82,6 +83,7 @@ def running(
         idle,
         preemptible,
         min_runtime,
+        within_booking,
     )
 
 
@@ -309,6 +311,15 @@ def test_a_booked_claim_takes_any_other_groups_session_and_never_its_own() -> No
     assert select_victims(snap, claim(fraction("1/4"), booked=True), NOW) == Preemption(
         request_id(1), card_id(1), (Victim(session_id(2), card_id(1), 2, OTHER, "booking"),)
     )
+    # A session on capacity its own group booked is no one's to take, a booking's neither.
+    kept = world(
+        card(1).carved(QUARTER, 0, 1, 2, 3),
+        sessions=[*sessions[:2], replace(sessions[2], within_booking=True), sessions[3]],
+        shares={LIGHT: 0.0},
+    )
+    chosen = select_victims(kept, claim(fraction("1/4"), booked=True), NOW)
+    assert isinstance(chosen, Preemption)
+    assert [v.session_id for v in chosen.victims] == [session_id(0)]
     # A card whole: every other group's session, but LIGHT's own stop it.
     assert select_victims(snap, claim(exclusive(), booked=True), NOW) == NoPreemption(
         "no_eligible_victims"
@@ -355,6 +366,7 @@ def worlds(draw: st.DrawFn) -> tuple[PreemptionSnapshot, Claim]:
                 idle=draw(st.booleans()),
                 preemptible=draw(st.integers(0, 7)) < 7,
                 min_runtime=timedelta(minutes=draw(st.sampled_from([0, 0, 0, 30, 90]))),
+                within_booking=draw(st.integers(0, 7)) == 0,
             )
         )
 
@@ -421,6 +433,8 @@ def rank(priority: Priority) -> int:
 
 def allowed(snap: PreemptionSnapshot, wanted: Claim, s: RunningSession) -> PreemptionReason | None:
     """The rules as the specification states them, one session at a time."""
+    if s.within_booking:  # on capacity its own group booked and is running now
+        return None
     if wanted.booked:  # a booking takes back what it lends, from any other group
         return "booking" if s.group_id != wanted.queued.group_id else None
     if not s.preemptible or NOW - s.started_at < s.min_runtime:

@@ -440,3 +440,40 @@ def test_card_hours_add_up_by_monday_and_the_first_week_over_quota_is_found(
         assert found is not None
         assert found[0] == first_over[0]
         assert found[1] == pytest.approx(first_over[1])
+
+
+def test_requests_within_a_running_booking_are_the_longest_waiting_up_to_the_room_left() -> None:
+    from gshare.capacity.reservations import Running, Waiting, within_bookings
+
+    lab, other = uuid.UUID(int=1), uuid.UUID(int=2)
+    t0 = datetime(2026, 3, 3, 10, 0, tzinfo=UTC)
+    waiting = [
+        Waiting(uuid.UUID(int=10 + n), group, tier, t0 + timedelta(minutes=n))
+        for n, (group, tier) in enumerate(
+            [(lab, "q"), (lab, "q"), (other, "q"), (lab, "x"), (lab, "q"), (lab, "q")]
+        )
+    ]
+    short = Running(uuid.UUID(int=100), lab, "q", 2, timedelta(minutes=2))
+    long = Running(uuid.UUID(int=101), lab, "q", 2, timedelta(minutes=10))
+    # 4 booked of tier q, 1 held already: the 3 longest waiting of the lab's q requests,
+    # with the shorter notice of the two bookings; not another group's, not another tier's.
+    found = within_bookings(waiting, [long, short], {(lab, "q"): 1})
+    assert found == {uuid.UUID(int=10): short, uuid.UUID(int=11): short, uuid.UUID(int=14): short}
+    assert within_bookings(waiting, [short], {(lab, "q"): 2}) == {}
+    assert within_bookings(waiting, [], {}) == {}
+
+
+def test_the_earliest_sessions_of_a_group_and_tier_are_within_its_running_bookings() -> None:
+    from gshare.capacity.reservations import Running, sessions_within
+
+    lab, other = uuid.UUID(int=1), uuid.UUID(int=2)
+    t0 = datetime(2026, 3, 3, 10, 0, tzinfo=UTC)
+    sessions = [
+        (uuid.UUID(int=10 + n), group, tier, t0 + timedelta(minutes=m))
+        for n, (group, tier, m) in enumerate(
+            [(lab, "q", 5), (lab, "q", 1), (lab, "q", 9), (other, "q", 0), (lab, "x", 0)]
+        )
+    ]
+    booked = [Running(uuid.UUID(int=100), lab, "q", 2, timedelta(minutes=2))]
+    assert sessions_within(sessions, booked) == {uuid.UUID(int=11), uuid.UUID(int=10)}
+    assert sessions_within(sessions, []) == set()

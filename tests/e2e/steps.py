@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.async_api import Page
+
+from gshare.devcluster import free_port
+from tests.eventually import eventually_sync
+from tests.processes import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "frontend" / "dist"
@@ -74,3 +82,58 @@ async def member_of_a_new_lab(
         )
         assert changed.status_code == 200, changed.text
     return org, group
+
+
+@contextmanager
+def running_demo(
+    folder: Path, email: str, password: str, cards: int, env: dict[str, str]
+) -> Iterator[tuple[str, int]]:
+    """`python -m gshare.demo` in `folder` serving the built console, its first admin `email`,
+    with `env` on top, once its cluster shows `cards` cards: (its address, its pid). Stopped on
+    leaving, and nothing it started may be left running."""
+    if not (CONSOLE / "index.html").is_file():
+        pytest.fail("the console is not built: run `make console` (make test does it)")
+    port = free_port()
+    demo_env = clean_env() | {
+        "GSHARE_DATA_DIR": str(folder / "state"),
+        "GSHARE_PORT": str(port),
+        "GSHARE_DEMO_SESSIONS_PORT": str(free_port()),
+        "GSHARE_CONSOLE_DIR": str(CONSOLE),
+        "GSHARE_BOOTSTRAP_ADMIN_EMAIL": email,
+        "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": password,
+        **env,
+    }
+    log_path = folder / "demo.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gshare.demo"], env=demo_env, cwd=folder, stdout=log, stderr=log
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, timeout=5) as client:
+
+            def ready() -> bool:
+                assert proc.poll() is None, log_path.read_text()[-3000:]
+                try:
+                    login = client.post(
+                        "/api/v1/auth/login", json={"email": email, "password": password}
+                    )
+                    found = (
+                        client.get("/api/v1/clusters").json()["items"] if login.is_success else []
+                    )
+                except httpx.HTTPError:
+                    return False
+                return bool(found) and found[0]["cards"] == cards
+
+            eventually_sync(ready, "the demo cluster to show its cards", timeout=180, interval=0.5)
+        yield base, proc.pid
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    leftovers = subprocess.run(
+        ["pgrep", "-f", str(folder)], capture_output=True, text=True, check=False
+    )
+    assert leftovers.stdout.strip() == "", "the demo left session programs or nginx running"

@@ -20,24 +20,18 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from playwright.async_api import Locator, Page, expect
 
-from gshare.devcluster import free_port
 from gshare.sessions.access import ACCESS_COOKIE
-from tests.e2e.steps import CONSOLE, admin_api, member_of_a_new_lab, shot, sign_in
-from tests.eventually import eventually, eventually_sync
-from tests.processes import clean_env
+from tests.e2e.steps import admin_api, member_of_a_new_lab, running_demo, shot, sign_in
+from tests.eventually import eventually
 
 EMAIL = "admin@example.org"
 PASSWORD = "quartz-meadow-lantern-52"
@@ -63,56 +57,14 @@ class Demo:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`python -m gshare.demo` serving the built console, once its cluster's cards are known."""
-    if not (CONSOLE / "index.html").is_file():
-        pytest.fail("the console is not built: run `make console` (make test does it)")
     folder = tmp_path_factory.mktemp("demo")
-    port = free_port()
-    env = clean_env()
-    env |= {
-        "GSHARE_DATA_DIR": str(folder / "state"),
-        "GSHARE_PORT": str(port),
-        "GSHARE_DEMO_SESSIONS_PORT": str(free_port()),
-        "GSHARE_CONSOLE_DIR": str(CONSOLE),
-        "GSHARE_BOOTSTRAP_ADMIN_EMAIL": EMAIL,
-        "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": PASSWORD,
+    quick = {
         "GSHARE_METERING_INTERVAL_SECONDS": "2",
         # Notices run out between two walks of the queue: a short walk sees them soon.
         "GSHARE_DEQUEUE_INTERVAL_SECONDS": "2",
     }
-    log_path = folder / "demo.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gshare.demo"], env=env, cwd=folder, stdout=log, stderr=log
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(base_url=base, timeout=5) as client:
-
-            def ready() -> bool:
-                assert proc.poll() is None, log_path.read_text()[-3000:]
-                try:
-                    login = client.post(
-                        "/api/v1/auth/login", json={"email": EMAIL, "password": PASSWORD}
-                    )
-                    cards = (
-                        client.get("/api/v1/clusters").json()["items"] if login.is_success else []
-                    )
-                except httpx.HTTPError:
-                    return False
-                return bool(cards) and cards[0]["cards"] == 8
-
-            eventually_sync(ready, "the demo cluster to show its cards", timeout=180, interval=0.5)
-        yield Demo(base, folder / "state", proc.pid)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    leftovers = subprocess.run(
-        ["pgrep", "-f", str(folder)], capture_output=True, text=True, check=False
-    )
-    assert leftovers.stdout.strip() == "", "the demo left session programs or nginx running"
+    with running_demo(folder, EMAIL, PASSWORD, 8, quick) as (base, pid):
+        yield Demo(base, folder / "state", pid)
 
 
 async def test_new_session_refuses_out_of_range_values_on_their_fields(

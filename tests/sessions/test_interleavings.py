@@ -1,6 +1,7 @@
 """Every actor of a session's life interleaved by a Hypothesis state machine on the real service
 layer and database: owners (create, pause, resume, stop, delete, keep running), admins (removing
-and re-adding a member, cancelling from the queue), the queue, the metering and reconcile ticks,
+and re-adding a member, cancelling from the queue, booking the card for a second group and
+cancelling the booking), the queue, the metering and reconcile ticks,
 and the operator's reports (current, late, duplicated and out of order). After every step the
 invariants hold:
 
@@ -53,6 +54,7 @@ from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import AdmissionRequest, Allocation, Notice
 from gshare.clusters.service import FUTURE_SKEW
 from gshare.credits.models import CreditHold
+from gshare.identity.models import Group, Organization, User
 from gshare.kit.clock import FrozenClock
 from gshare.kit.db import make_engine, make_sessionmaker
 from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_database
@@ -126,10 +128,11 @@ class Actors:
 
     w: SessionWorld
     root: httpx.AsyncClient
+    lab: uuid.UUID | None = None  # a second group, member 1's too, which books the card
     created: list[Owned] = field(default_factory=list)  # in the order they were asked for
 
     @classmethod
-    async def on(cls, build: Builder) -> Actors:
+    async def on(cls, build: Builder, *, lab: bool = False) -> Actors:
         w = await session_world(build, n_cards=1, users=2, user_credits=50)
         root = await build.signed_in(await build.user("Root", super_admin=True))
         # Member 1's requests outrank member 0's sessions, and notice is short: preemption
@@ -137,15 +140,35 @@ class Actors:
         now = build.clock.now()
         await set_policy(build.sessions, now, "global", None, {"preemption_notice_minutes": 0})
         await set_policy(build.sessions, now, "user", w.capacity.user_ids[1], {"priority": "high"})
-        return cls(w, root)
+        if not lab:
+            return cls(w, root)
+        async with build.sessions() as db:
+            group = await db.get(Group, w.group_id)
+            member = await db.get(User, w.capacity.user_ids[1])
+            assert group is not None
+            assert member is not None
+            org = await db.get(Organization, group.org_id)
+            assert org is not None
+        made = await build.group(org, "Lab")
+        await build.member(member, made)
+        actors = cls(w, root, made.id)
+        await actors.book(1)  # the lab's booking runs from the start; `book` calls it off
+        return actors
 
     @property
     def build(self) -> Builder:
         return self.w.build
 
-    async def create(self, member: int, tier: str) -> Owned | None:
-        answer = await self.w.members[member].post(f"{API}/sessions", json=self.w.body(tier))
-        _said(f"create {member} {tier} -> {answer.status_code}")
+    async def create(self, member: int, tier: str, in_lab: bool = False) -> Owned | None:
+        """The member asks for a session; in the lab, member 1 asks for the tier the lab books."""
+        if in_lab:
+            member, tier = 1, "exclusive"
+        body = self.w.body(tier)
+        if in_lab:
+            assert self.lab is not None
+            body["group_id"] = str(self.lab)
+        answer = await self.w.members[member].post(f"{API}/sessions", json=body)
+        _said(f"create {member} {tier}{' in the lab' if in_lab else ''} -> {answer.status_code}")
         assert answer.status_code in (201, 403, 404, 409), answer.text
         if answer.status_code != 201:
             return None
@@ -217,6 +240,35 @@ class Actors:
         )
         _said(f"drain {seconds}s -> {answer.status_code}")
         assert answer.status_code == 201, answer.text
+
+    async def book(self, notice_minutes: int) -> None:
+        """The super admin books the card for the lab from now for a day, or cancels the
+        lab's booking."""
+        active = (await self.root.get(f"{API}/bookings")).json()["items"]
+        if active:
+            answer = await self.root.post(f"{API}/bookings/{active[0]['id']}/cancel")
+            _said(f"cancel booking -> {answer.status_code}")
+            assert answer.status_code in (200, 409), answer.text
+            return
+        now = self.build.clock.now()
+        assert self.lab is not None
+        answer = await self.root.post(
+            f"{API}/bookings",
+            json={
+                "group_id": str(self.lab),
+                "tier_id": self.w.tier("exclusive"),
+                "count": 1,
+                "starts_at": now.isoformat(),
+                "ends_at": (now + timedelta(days=1)).isoformat(),
+                "title": "Lab deadline",
+                "notice_minutes": notice_minutes,
+            },
+        )
+        _said(f"book {notice_minutes} min -> {answer.status_code}")
+        # A drained cluster has no capacity to book.
+        assert answer.status_code in (201, 409), answer.text
+        if answer.status_code == 409:
+            assert answer.json()["error"]["code"] == "booking_conflict", answer.text
 
     async def meter(self, seconds: int) -> None:
         self.build.clock.advance(timedelta(seconds=seconds))
@@ -331,7 +383,14 @@ class Actors:
                 allocation = await db.get(Allocation, notice.allocation_id)
                 assert allocation is not None
                 NOTICES.add(notice.kind)
+                if notice.reason == "booking":
+                    # Given for the lab, never to one of the lab's own sessions.
+                    assert notice.for_group_id == self.lab
+                    assert allocation.group_id != self.lab
+                    NOTICES.add("booking")
             NOTICES.update(await db.scalars(select(Notice.status)))
+            if await db.scalar(select(Notice.id).where(Notice.reason == "booking").limit(1)):
+                NOTICES.add("booking")
         await assert_ledger_clean(self.build.sessions)
         return rows
 
@@ -353,6 +412,7 @@ class Interleavings(RuleBasedStateMachine):
     real app on its own event loop, as tests/credits/test_stateful.py runs the ledger."""
 
     home: ClassVar[Home]
+    with_lab: ClassVar[bool] = False
     sessions = Bundle("sessions")
 
     def __init__(self) -> None:
@@ -394,7 +454,7 @@ class Interleavings(RuleBasedStateMachine):
         await self.cleanup.enter_async_context(app.router.lifespan_context(app))
         build = Builder(make_sessionmaker(engine), clock, app)
         self.cleanup.push_async_callback(build.close)
-        return await Actors.on(build)
+        return await Actors.on(build, lab=self.with_lab)
 
     def run(self, step: Awaitable[T]) -> T:
         return self.loop.run_until_complete(step)
@@ -527,6 +587,19 @@ REACHED: set[str] = set()  # every state some run's check saw
 NOTICES: set[str] = set()  # every notice kind and status some run's check saw
 
 
+def _runs(count: int) -> settings:
+    """`count` runs of up to 80 steps, the same everywhere (derandomized, no example
+    database)."""
+    return settings(
+        max_examples=count,
+        stateful_step_count=80,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
 def test_random_interleavings_keep_the_lifecycle_exact(
     postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -534,17 +607,42 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
     # The same runs everywhere (derandomized, no example database). Making a run's world costs
     # about as much as 30 steps, so a few long runs.
-    Interleavings.TestCase.settings = settings(
-        max_examples=24,
-        stateful_step_count=80,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-    )
+    Interleavings.TestCase.settings = _runs(24)
     REACHED.clear()
+    NOTICES.clear()
     Interleavings.TestCase("runTest").runTest()
     # The runs walk the whole lifecycle: a state never reached is a part never tried.
     assert set(REACHED) == set(lifecycle.STATES), sorted(set(lifecycle.STATES) - REACHED)
     # And every kind of notice, through every way a notice ends.
     assert {"preemption", "drain", "pending", "paused", "freed", "withdrawn"} == NOTICES, NOTICES
+
+
+class BookingInterleavings(Interleavings):
+    """The same actors, and a second group that books the card: the lab's booking runs from the
+    start, the super admin cancels it or books it again (from now, for a day), and member 1 asks for
+    sessions in the lab, which go ahead of the queue and take the card back from the others'
+    sessions with the booking's notice while the booking runs."""
+
+    with_lab = True
+
+    @rule(target=Interleavings.sessions)
+    def create_in_lab(self) -> object:
+        created = self.run(self.actors.create(1, "exclusive", in_lab=True))
+        return multiple() if created is None else created
+
+    @precondition(lambda self: self.populated)
+    @rule(notice_minutes=st.sampled_from([0, 1, 5]))
+    def book(self, notice_minutes: int) -> None:
+        self.run(self.actors.book(notice_minutes))
+
+
+def test_random_interleavings_with_a_booking_keep_the_lifecycle_exact(
+    postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    BookingInterleavings.home = Home(postgres, tmp_path)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
+    BookingInterleavings.TestCase.settings = _runs(12)
+    NOTICES.clear()
+    BookingInterleavings.TestCase("runTest").runTest()
+    # The runs give booking notices, and see them act.
+    assert {"booking", "pending", "paused"} <= NOTICES, NOTICES

@@ -33,6 +33,7 @@ export const scopes = {
   volumes: ['volumes'],
   catalog: ['catalog'],
   worker: ['worker'],
+  bookings: ['bookings'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
@@ -49,6 +50,14 @@ export interface SessionFilters {
 }
 
 type AdmissionPreviewIn = components['schemas']['AdmissionPreviewIn'];
+type BookingIn = components['schemas']['BookingIn'];
+
+/** Which bookings to list: of a group, of a GPU model; `ended` adds ended and cancelled ones. */
+export interface BookingFilters {
+  group_id?: string;
+  model?: string;
+  ended?: boolean;
+}
 
 export interface Page<T> {
   items: T[];
@@ -300,6 +309,33 @@ export const queries = {
       queryKey: [...scopes.volumes, 'group', groupId],
       queryFn: () =>
         unwrap(api.GET('/api/v1/groups/{group_id}/volumes', { params: { path: { group_id: groupId } } })),
+    }),
+
+  /** The bookings of the caller's groups (every one for the super admin), soonest first. */
+  bookings: (filters: BookingFilters = {}) => {
+    const query = compact({ ...filters });
+    return queryOptions({
+      queryKey: [...scopes.bookings, 'list', query],
+      queryFn: () => unwrap(api.GET('/api/v1/bookings', { params: { query } })),
+    });
+  },
+  /** Booked and free capacity of a GPU model over a window (at most 62 days). */
+  bookingCalendar: (model: string, startsAt: string, endsAt: string) =>
+    queryOptions({
+      queryKey: [...scopes.bookings, 'calendar', model, startsAt, endsAt],
+      queryFn: () =>
+        unwrap(
+          api.GET('/api/v1/bookings/calendar', { params: { query: { model, starts_at: startsAt, ends_at: endsAt } } }),
+        ),
+    }),
+  /**
+   * Whether a booking would be accepted now; books nothing. Under the bookings' prefix, so it is
+   * asked again whenever bookings change.
+   */
+  bookingCheck: (body: BookingIn) =>
+    queryOptions({
+      queryKey: [...scopes.bookings, 'check', body],
+      queryFn: () => unwrap(api.POST('/api/v1/bookings/check', { body })),
     }),
 
   /** The caller's notifications, newest first. */

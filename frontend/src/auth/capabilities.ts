@@ -45,6 +45,7 @@ export type Action =
   | 'session.read_scope'
   | 'catalog.manage'
   | 'volume.manage_group'
+  | 'booking.manage'
   | 'worker.health';
 
 /** Where an action would happen: an organization, or a group with its organization. */

@@ -5,6 +5,8 @@ import type { AdmissionPreviewIn, AdmissionPreviewOut } from '../api/hooks/sessi
 import { apiError, json, stubFetch, type StubRequest } from '../test/fetchStub';
 import { makeMe } from '../test/fixtures';
 import { renderApp } from '../test/render';
+import { makeBooking } from '../bookings/testData';
+import { formatClock } from '../queue/countdown';
 import { GROUP_ID, makeImage, makeMembership, makeSession, makeTier, makeVolume, OTHER_GROUP_ID } from './testData';
 
 const me = json(
@@ -74,6 +76,7 @@ function routes(extra: Parameters<typeof stubFetch>[0] = {}) {
     'GET /api/v1/volumes': volumes,
     'POST /api/v1/admission/preview': preview,
     'GET /api/v1/sessions': json(200, { items: [] }),
+    'GET /api/v1/bookings': json(200, { items: [] }),
     ...extra,
   });
 }
@@ -278,5 +281,32 @@ describe('new session', () => {
     expect(await screen.findByText('cannot hold control or invisible formatting characters')).toBeInTheDocument();
     expect(screen.getByRole('textbox', { name: 'Name' })).toHaveAttribute('aria-invalid', 'true');
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it("tells a member of the group's booking of the chosen tier running now", async () => {
+    const now = Date.now();
+    const window = [new Date(now - 3_600_000).toISOString(), new Date(now + 3_600_000).toISOString()];
+    const api = routes({
+      'GET /api/v1/bookings': json(200, {
+        items: [
+          makeBooking({ starts_at: window[0], ends_at: window[1], next_window: window }),
+          makeBooking({ id: 'b2', title: 'Deadline', tier_id: 't2', tier_name: '1/2', starts_at: window[0], ends_at: window[1], next_window: window }),
+          makeBooking({ id: 'b3', title: 'Later', next_window: [window[1], new Date(now + 7_200_000).toISOString()] }),
+        ],
+      }),
+    });
+    renderApp('/sessions/new');
+
+    const resources = await screen.findByRole('region', { name: 'Resources' });
+    const line = await within(resources).findByText(/Tuesday class/);
+    expect(line).toHaveTextContent(`Tuesday class: 30 slots booked for your group until ${formatClock(window[1], now)}`);
+    expect(within(resources).queryByText(/Deadline/)).not.toBeInTheDocument();
+    expect(within(resources).queryByText(/Later/)).not.toBeInTheDocument();
+    expect(api.callsTo('GET', '/api/v1/bookings')[0].query.get('group_id')).toBe(GROUP_ID);
+
+    // Another tier: its own booking is told instead.
+    await choose('GPU', 'A100-80GB 1/2 · 40 GiB · 5 credits/h · none free, queues about 10 min');
+    expect(await within(resources).findByText(/Deadline: 30 slots booked/)).toBeInTheDocument();
+    expect(within(resources).queryByText(/Tuesday class/)).not.toBeInTheDocument();
   });
 });

@@ -37,6 +37,7 @@ import { formatDuration, formatMemoryGiB } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
 import { asNumber, serverErrors } from '../ui/form';
 import { AdmissionPreview } from './AdmissionPreview';
+import { BookedForGroup } from './BookedForGroup';
 import {
   CPU_ONLY,
   defaultTier,
@@ -274,6 +275,7 @@ export function NewSessionPage() {
                 error={form.errors.gpu}
                 allowDeselect={false}
               />
+              <BookedForGroup groupId={groupId} tierId={tierId} />
             </QueryState>
             <Group grow align="flex-start">
               <NumberInput

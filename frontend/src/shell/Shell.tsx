@@ -14,6 +14,7 @@ import { UserMenu } from './UserMenu';
 const MAIN_LINKS = [
   { to: '/sessions', label: 'Sessions' },
   { to: '/volumes', label: 'Volumes' },
+  { to: '/bookings', label: 'Bookings' },
   { to: '/requests', label: 'My requests' },
   { to: '/wallet', label: 'Wallet' },
 ];

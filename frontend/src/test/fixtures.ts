@@ -15,6 +15,7 @@ const GROUP_ADMIN_ACTIONS = [
   'credits.grant_user',
   'policy.read_group',
   'volume.manage_group',
+  'booking.manage',
 ];
 const ORG_ADMIN_ACTIONS = [
   ...GROUP_ADMIN_ACTIONS,

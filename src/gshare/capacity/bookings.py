@@ -523,34 +523,35 @@ async def running_now(db: AsyncSession, now: datetime) -> list[Booking]:
     return [b for b in found if (w := next_window(b, now)) is not None and w.starts_at <= now]
 
 
+def as_running(booking: Booking) -> reservations.Running:
+    """A booking running now, as `reservations` sees it."""
+    return reservations.Running(
+        booking.id,
+        booking.group_id,
+        str(booking.tier_id),
+        booking.count,
+        timedelta(minutes=booking.notice_minutes),
+    )
+
+
 async def mark_booked(
     db: AsyncSession, queued: Sequence[QueuedRequest], now: datetime
 ) -> tuple[list[QueuedRequest], dict[uuid.UUID, Booking]]:
-    """The queued requests, those within a booking running now marked `booked`, and the
-    booking each of those falls within.
-
-    A request is within its group's booking of its tier while the group holds fewer sessions
-    of the tier than booked: the longest waiting first, up to the booked count."""
+    """The queued requests, those within a booking running now marked `booked`
+    (`reservations.within_bookings`), and the booking each of those falls within."""
     if not queued:
         return list(queued), {}
     running = await running_now(db, now)
     if not running:
         return list(queued), {}
-    room: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
-    booking_of: dict[tuple[uuid.UUID, uuid.UUID], Booking] = {}
-    for b in running:
-        key = (b.group_id, b.tier_id)
-        room[key] = room.get(key, 0) + b.count
-        # Of two bookings of one tier at once, the shorter notice is the group's.
-        if key not in booking_of or b.notice_minutes < booking_of[key].notice_minutes:
-            booking_of[key] = b
-    held = await repository.held_by_group_and_tier(db, list(room))
-    for key in room:
-        room[key] -= held.get(key, 0)
-    within: dict[uuid.UUID, Booking] = {}
-    for q in sorted(queued, key=lambda q: (q.enqueued_at, q.id)):
-        key = (q.group_id, uuid.UUID(q.request.tier))
-        if room.get(key, 0) > 0:
-            room[key] -= 1
-            within[q.id] = booking_of[key]
-    return [replace(q, booked=True) if q.id in within else q for q in queued], within
+    held = await repository.held_by_group_and_tier(db, [(b.group_id, b.tier_id) for b in running])
+    rows = {b.id: b for b in running}
+    within = reservations.within_bookings(
+        [reservations.Waiting(q.id, q.group_id, q.request.tier, q.enqueued_at) for q in queued],
+        [as_running(b) for b in running],
+        {(g, str(t)): n for (g, t), n in held.items()},
+    )
+    return (
+        [replace(q, booked=True) if q.id in within else q for q in queued],
+        {request_id: rows[b.id] for request_id, b in within.items()},
+    )

@@ -3,7 +3,7 @@
 One walk (`walk`, after each dequeue, under the queue's lock) moves every notice on:
 1. settle: a pending notice whose session left its card already is `freed`; one no longer
    needed (its request left the queue or no longer holds the card, its drain ended) is
-   `withdrawn`;
+   `withdrawn` (a booking's notice also when the booking is cancelled);
 2. drains: every session on capacity being drained gets a notice with the drain's deadline
    (the earliest, when several cover it, and a shorter one started later moves it nearer);
 3. due: a session whose notice's deadline has passed is paused and queued again to resume by
@@ -29,8 +29,9 @@ from sqlalchemy import or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
-from gshare.capacity import admission, bookings, queue, repository, service
-from gshare.capacity.models import Drain, Notice
+from gshare.capacity import admission, bookings, queue, repository, reservations, service
+from gshare.capacity.models import AdmissionRequest, Drain, Notice
+from gshare.capacity.placement import CapacitySnapshot, PlacementRequest
 from gshare.capacity.policy import preemption_terms
 from gshare.capacity.preemption import (
     Claim,
@@ -94,7 +95,11 @@ _SETTLE = text(
     " OR (n.kind = 'preemption' AND NOT EXISTS (SELECT 1 FROM admission_requests r "
     "  WHERE r.id = n.request_id AND r.status = 'queued' AND r.reserved_card_id = n.card_id))"
     " OR (n.kind = 'drain' AND NOT EXISTS (SELECT 1 FROM capacity_drains d "
-    "  WHERE d.id = n.drain_id AND d.status = 'active'))) "
+    "  WHERE d.id = n.drain_id AND d.status = 'active'))"
+    # A booking's notice stands while the booking does: cancelled, the lent session keeps on.
+    " OR (n.reason = 'booking' AND NOT EXISTS (SELECT 1 FROM capacity_bookings b "
+    "  JOIN admission_requests r ON r.group_id = b.group_id AND r.tier_id = b.tier_id "
+    "  WHERE r.id = n.request_id AND b.status = 'active'))) "
     "RETURNING n.status, n.session_id"
 )
 # Sessions on draining capacity that have no notice yet, with the drain that covers them
@@ -269,6 +274,11 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
     idle: set[uuid.UUID] = set()
     for found in await idle_among.results(db, [r.session_id for r in running if r.session_id]):
         idle |= found
+    # Sessions on capacity their own group booked and is running now are no one's to take.
+    within = reservations.sessions_within(
+        [(r.id, r.group_id, str(r.tier_id), r.admitted_at) for r in running if r.tier_id],
+        [bookings.as_running(b) for b in await bookings.running_now(db, now)],
+    )
     sessions = []
     by_id: dict[uuid.UUID, Any] = {}
     for r in running:
@@ -290,6 +300,7 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
                 idle=r.session_id in idle,
                 preemptible=terms.preemptible,
                 min_runtime=terms.min_runtime,
+                within_booking=r.id in within,
             )
         )
     # Every group running or waiting has an equal share of the cards.
@@ -299,10 +310,16 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
     fair = admission.fair_share(settings)
     ordered = queue.priorities(state.queued, await admission.usage_state(db), now, fair)
     by_request = {q.id: q for q in state.queued}
+    spare = await _spare_slots(db, rows, promised, snapshot)
     for priority in ordered:
         q = by_request[priority.request_id]
         policy = policies.get((q.user_id, q.group_id))
         if policy is None:
+            continue
+        key = (q.group_id, q.request.tier)
+        if q.booked and spare.get(key, 0) > 0:
+            # A card being freed for the group's tier has a slot for it: no other card need be.
+            spare[key] -= 1
             continue
         terms = preemption_terms(policy)
         claim = Claim(q, terms.priority, terms.max_wait, booked=q.booked)
@@ -310,12 +327,55 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
         if not isinstance(decision, Preemption):
             continue
         index.assume(claim, decision)
+        spare[key] = spare.get(key, 0) + _slots_left(snapshot, decision, q.request)
         notice = None
         if q.id in booked:
             notice = timedelta(minutes=booked[q.id].notice_minutes)
         await _promise(db, decision, q, by_id, now, summary, notice)
         state.rows[q.id].reserved_card_id = decision.card_id
     await db.flush()
+
+
+def _slots_left(snapshot: CapacitySnapshot, decision: Preemption, request: PlacementRequest) -> int:
+    """Slots of the request's tier left on the decision's card once its victims are gone and the
+    request has taken one: a card emptied for a fraction tier takes the tier's slot count."""
+    if request.kind != "fraction":
+        return 0
+    card = next((c for c in snapshot.cards if c.id == decision.card_id), None)
+    if card is not None and card.carved_tier == request.tier:
+        return max(len(decision.victims) - 1, 0)
+    return max(request.slots_per_card - 1, 0)
+
+
+async def _spare_slots(
+    db: AsyncSession,
+    rows: Sequence[AdmissionRequest],
+    promised: set[uuid.UUID],
+    snapshot: CapacitySnapshot,
+) -> dict[tuple[uuid.UUID, str], int]:
+    """Per (group, tier), the slots cards already being freed for the group's requests of a
+    fraction tier will have left over: the group's next booked requests of the tier wait for
+    them rather than claim cards of their own."""
+    waiting = [
+        (r.group_id, r.tier_id, r.reserved_card_id)
+        for r in rows
+        if r.id in promised and r.reserved_card_id is not None and r.tier_id is not None
+    ]
+    if not waiting:
+        return {}
+    tiers = await repository.tiers_by_id(db, [tier_id for _, tier_id, _ in waiting])
+    cards = {c.id: c for c in snapshot.cards}
+    spare: dict[tuple[uuid.UUID, str], int] = {}
+    for group_id, tier_id, card_id in waiting:
+        tier = tiers.get(tier_id)
+        card = cards.get(card_id)
+        if tier is None or tier.kind != "fraction" or card is None:
+            continue
+        if card.carved_tier == str(tier.id):
+            continue  # one slot of a carved card is being freed: the request's own
+        key = (group_id, str(tier.id))
+        spare[key] = spare.get(key, 0) + max(min(tier.denominator or 1, card.split_count) - 1, 0)
+    return spare
 
 
 async def _promise(

@@ -5,7 +5,8 @@ A queued request has a claim when (a) its group stays within its fair share with
 waited longer than its `max_wait` (`waited_too_long`), (c) it has a higher priority than a
 session it could pause (`priority`), or (d) it is `booked`: its group booked the capacity and
 holds less of it than booked now, so it takes back what the booking lends (`booking`: any
-session of another group, whatever its priority, protection or runtime). A group's usage is
+session of another group, whatever its priority, protection or runtime, but one that is itself
+`within_booking`, which no claim takes). A group's usage is
 the cards its running sessions in the snapshot hold (each session's `cards`, as
 `queue.card_share` counts it); its share is given (`fair_shares` splits the cards by weight).
 
@@ -76,6 +77,8 @@ class RunningSession:
     idle: bool = False
     preemptible: bool = True
     min_runtime: timedelta = timedelta(0)
+    # On capacity its group booked and is running now: no claim takes it, a booking's neither.
+    within_booking: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,7 +214,9 @@ class PreemptionIndex:
     def _held(self, s: RunningSession) -> _Held:
         rank = _RANK[s.priority]
         key = (not s.idle, rank, -self._ratio(s.group_id), -s.started_at.timestamp(), s.id)
-        protected = not s.preemptible or self._now - s.started_at < s.min_runtime
+        protected = (
+            not s.preemptible or self._now - s.started_at < s.min_runtime or s.within_booking
+        )
         return _Held(s, key, rank, protected)
 
     def _list_card(self, card: CardSnapshot) -> None:
@@ -223,7 +228,9 @@ class PreemptionIndex:
             )
             for cap in range(len(PRIORITIES))
         ]
-        caps.append((_BOOKED, dict(holders)))
+        caps.append(
+            (_BOOKED, {slot: h for slot, h in holders.items() if not h.session.within_booking})
+        )
         for cap_name, loose in caps:
             if card.pool == MIG:
                 for instance in card.mig_instances:
@@ -293,7 +300,8 @@ class PreemptionIndex:
         group = claim.queued.group_id
 
         def eligible(held: _Held) -> PreemptionReason | None:
-            if held.session.group_id == group or held.session.id in self._taken:
+            s = held.session
+            if s.group_id == group or s.within_booking or s.id in self._taken:
                 return None
             return "booking"
 

@@ -276,3 +276,75 @@ def over_quota(
         if total > max_card_hours_week + 1e-9:
             return week, total
     return None
+
+
+@dataclass(frozen=True)
+class Running:
+    """A booking whose window runs now: `count` sessions of `tier` for `group`."""
+
+    id: uuid.UUID
+    group_id: uuid.UUID
+    tier: str
+    count: int
+    notice: timedelta
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A queued request as bookings see it."""
+
+    id: uuid.UUID
+    group_id: uuid.UUID
+    tier: str
+    enqueued_at: datetime
+
+
+def within_bookings(
+    waiting: Iterable[Waiting],
+    running: Iterable[Running],
+    held: dict[tuple[uuid.UUID, str], int],
+) -> dict[uuid.UUID, Running]:
+    """Which waiting requests fall within a booking running now, and the booking each falls
+    within. A group's bookings of one tier add up; while the group holds (`held`, by group and
+    tier) fewer sessions of the tier than they book, its requests of the tier are within them,
+    the longest waiting first. Of two bookings of one tier, the shorter notice applies."""
+    room: dict[tuple[uuid.UUID, str], int] = {}
+    booking_of: dict[tuple[uuid.UUID, str], Running] = {}
+    for b in running:
+        key = (b.group_id, b.tier)
+        room[key] = room.get(key, 0) + b.count
+        if key not in booking_of or b.notice < booking_of[key].notice:
+            booking_of[key] = b
+    for key in room:
+        room[key] -= held.get(key, 0)
+    within: dict[uuid.UUID, Running] = {}
+    for w in sorted(waiting, key=lambda w: (w.enqueued_at, w.id)):
+        key = (w.group_id, w.tier)
+        if room.get(key, 0) > 0:
+            room[key] -= 1
+            within[w.id] = booking_of[key]
+    return within
+
+
+def running_at(bookings: Iterable[Booking], at: datetime) -> list[Booking]:
+    """The bookings with a window running at `at`."""
+    moment = Window(at, at + timedelta(microseconds=1))
+    return [b for b in bookings if occurrences(b, moment)]
+
+
+def sessions_within(
+    sessions: Iterable[tuple[uuid.UUID, uuid.UUID, str, datetime]], running: Iterable[Running]
+) -> set[uuid.UUID]:
+    """Which running sessions, given as (id, group, tier, started), are on capacity their group
+    booked and is running now: per group and tier, the earliest started, up to the count the
+    group's bookings of the tier add up to."""
+    room: dict[tuple[uuid.UUID, str], int] = {}
+    for b in running:
+        room[(b.group_id, b.tier)] = room.get((b.group_id, b.tier), 0) + b.count
+    within: set[uuid.UUID] = set()
+    for session_id, group_id, tier, _ in sorted(sessions, key=lambda s: (s[3], s[0])):
+        key = (group_id, tier)
+        if room.get(key, 0) > 0:
+            room[key] -= 1
+            within.add(session_id)
+    return within
