@@ -18,7 +18,7 @@ from gshare.capacity.models import Booking
 from gshare.events.models import Notification
 from gshare.identity.models import Group, Organization, User
 from tests.builders import Builder
-from tests.capacity.builders import A100, CapacityWorld, capacity_world
+from tests.capacity.builders import A100, CapacityWorld, admit, capacity_world
 
 API = "/api/v1"
 
@@ -381,3 +381,22 @@ async def test_the_same_booking_twice_at_once_is_booked_once_where_one_fits(
     assert sorted(a.status_code for a in answers) == [201, 409]
     async with build.sessions() as db:
         assert len(list(await db.scalars(select(Booking)))) == 1
+
+
+async def test_a_running_booking_says_how_many_sessions_of_it_the_group_holds(
+    build: Builder,
+) -> None:
+    w = await _world(build, n_cards=4)
+    now = build.clock.now()
+    running = await w.admin.post(
+        f"{API}/bookings", json=w.body(count=3, starts_at=now, ends_at=now + timedelta(hours=1))
+    )
+    assert running.status_code == 201, running.text
+    assert running.json()["in_use"] == 0
+    later = (await w.admin.post(f"{API}/bookings", json=w.body(count=1))).json()
+    assert later["in_use"] is None  # not running yet
+    # One of the group's members holds a whole card now.
+    outcome = await admit(build.sessions, w.capacity.ask(0, "exclusive"), now, w.capacity.settings)
+    assert outcome.allocation is not None
+    found = {b["id"]: b["in_use"] for b in (await w.member.get(f"{API}/bookings")).json()["items"]}
+    assert found == {running.json()["id"]: 1, later["id"]: None}

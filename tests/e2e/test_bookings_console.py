@@ -255,7 +255,7 @@ async def test_a_group_admin_books_the_card_and_a_member_takes_it_back(
         await form.get_by_label("GPU", exact=True).click()
         await ada.get_by_role("option").filter(has_text=" exclusive ").click()
         await expect(
-            form.get_by_text(re.compile(f"^{TITLE}: 1 slot booked for your group until "))
+            form.get_by_text(re.compile(f"^{TITLE}: 1 of 1 booked slots free until "))
         ).to_be_visible()
         await shot(ada, "bookings-3-new-session-within-the-booking")
         await form.get_by_role("button", name="Start session").click()

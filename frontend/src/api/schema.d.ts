@@ -2097,6 +2097,11 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /**
+             * In Use
+             * @description While a window runs: how many sessions of the tier the group holds now (booked or not); none otherwise.
+             */
+            in_use?: number | null;
             /** Model */
             model: string;
             /**

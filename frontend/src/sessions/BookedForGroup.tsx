@@ -6,9 +6,9 @@ import { formatClock, useNow } from '../queue/countdown';
 import { countOf } from '../ui/format';
 
 /**
- * The group's bookings of the chosen tier running now: "Tuesday class: 30 slots booked for your
- * group until 12:00". A session within one goes ahead of the queue. (How many of the slots the
- * group uses now is not in any answer a member may read, so it is not said.)
+ * The group's bookings of the chosen tier running now: "Tuesday class: 12 of 30 booked slots
+ * free until 12:00" (or "30 slots booked for your group until 12:00" when the answer does not say
+ * how many the group uses). A session within one goes ahead of the queue.
  */
 export function BookedForGroup({ groupId, tierId }: { groupId: string | null; tierId: string | null }) {
   const asked = Boolean(groupId && tierId);
@@ -22,10 +22,14 @@ export function BookedForGroup({ groupId, tierId }: { groupId: string | null; ti
       <Stack gap={2}>
         {running.map((booking) => {
           const until = booking.next_window?.[1] ?? booking.ends_at;
+          const inUse = booking.in_use;
+          const what =
+            inUse === null || inUse === undefined
+              ? `${countOf(booking.count, 'slot')} booked for your group`
+              : `${Math.max(booking.count - inUse, 0)} of ${booking.count} booked slots free`;
           return (
             <Text size="sm" key={booking.id}>
-              {booking.title}: {countOf(booking.count, 'slot')} booked for your group until{' '}
-              <time dateTime={until}>{formatClock(until, now)}</time>
+              {booking.title}: {what} until <time dateTime={until}>{formatClock(until, now)}</time>
             </Text>
           );
         })}

@@ -289,7 +289,7 @@ describe('new session', () => {
     const api = routes({
       'GET /api/v1/bookings': json(200, {
         items: [
-          makeBooking({ starts_at: window[0], ends_at: window[1], next_window: window }),
+          makeBooking({ starts_at: window[0], ends_at: window[1], next_window: window, in_use: 18 }),
           makeBooking({ id: 'b2', title: 'Deadline', tier_id: 't2', tier_name: '1/2', starts_at: window[0], ends_at: window[1], next_window: window }),
           makeBooking({ id: 'b3', title: 'Later', next_window: [window[1], new Date(now + 7_200_000).toISOString()] }),
         ],
@@ -299,7 +299,7 @@ describe('new session', () => {
 
     const resources = await screen.findByRole('region', { name: 'Resources' });
     const line = await within(resources).findByText(/Tuesday class/);
-    expect(line).toHaveTextContent(`Tuesday class: 30 slots booked for your group until ${formatClock(window[1], now)}`);
+    expect(line).toHaveTextContent(`Tuesday class: 12 of 30 booked slots free until ${formatClock(window[1], now)}`);
     expect(within(resources).queryByText(/Deadline/)).not.toBeInTheDocument();
     expect(within(resources).queryByText(/Later/)).not.toBeInTheDocument();
     expect(api.callsTo('GET', '/api/v1/bookings')[0].query.get('group_id')).toBe(GROUP_ID);

@@ -58,6 +58,7 @@ class BookingView:
     group_name: str
     can_manage: bool
     next_window: Window | None
+    in_use: int | None = None  # while a window runs: the group's sessions of the tier now
 
 
 @dataclass(frozen=True)
@@ -243,13 +244,19 @@ def _manages(actor: Actor, booking: Booking) -> bool:
 async def _views(ctx: Context, rows: Sequence[Booking]) -> list[BookingView]:
     tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
     groups = await identity.names(ctx.db, "group", list({b.group_id for b in rows}))
+    windows = {b.id: next_window(b, ctx.now) if b.status == "active" else None for b in rows}
+    running = [b for b in rows if (w := windows[b.id]) is not None and w.starts_at <= ctx.now]
+    held = await repository.held_by_group_and_tier(
+        ctx.db, [(b.group_id, b.tier_id) for b in running]
+    )
     return [
         BookingView(
             b,
             tiers[b.tier_id][0].name if b.tier_id in tiers else "",
             groups.get(b.group_id, ""),
             _manages(ctx.actor, b),
-            next_window(b, ctx.now) if b.status == "active" else None,
+            windows[b.id],
+            held.get((b.group_id, b.tier_id), 0) if b in running else None,
         )
         for b in rows
     ]

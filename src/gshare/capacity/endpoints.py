@@ -489,6 +489,7 @@ def _booking_out(found: bookings.BookingView) -> BookingOut:
         cancelled_at=b.cancelled_at,
         next_window=None if window is None else (window.starts_at, window.ends_at),
         can_manage=found.can_manage,
+        in_use=found.in_use,
     )
 
 

@@ -479,6 +479,11 @@ class BookingOut(ResponseModel):
         description="The window now running or the next one; none once the last has ended."
     )
     can_manage: bool = Field(description="Whether the caller may edit or cancel it.")
+    in_use: int | None = Field(
+        default=None,
+        description="While a window runs: how many sessions of the tier the group holds now "
+        "(booked or not); none otherwise.",
+    )
 
 
 class BookingPage(ResponseModel):
