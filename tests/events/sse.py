@@ -117,5 +117,7 @@ async def caught_up(
     a Last-Event-ID to reconnect from later."""
     async with open_stream(base, cookie) as stream:
         await sentinel(sessions, user_id)
-        [mark] = await stream.until(SENTINEL)
-    return mark.id
+        # Events committed before the stream opened may still be numbered after it did: they
+        # come first, and the sentinel last.
+        seen = await stream.until(SENTINEL)
+    return seen[-1].id
