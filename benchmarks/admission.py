@@ -44,14 +44,13 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gshare.capacity import admission, service, tiers
-from gshare.capacity.models import Allocation, GpuModel
+from gshare.capacity import admission, service
+from gshare.capacity.models import Allocation
 from gshare.capacity.schemas import InventoryReport
-from gshare.clusters.models import Cluster
 from gshare.credits import operations
 from gshare.credits import repository as credits
 from gshare.credits.amounts import MICRO
-from gshare.identity.models import Group, Membership, Organization, User
+from gshare.identity.models import Group, Organization
 from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 from gshare.kit.embedded_db import ensure_database, start_embedded
 from gshare.kit.schema_version import upgrade
@@ -60,6 +59,7 @@ from gshare.kit.settings import Settings
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
 from _pgbench import pgbench_tps
+from _world import connected_cluster, funded_member, priced_model
 
 GPU_MIB = 81920
 TIER = "1/8"
@@ -106,33 +106,6 @@ def inventory(sequence: int, models: int, cards_per_model: int) -> InventoryRepo
     )
 
 
-async def priced_model(db: AsyncSession, n: int, now: datetime) -> uuid.UUID:
-    """A model priced at 8 credits an hour with its 1/8, 1/4, 1/2 and exclusive tiers; the id
-    of its 1/8 tier."""
-    model = GpuModel(
-        id=uuid.uuid4(),
-        name=model_name(n),
-        memory_mib=GPU_MIB,
-        split_count=8,
-        exclusive_price=8 * MICRO,
-        created_at=now,
-    )
-    db.add(model)
-    await db.flush()
-    wanted = [tiers.fraction(8), tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
-    decision = tiers.tier_set(service.card_model(model), wanted)
-    assert isinstance(decision, tiers.TierSetAccepted), decision
-    tier_id = None
-    for built in decision.tiers:
-        row = service.tier_row(model.id, built, now)
-        db.add(row)
-        if row.name == TIER:
-            tier_id = row.id
-    await db.flush()
-    assert tier_id is not None
-    return tier_id
-
-
 async def setup(url: str, *, clients: int, cards_per_model: int) -> World:
     """One organization, one group, a member and a GPU model per client, funded wallets, and a
     connected cluster whose cards are reported through the real inventory path."""
@@ -157,40 +130,15 @@ async def setup(url: str, *, clients: int, cards_per_model: int) -> World:
             kind="allocation",
             now=now,
         )
-        cluster = Cluster(
-            id=uuid.uuid4(),
-            name="bench",
-            api_server="https://127.0.0.1:1",
-            status="connected",
-            status_message="",
-            inventory_sequence=0,
-            created_at=now,
-        )
+        cluster = connected_cluster("bench", now)
         db.add(cluster)
         members = []
         for n in range(clients):
-            user = User(
-                id=uuid.uuid4(),
-                email=f"member-{n}@bench.example.org",
-                name=f"Member {n}",
-                password_hash="-",
-                must_change_password=False,
-                created_at=now,
-                password_changed_at=now,
+            user_id, _ = await funded_member(
+                db, group.id, group_wallet, f"member-{n}@bench.example.org", f"Member {n}", now
             )
-            db.add(user)
-            await db.flush()
-            db.add(Membership(user_id=user.id, group_id=group.id, role="member", created_at=now))
-            wallet = await credits.account_id(db, "user", user.id, now)
-            await operations.move(
-                db,
-                from_id=group_wallet,
-                to_id=wallet,
-                amount=10**6 * MICRO,
-                kind="allocation",
-                now=now,
-            )
-            members.append(Member(user.id, await priced_model(db, n, now)))
+            made = await priced_model(db, model_name(n), GPU_MIB, now)
+            members.append(Member(user_id, made[TIER].id))
     async with sessions() as db, db.begin():
         report = inventory(1, clients, cards_per_model)
         assert await service.apply_inventory(db, cluster.id, report, now)
@@ -205,26 +153,8 @@ async def setup(url: str, *, clients: int, cards_per_model: int) -> World:
         for n in range(clients):
             # The pgbench clients play their own members (another set, with the same world
             # around them), so neither side's allocations are in the other's way.
-            user = User(
-                id=uuid.uuid4(),
-                email=f"pgbench-{n}@bench.example.org",
-                name=f"pgbench {n}",
-                password_hash="-",
-                must_change_password=False,
-                created_at=now,
-                password_changed_at=now,
-            )
-            db.add(user)
-            await db.flush()
-            db.add(Membership(user_id=user.id, group_id=group.id, role="member", created_at=now))
-            wallet = await credits.account_id(db, "user", user.id, now)
-            await operations.move(
-                db,
-                from_id=group_wallet,
-                to_id=wallet,
-                amount=10**6 * MICRO,
-                kind="allocation",
-                now=now,
+            user_id, wallet = await funded_member(
+                db, group.id, group_wallet, f"pgbench-{n}@bench.example.org", f"pgbench {n}", now
             )
             await db.execute(
                 text(
@@ -235,8 +165,8 @@ async def setup(url: str, *, clients: int, cards_per_model: int) -> World:
                 ),
                 {
                     "n": n,
-                    "u": user.id,
-                    "k": str(user.id),
+                    "u": user_id,
+                    "k": str(user_id),
                     "g": group.id,
                     "o": org.id,
                     "c": cluster.id,

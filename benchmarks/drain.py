@@ -57,8 +57,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _goals import check_goal
-from gshare.capacity import admission, bookings, service, tasks, tiers
-from gshare.capacity.models import GpuModel, GpuTier
+from _world import connected_cluster, funded_member, priced_model
+from gshare.capacity import admission, bookings, service, tasks
+from gshare.capacity.models import GpuTier
 from gshare.capacity.placement import CapacitySnapshot, CardSnapshot, PlacementRequest
 from gshare.capacity.preemption import (
     Claim,
@@ -78,12 +79,11 @@ from gshare.capacity.queue import (
 )
 from gshare.capacity.reservations import cards_for
 from gshare.capacity.schemas import BookingIn, InventoryReport
-from gshare.clusters.models import Cluster
 from gshare.credits import operations
 from gshare.credits import repository as credits
 from gshare.credits.amounts import MICRO
 from gshare.identity.authz import Context
-from gshare.identity.models import Group, Membership, Organization, User
+from gshare.identity.models import Group, Organization, User
 from gshare.identity.permissions import Actor
 from gshare.kit.db import make_engine, make_sessionmaker, run_in_transaction
 from gshare.kit.embedded_db import ensure_database, start_embedded
@@ -483,30 +483,11 @@ async def _class_world(
             )
             members[group.id] = []
             for n in range(count):
-                user = User(
-                    id=uuid.uuid4(),
-                    email=f"{name.lower().replace(' ', '-')}-{n}@uni.example.org",
-                    name=f"{name} {n}",
-                    password_hash="-",
-                    must_change_password=False,
-                    created_at=now,
-                    password_changed_at=now,
+                email = f"{name.lower().replace(' ', '-')}-{n}@uni.example.org"
+                user_id, _ = await funded_member(
+                    db, group.id, group_wallet, email, f"{name} {n}", now
                 )
-                db.add(user)
-                await db.flush()
-                db.add(
-                    Membership(user_id=user.id, group_id=group.id, role="member", created_at=now)
-                )
-                wallet = await credits.account_id(db, "user", user.id, now)
-                await operations.move(
-                    db,
-                    from_id=group_wallet,
-                    to_id=wallet,
-                    amount=10**6 * MICRO,
-                    kind="allocation",
-                    now=now,
-                )
-                members[group.id].append(user.id)
+                members[group.id].append(user_id)
         root = User(
             id=uuid.uuid4(),
             email="root@uni.example.org",
@@ -518,35 +499,9 @@ async def _class_world(
             password_changed_at=now,
         )
         db.add(root)
-        cluster = Cluster(
-            id=uuid.uuid4(),
-            name="campus",
-            api_server="https://127.0.0.1:1",
-            status="connected",
-            status_message="",
-            inventory_sequence=0,
-            created_at=now,
-        )
+        cluster = connected_cluster("campus", now)
         db.add(cluster)
-        model = GpuModel(
-            id=uuid.uuid4(),
-            name=MODEL,
-            memory_mib=MEMORY_MIB,
-            split_count=8,
-            exclusive_price=8 * MICRO,
-            created_at=now,
-        )
-        db.add(model)
-        await db.flush()
-        wanted = [tiers.fraction(8), tiers.fraction(4), tiers.fraction(2), tiers.exclusive()]
-        decision = tiers.tier_set(service.card_model(model), wanted)
-        assert isinstance(decision, tiers.TierSetAccepted), decision
-        made: dict[str, GpuTier] = {}
-        for built in decision.tiers:
-            row = service.tier_row(model.id, built, now)
-            db.add(row)
-            made[row.name] = row
-        await db.flush()
+        made = await priced_model(db, MODEL, MEMORY_MIB, now)
     report = InventoryReport.model_validate(
         {
             "sequence": 1,

@@ -71,17 +71,20 @@ async def member_of_a_new_lab(
             },
         )
         assert created.status_code == 201, created.text
-    async with httpx.AsyncClient(base_url=server) as lin:
-        login = await lin.post(
-            "/api/v1/auth/login", json={"email": email, "password": initial_password}
-        )
-        changed = await lin.post(
+    await choose_password(server, email, initial_password, chosen_password)
+    return org, group
+
+
+async def choose_password(server: str, email: str, initial: str, chosen: str) -> None:
+    """A new user's first sign-in, with the initial password, and the password they choose."""
+    async with httpx.AsyncClient(base_url=server) as user:
+        login = await user.post("/api/v1/auth/login", json={"email": email, "password": initial})
+        changed = await user.post(
             "/api/v1/auth/password",
-            json={"current_password": initial_password, "new_password": chosen_password},
+            json={"current_password": initial, "new_password": chosen},
             headers={"X-CSRF-Token": login.json()["csrf_token"]},
         )
         assert changed.status_code == 200, changed.text
-    return org, group
 
 
 @contextmanager

@@ -26,7 +26,14 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.a11y import assert_accessible
-from tests.e2e.steps import admin_api, member_of_a_new_lab, running_demo, shot, sign_in
+from tests.e2e.steps import (
+    admin_api,
+    choose_password,
+    member_of_a_new_lab,
+    running_demo,
+    shot,
+    sign_in,
+)
 from tests.eventually import eventually
 
 ADA_EMAIL = "admin@example.org"  # the demo's admin: a member of its Research group, with credits
@@ -86,16 +93,7 @@ async def _grace_administers_research(base: str) -> None:
             f"/api/v1/groups/{research['group_id']}/admins/{created.json()['id']}"
         )
         assert granted.status_code == 200, granted.text
-    async with httpx.AsyncClient(base_url=base) as grace:
-        login = await grace.post(
-            "/api/v1/auth/login", json={"email": GRACE_EMAIL, "password": initial}
-        )
-        changed = await grace.post(
-            "/api/v1/auth/password",
-            json={"current_password": initial, "new_password": GRACE_PASSWORD},
-            headers={"X-CSRF-Token": login.json()["csrf_token"]},
-        )
-        assert changed.status_code == 200, changed.text
+    await choose_password(base, GRACE_EMAIL, initial, GRACE_PASSWORD)
 
 
 async def _lin_runs_a_quarter_card(base: str) -> None:

@@ -421,21 +421,36 @@ async def create(ctx: Context, body: BookingIn) -> BookingView:
     booking, tier, model, org_id = await _draft(ctx, body)
     _raise(await _decide(ctx, booking, tier, model, org_id))
     await repository.add_booking(ctx.db, booking)
-    await audit(
-        ctx,
-        "capacity.booking_created",
-        target_type="booking",
-        target_id=booking.id,
-        org_id=org_id,
-        group_id=booking.group_id,
-        detail=_detail(booking),
-    )
-    await _tell_members(
+    return await _changed(
         ctx,
         booking,
+        "capacity.booking_created",
+        _detail(booking),
         f"Capacity booked: {booking.title}",
         f"{booking.count} x {tier.name} of {model.name} for your group, {_when(booking)}.",
     )
+
+
+async def _changed(
+    ctx: Context,
+    booking: Booking,
+    action: str,
+    detail: dict[str, object],
+    title: str,
+    body: str,
+) -> BookingView:
+    """A booking was made, changed or cancelled: audit it, tell the group's members, and answer
+    it as the caller sees it."""
+    await audit(
+        ctx,
+        action,
+        target_type="booking",
+        target_id=booking.id,
+        org_id=booking.org_id,
+        group_id=booking.group_id,
+        detail=detail,
+    )
+    await _tell_members(ctx, booking, title, body)
     return (await _views(ctx, [booking]))[0]
 
 
@@ -459,6 +474,9 @@ async def edit(ctx: Context, booking_id: uuid.UUID, body: BookingEdit) -> Bookin
     booking = await _managed(ctx, booking_id)
     if booking.starts_at <= ctx.now:
         raise Conflict("This booking has started; cancel it, or book anew.", code="booking_started")
+    found = await repository.tier_with_model(ctx.db, booking.tier_id)
+    assert found is not None  # a booked tier is never deleted (foreign key)
+    tier, model = found
     before = _detail(booking)
     changes = body.model_dump(exclude_unset=True)
     for field in ("count", "starts_at", "ends_at", "title", "notice_minutes"):
@@ -468,31 +486,18 @@ async def edit(ctx: Context, booking_id: uuid.UUID, body: BookingEdit) -> Bookin
         booking.weekly_until = None
     elif body.weekly_until is not None:
         booking.weekly_until = body.weekly_until
-    _raise(
-        Check(_window_refusal(booking.starts_at, booking.ends_at, booking.weekly_until, ctx.now))
-    )
-    found = await repository.tier_with_model(ctx.db, booking.tier_id)
-    assert found is not None  # a booked tier is never deleted (foreign key)
-    tier, model = found
+    # The changed window is refused before anything is read again (which would write it).
     _raise(await _decide(ctx, booking, tier, model, booking.org_id))
     booking.updated_at = ctx.now
     await ctx.db.flush()
-    await audit(
-        ctx,
-        "capacity.booking_changed",
-        target_type="booking",
-        target_id=booking.id,
-        org_id=booking.org_id,
-        group_id=booking.group_id,
-        detail={"before": before, "after": _detail(booking)},
-    )
-    await _tell_members(
+    return await _changed(
         ctx,
         booking,
+        "capacity.booking_changed",
+        {"before": before, "after": _detail(booking)},
         f"Booking changed: {booking.title}",
         f"Now {booking.count} x {tier.name} of {model.name}, {_when(booking)}.",
     )
-    return (await _views(ctx, [booking]))[0]
 
 
 async def cancel(ctx: Context, booking_id: uuid.UUID) -> BookingView:
@@ -506,19 +511,14 @@ async def cancel(ctx: Context, booking_id: uuid.UUID) -> BookingView:
     )
     booking.updated_at = ctx.now
     await ctx.db.flush()
-    await audit(
+    return await _changed(
         ctx,
+        booking,
         "capacity.booking_cancelled",
-        target_type="booking",
-        target_id=booking.id,
-        org_id=booking.org_id,
-        group_id=booking.group_id,
-        detail=_detail(booking),
+        _detail(booking),
+        f"Booking cancelled: {booking.title}",
+        f"It was for {_when(booking)}.",
     )
-    await _tell_members(
-        ctx, booking, f"Booking cancelled: {booking.title}", f"It was for {_when(booking)}."
-    )
-    return (await _views(ctx, [booking]))[0]
 
 
 # ---- during the window ---------------------------------------------------------------------
@@ -542,13 +542,18 @@ def as_running(booking: Booking) -> reservations.Running:
 
 
 async def mark_booked(
-    db: AsyncSession, queued: Sequence[QueuedRequest], now: datetime
+    db: AsyncSession,
+    queued: Sequence[QueuedRequest],
+    now: datetime,
+    running: Sequence[Booking] | None = None,
 ) -> tuple[list[QueuedRequest], dict[uuid.UUID, Booking]]:
-    """The queued requests, those within a booking running now marked `booked`
-    (`reservations.within_bookings`), and the booking each of those falls within."""
+    """The queued requests, those within a booking running now (`running`, read here unless
+    given) marked `booked` (`reservations.within_bookings`), and the booking each of those falls
+    within."""
     if not queued:
         return list(queued), {}
-    running = await running_now(db, now)
+    if running is None:
+        running = await running_now(db, now)
     if not running:
         return list(queued), {}
     held = await repository.held_by_group_and_tier(db, [(b.group_id, b.tier_id) for b in running])

@@ -261,7 +261,8 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
         return
     # A member within their group's running booking takes back what it lends to others, with
     # the booking's own notice.
-    state.queued, booked = await bookings.mark_booked(db, state.queued, now)
+    running_bookings = await bookings.running_now(db, now)
+    state.queued, booked = await bookings.mark_booked(db, state.queued, now, running_bookings)
     snapshot = await admission.capacity_snapshot(db, {q.request.model for q in state.queued})
     running = list(await db.execute(_RUNNING))
     if not running:
@@ -277,7 +278,7 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
     # Sessions on capacity their own group booked and is running now are no one's to take.
     within = reservations.sessions_within(
         [(r.id, r.group_id, str(r.tier_id), r.admitted_at) for r in running if r.tier_id],
-        [bookings.as_running(b) for b in await bookings.running_now(db, now)],
+        [bookings.as_running(b) for b in running_bookings],
     )
     sessions = []
     by_id: dict[uuid.UUID, Any] = {}
