@@ -27,7 +27,19 @@ layers AS (SELECT coalesce(jsonb_agg(jsonb_build_array(scope_kind, scope_id, val
   OR (scope_kind = 'user' AND scope_id = :user_id::uuid)),
 queue AS (SELECT coalesce(bool_or(tier_id = :tier_id::uuid), false) AS tier_waiting,
   array_agg(reserved_card_id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_cards,
-  array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for
+  array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for,
+  (SELECT array_agg(h.card_id ORDER BY h.card_id) FROM (SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n
+    JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active'
+    WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
+    AND n.status IN ('pending', 'paused', 'freed')
+    AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
+    AND CAST(now() AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)) h) AS booked_cards,
+  (SELECT array_agg(h.booking_id ORDER BY h.card_id) FROM (SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n
+    JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active'
+    WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
+    AND n.status IN ('pending', 'paused', 'freed')
+    AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
+    AND CAST(now() AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)) h) AS booked_for
   FROM admission_requests WHERE status = 'queued')
 SELECT held.*, layers.layers, t.id, t.model_id, t.name, t.kind, t.denominator, t.mig_profile,
   t.vram_mib, t.compute_percent, t.price, t.price_is_default, t.created_at, t.retired_at,

@@ -175,6 +175,18 @@ def test_a_reserved_card_takes_only_its_request() -> None:
     assert place_request(snap, exclusive(9)).card_id == card_id(1)  # type: ignore[union-attr]
 
 
+def test_a_card_held_for_a_booking_takes_only_requests_within_it() -> None:
+    booking = uuid.UUID(int=77)
+    snap = CapacitySnapshot((card(1).built, card(2).built), {}, {card_id(1): booking})
+    assert place_request(snap, exclusive(1)).card_id == card_id(2)  # type: ignore[union-attr]
+    within = replace(exclusive(2), booking_id=booking)
+    assert place_request(snap, within).card_id == card_id(1)  # type: ignore[union-attr]
+    # Another booking's member is no member of this one.
+    other = replace(exclusive(3), booking_id=uuid.UUID(int=78))
+    only_held = CapacitySnapshot((card(1).built,), {}, {card_id(1): booking})
+    assert place_request(only_held, other) == NoFit("no_capacity")
+
+
 def test_assume_fills_a_card_then_moves_on() -> None:
     index = PlacementIndex(snapshot(card(2), card(1)))
     taken = []

@@ -472,3 +472,195 @@ async def test_cancelling_the_booking_withdraws_its_notices(build: Builder) -> N
     await admission_loop_turn(w.build)
     assert (await w.read(0, borrower["id"]))["state"] == "running"
     assert (await w.read(1, waiting["id"]))["state"] == "queued"
+
+
+# ---- ahead of a booking's window -----------------------------------------------------------
+
+
+async def _book_ahead(
+    w: SessionWorld, lab: Group, *, tier: str, count: int, starts_in: timedelta, notice: int
+) -> dict[str, Any]:
+    root = await w.build.signed_in(await w.build.user("Booker", super_admin=True))
+    starts = w.build.clock.now() + starts_in
+    booked = await root.post(
+        f"{API}/bookings",
+        json={
+            "group_id": str(lab.id),
+            "tier_id": w.tier(tier),
+            "count": count,
+            "starts_at": starts.isoformat(),
+            "ends_at": (starts + timedelta(hours=2)).isoformat(),
+            "title": "Tuesday lab",
+            "notice_minutes": notice,
+        },
+    )
+    assert booked.status_code == 201, booked.text
+    return dict(booked.json())
+
+
+async def _lab(w: SessionWorld) -> Group:
+    """A second group of the organization, with member 1 in it too."""
+    from gshare.identity.models import User
+
+    async with w.build.sessions() as db:
+        first = await db.get(Group, w.capacity.group_id)
+        assert first is not None
+        org = await db.get(Organization, first.org_id)
+        member = await db.get(User, w.capacity.user_ids[1])
+        assert org is not None
+        assert member is not None
+    lab = await w.build.group(org, "Class lab")
+    await w.build.member(member, lab)
+    return lab
+
+
+async def _borrowed_then_booked(
+    build: Builder, *, starts_in: timedelta, notice: int
+) -> tuple[SessionWorld, Group, dict, dict]:
+    """One card, member 0's exclusive session on it; then the lab books the card (one exclusive
+    session) from `starts_in` on, with `notice` minutes' notice."""
+    w = await session_world(build, n_cards=1)
+    lab = await _lab(w)
+    borrower = await w.running(0, "exclusive")
+    booking = await _book_ahead(
+        w, lab, tier="exclusive", count=1, starts_in=starts_in, notice=notice
+    )
+    return w, lab, borrower, booking
+
+
+async def test_sessions_in_a_bookings_way_are_told_ahead_and_paused_at_its_start(
+    build: Builder,
+) -> None:
+    w, lab, borrower, booking = await _borrowed_then_booked(
+        build, starts_in=timedelta(minutes=10), notice=5
+    )
+    starts = build.clock.now() + timedelta(minutes=10)
+    # Outside the booking's notice nothing is said.
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["notice"] is None
+    # Within it, the borrower is told to be gone by the start, and why.
+    build.clock.advance(timedelta(minutes=6))
+    await admission_loop_turn(build)
+    notice = (await w.read(0, borrower["id"]))["notice"]
+    assert notice["reason"] == "booking"
+    assert notice["deadline"].startswith(starts.isoformat()[:19])
+    [row] = await _notices(w)
+    assert (row.booking_id, row.request_id, row.for_group_id) == (
+        uuid.UUID(booking["id"]),
+        None,
+        lab.id,
+    )
+    async with build.sessions() as db:
+        told = await db.scalar(
+            select(Notification.body)
+            .where(
+                Notification.user_id == w.capacity.user_ids[0],
+                Notification.kind == "session.notice.preemption",
+            )
+            .limit(1)
+        )
+    assert told is not None
+    assert "Tuesday lab" in told
+    # A walk within the period gives no second notice.
+    await admission_loop_turn(build)
+    assert len(await _notices(w)) == 1
+    # At the start it is paused, and the booked card is free for the class.
+    build.clock.advance(timedelta(minutes=4))
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] in ("resuming", "paused")
+    [row] = await _notices(w)
+    assert row.status == "paused"
+    # The paused borrower waits to resume, yet the card is held for the class: a member asking
+    # now takes it on the queue's next turn (the worker's, woken by the request).
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    member = await w.create(1, "exclusive", group_id=str(lab.id))
+    await admission_loop_turn(build)
+    assert (await w.read(1, member["id"]))["state"] == "starting"
+    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    # Once the booking's notice has passed again after the start, what is unused is lent.
+    assert (await w.act(1, member["id"], "stop")).status_code == 200
+    build.clock.advance(timedelta(minutes=5))
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] == "starting"
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_a_session_started_just_before_a_booking_is_told_at_once_how_long_it_may_run(
+    build: Builder,
+) -> None:
+    w = await session_world(build, n_cards=1)
+    lab = await _lab(w)
+    await _book_ahead(w, lab, tier="exclusive", count=1, starts_in=timedelta(minutes=3), notice=5)
+    late = await w.running(0, "exclusive")  # the card is free until the class: lent
+    await admission_loop_turn(build)
+    notice = (await w.read(0, late["id"]))["notice"]
+    assert notice is not None
+    starts = build.clock.now() + timedelta(minutes=3)
+    assert notice["deadline"].startswith(starts.isoformat()[:19])
+
+
+async def test_only_what_the_booking_lacks_is_freed_ahead(build: Builder) -> None:
+    # One card carved to quarters: three of member 0's sessions, one slot free. The lab books
+    # two quarters and holds none: the free slot is one, one session is told to leave.
+    w = await session_world(build, n_cards=1)
+    lab = await _lab(w)
+    await set_policy(
+        build.sessions, build.clock.now(), "user", w.capacity.user_ids[0], {"max_gpu_sessions": 5}
+    )
+    mine = [await w.running(0, "1/4") for _ in range(3)]
+    await _book_ahead(w, lab, tier="1/4", count=2, starts_in=timedelta(minutes=1), notice=2)
+    await admission_loop_turn(build)
+    noticed = [s for s in mine if (await w.read(0, s["id"]))["notice"] is not None]
+    assert len(noticed) == 1
+    # Again on the next walk: what is being freed already counts.
+    await admission_loop_turn(build)
+    assert len(await _notices(w)) == 1
+
+
+async def test_a_member_already_running_holds_the_booking_and_no_one_is_told(
+    build: Builder,
+) -> None:
+    w = await session_world(build, n_cards=2)
+    lab = await _lab(w)
+    await w.running(1, "exclusive", group_id=str(lab.id))
+    other = await w.running(0, "exclusive")
+    await _book_ahead(w, lab, tier="exclusive", count=1, starts_in=timedelta(minutes=1), notice=2)
+    await admission_loop_turn(build)
+    assert (await w.read(0, other["id"]))["notice"] is None
+    assert await _notices(w) == []
+
+
+async def test_editing_or_cancelling_the_booking_withdraws_what_it_told_ahead(
+    build: Builder,
+) -> None:
+    w, _, borrower, booking = await _borrowed_then_booked(
+        build, starts_in=timedelta(minutes=2), notice=5
+    )
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["notice"] is not None
+    root = await build.signed_in(await build.user("Editor", super_admin=True))
+    later = build.clock.now() + timedelta(hours=3)
+    build.clock.advance(timedelta(seconds=1))
+    moved = await root.patch(
+        f"{API}/bookings/{booking['id']}",
+        json={
+            "starts_at": later.isoformat(),
+            "ends_at": (later + timedelta(hours=2)).isoformat(),
+        },
+    )
+    assert moved.status_code == 200, moved.text
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["notice"] is None
+    assert [n.status for n in await _notices(w)] == ["withdrawn"]
+    assert "session.notice.withdrawn" in await _kinds(w, 0)
+    # Near the new start it is told again; cancelled, that notice is withdrawn too.
+    build.clock.advance(timedelta(hours=3) - timedelta(minutes=4))
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["notice"] is not None
+    assert (await root.post(f"{API}/bookings/{booking['id']}/cancel")).status_code == 200
+    await admission_loop_turn(build)
+    build.clock.advance(timedelta(minutes=10))
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] == "running"
+    assert [n.status for n in await _notices(w)] == ["withdrawn", "withdrawn"]

@@ -330,6 +330,39 @@ def test_a_booked_claim_takes_any_other_groups_session_and_never_its_own() -> No
     assert {v.reason for v in chosen.victims} == {"booking"}
 
 
+def test_slots_taken_ahead_of_a_booking_count_and_its_held_cards_are_its_own() -> None:
+    # Three quarters of a card run, one is free: the first slot a booking needs is the free
+    # one; the second frees one more on that card, not the whole of another.
+    snap = world(
+        card(1).carved(QUARTER, 0, 1, 2),
+        card(2).carved(HALF, 0, 1),
+        sessions=[
+            *(running(0, 1, 0), running(1, 1, 1), running(2, 1, 2, minutes_ago=5)),
+            *(running(3, 2, 0, cards=0.5), running(4, 2, 1, cards=0.5)),
+        ],
+    )
+    index = PreemptionIndex(snap, NOW)
+    assert index.take(fraction("1/4", 1))
+    assert not index.take(fraction("1/4", 2))
+    second = claim(fraction("1/4", 2), booked=True)
+    chosen = index.select(second)
+    assert isinstance(chosen, Preemption)
+    assert [v.session_id for v in chosen.victims] == [session_id(2)]  # the latest started
+    # A card held for a booking is no other request's to free, a booked one's neither.
+    booking = uuid.UUID(int=77)
+    held = PreemptionSnapshot(
+        CapacitySnapshot(snap.capacity.cards, {}, {card_id(1): booking, card_id(2): booking}),
+        snap.sessions,
+        snap.shares,
+    )
+    assert select_victims(held, claim(fraction("1/4"), booked=True), NOW) == NoPreemption(
+        "no_eligible_victims"
+    )
+    # Its member takes the free slot there.
+    within = claim(replace(fraction("1/4"), booking_id=booking), booked=True)
+    assert select_victims(held, within, NOW) == NoPreemption("fits_now")
+
+
 def test_fair_shares_split_cards_by_weight() -> None:
     assert fair_shares(12, {HEAVY: 1.0, LIGHT: 2.0, OTHER: 0.0}) == {
         HEAVY: 4.0,

@@ -51,7 +51,7 @@ from sqlalchemy import select
 
 from gshare.api.app import create_app
 from gshare.capacity import tasks as capacity_tasks
-from gshare.capacity.models import AdmissionRequest, Allocation, Notice
+from gshare.capacity.models import AdmissionRequest, Allocation, Booking, Notice
 from gshare.clusters.service import FUTURE_SKEW
 from gshare.credits.models import CreditHold
 from gshare.identity.models import Group, Organization, User
@@ -241,16 +241,18 @@ class Actors:
         _said(f"drain {seconds}s -> {answer.status_code}")
         assert answer.status_code == 201, answer.text
 
-    async def book(self, notice_minutes: int) -> None:
-        """The super admin books the card for the lab from now for a day, or cancels the
-        lab's booking."""
+    async def book(self, notice_minutes: int, ahead_minutes: int = 0) -> None:
+        """The super admin cancels the lab's booking, or books the card for the lab for a day
+        from now; or, with `ahead_minutes`, does both: the new booking starts within its notice,
+        so sessions in its way are told ahead."""
         active = (await self.root.get(f"{API}/bookings")).json()["items"]
         if active:
             answer = await self.root.post(f"{API}/bookings/{active[0]['id']}/cancel")
             _said(f"cancel booking -> {answer.status_code}")
             assert answer.status_code in (200, 409), answer.text
-            return
-        now = self.build.clock.now()
+            if not ahead_minutes:
+                return
+        starts = self.build.clock.now() + timedelta(minutes=ahead_minutes)
         assert self.lab is not None
         answer = await self.root.post(
             f"{API}/bookings",
@@ -258,13 +260,13 @@ class Actors:
                 "group_id": str(self.lab),
                 "tier_id": self.w.tier("exclusive"),
                 "count": 1,
-                "starts_at": now.isoformat(),
-                "ends_at": (now + timedelta(days=1)).isoformat(),
+                "starts_at": starts.isoformat(),
+                "ends_at": (starts + timedelta(days=1)).isoformat(),
                 "title": "Lab deadline",
                 "notice_minutes": notice_minutes,
             },
         )
-        _said(f"book {notice_minutes} min -> {answer.status_code}")
+        _said(f"book in {ahead_minutes} min, {notice_minutes} min notice -> {answer.status_code}")
         # A drained cluster has no capacity to book.
         assert answer.status_code in (201, 409), answer.text
         if answer.status_code == 409:
@@ -335,7 +337,13 @@ class Actors:
             pending = list(await db.scalars(select(Notice).where(Notice.status == "pending")))
             for notice in pending:
                 assert notice.deadline >= now, notice.id
-                if notice.kind == "preemption":
+                if notice.kind == "preemption" and notice.booking_id is not None:
+                    # Given ahead of a window: the booking still stands as it was then.
+                    booking = await db.get(Booking, notice.booking_id)
+                    assert booking is not None
+                    assert booking.status == "active"
+                    assert booking.updated_at <= notice.noticed_at
+                elif notice.kind == "preemption":
                     request = await db.get(AdmissionRequest, notice.request_id)
                     assert request is not None
                     assert request.status == "queued"
@@ -388,6 +396,13 @@ class Actors:
                     assert notice.for_group_id == self.lab
                     assert allocation.group_id != self.lab
                     NOTICES.add("booking")
+                if notice.booking_id is not None:
+                    # Given ahead: to be gone by the start of the booking it names.
+                    booking = await db.get(Booking, notice.booking_id)
+                    assert booking is not None
+                    assert notice.deadline == booking.starts_at
+                    assert notice.request_id is None
+                    NOTICES.add("ahead")
             NOTICES.update(await db.scalars(select(Notice.status)))
             if await db.scalar(select(Notice.id).where(Notice.reason == "booking").limit(1)):
                 NOTICES.add("booking")
@@ -635,6 +650,12 @@ class BookingInterleavings(Interleavings):
     def book(self, notice_minutes: int) -> None:
         self.run(self.actors.book(notice_minutes))
 
+    @precondition(lambda self: self.populated)
+    @rule()
+    def book_ahead(self) -> None:
+        """A booking that starts within its notice: sessions in its way are told ahead."""
+        self.run(self.actors.book(5, ahead_minutes=3))
+
 
 def test_random_interleavings_with_a_booking_keep_the_lifecycle_exact(
     postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -644,5 +665,5 @@ def test_random_interleavings_with_a_booking_keep_the_lifecycle_exact(
     BookingInterleavings.TestCase.settings = _runs(12)
     NOTICES.clear()
     BookingInterleavings.TestCase("runTest").runTest()
-    # The runs give booking notices, and see them act.
-    assert {"booking", "pending", "paused"} <= NOTICES, NOTICES
+    # The runs give booking notices, ahead of the window too, and see them act.
+    assert {"booking", "ahead", "pending", "paused"} <= NOTICES, NOTICES

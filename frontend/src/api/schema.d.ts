@@ -4192,6 +4192,11 @@ export interface components {
         };
         /** NoticeOut */
         gshare__capacity__schemas__NoticeOut: {
+            /**
+             * Booking Id
+             * @description The booking whose window starts at the deadline: the card is freed for it ahead of its window.
+             */
+            booking_id: string | null;
             /** Card Id */
             card_id: string | null;
             /**
@@ -4261,7 +4266,7 @@ export interface components {
             deadline: string;
             /**
              * Kind
-             * @description preemption: its card is freed for a queued request; drain: its capacity is taken out of service.
+             * @description preemption: its card is freed for a queued request, or for a booking whose window starts at the deadline; drain: its capacity is taken out of service.
              * @enum {string}
              */
             kind: "preemption" | "drain";

@@ -21,7 +21,7 @@ export const NOTICE_REASONS: Record<NoticeReason, string> = {
   fair_share: 'Fair share: its group had more than its share',
   waited_too_long: 'A request waited too long',
   priority: 'A request of higher priority',
-  booking: 'Its card is booked by another group, whose member is waiting',
+  booking: 'Its card is booked by another group',
   drain: 'Maintenance',
   xid: 'Hardware error on the card',
 };

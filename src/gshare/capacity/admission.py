@@ -141,20 +141,23 @@ class _Prepared:
     wallet_id: uuid.UUID | None  # the user's own wallet, which the hold is placed on
     available: int
     group_wallet_id: uuid.UUID | None  # the wallet of the group the session runs for
-    queue: tuple[bool, dict[uuid.UUID, uuid.UUID]] | None  # read with `queue=True`
+    queue: tuple[bool, repository.Holds] | None  # read with `queue=True`
 
     @property
     def request(self) -> PlacementRequest | None:
         return (
             None
             if self.tier is None or self.model is None
-            else _placement(self.ask.request_id, self.tier, self.model, self.ask.cluster_id)
+            else placement_request(
+                self.ask.request_id, self.tier, self.model.name, self.ask.cluster_id
+            )
         )
 
 
-def _placement(
-    request_id: uuid.UUID, tier: GpuTier, model: GpuModel, cluster_id: uuid.UUID | None = None
+def placement_request(
+    request_id: uuid.UUID, tier: GpuTier, model: str, cluster_id: uuid.UUID | None = None
 ) -> PlacementRequest:
+    """What placement weighs of one session of `tier` on cards of `model`."""
     kind: RequestKind = "mig"
     if tier.kind in ("fraction", "exclusive"):
         kind = "fraction" if tier.kind == "fraction" else "exclusive"
@@ -162,7 +165,7 @@ def _placement(
         id=request_id,
         tier=str(tier.id),
         kind=kind,
-        model=model.name,
+        model=model,
         vram_mib=tier.vram_mib,
         compute_percent=tier.compute_percent,
         slots_per_card=tier.denominator or 1,
@@ -187,7 +190,7 @@ async def _prepare(
     if org_id is None:
         raise Forbidden("You are not in that group.", code="not_in_group")
     facts = await repository.admission_facts(
-        db, ask.tier_id, org_id, ask.group_id, ask.user_id, queue=queue
+        db, ask.tier_id, org_id, ask.group_id, ask.user_id, queue=now if queue else None
     )
     tier = model = None
     if ask.tier_id is not None:
@@ -262,19 +265,20 @@ def _card_snapshot(card: Any) -> CardSnapshot:
 
 
 async def capacity_snapshot(
-    db: AsyncSession, models: set[str], reserved: dict[uuid.UUID, uuid.UUID] | None = None
+    db: AsyncSession, models: set[str], now: datetime, holds: repository.Holds | None = None
 ) -> CapacitySnapshot:
     """Every usable card of these models on connected clusters, what each holds, and the cards
-    held for starving requests (read here unless given)."""
+    held for starving requests or a booking's members (read here unless given)."""
     rows = await repository.snapshot_rows(db, await clusters.connected_ids(db), models)
-    if reserved is None:
-        reserved = (await repository.queue_facts(db, None))[1]
+    if holds is None:
+        holds = (await repository.queue_facts(db, None, now))[1]
     # A reservation on a card that is no longer usable holds nothing: left in place it would
     # keep the starving request from reserving a card that is.
     usable = {r.id for r in rows}
     return CapacitySnapshot(
         tuple(_card_snapshot(r) for r in rows),
-        {card: request for card, request in reserved.items() if card in usable},
+        {card: request for card, request in holds.reserved.items() if card in usable},
+        {card: booking for card, booking in holds.booked.items() if card in usable},
     )
 
 
@@ -380,7 +384,7 @@ async def _place_and_commit(
     prepared: _Prepared,
     now: datetime,
     settings: Settings,
-    reserved: dict[uuid.UUID, uuid.UUID],
+    holds: repository.Holds,
 ) -> Allocation | NoFit:
     """Decide on a fresh snapshot and commit, deciding again when another process took the
     card first. Writes nothing unless it returns an allocation."""
@@ -390,7 +394,7 @@ async def _place_and_commit(
         assert allocation is not None
         return allocation
     for _ in range(COMMIT_ATTEMPTS):
-        snapshot = await capacity_snapshot(db, {request.model}, reserved)
+        snapshot = await capacity_snapshot(db, {request.model}, now, holds)
         decided = PlacementIndex(snapshot).place(request)
         if isinstance(decided, NoFit):
             return decided
@@ -468,10 +472,10 @@ async def _admit_new(db: AsyncSession, ask: Ask, now: datetime, settings: Settin
     if prepared.hold > prepared.available:
         raise _short_of_credits(prepared, prepared.available)
     assert prepared.queue is not None
-    waiting, reserved = prepared.queue
+    waiting, holds = prepared.queue
     placed: Allocation | NoFit = NoFit("no_capacity")
     if not waiting:
-        placed = await _place_and_commit(db, prepared, now, settings, reserved)
+        placed = await _place_and_commit(db, prepared, now, settings, holds)
     if isinstance(placed, Allocation):  # announced as it was written
         return Outcome(AdmissionRequest(**_request_values(ask, prepared, "admitted", now)), placed)
     placed = await _worth_waiting(db, prepared, placed)
@@ -573,7 +577,7 @@ async def queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> Que
         state.tiers[row.id] = (tier, model)
         state.queued.append(
             QueuedRequest(
-                _placement(row.id, tier, model, row.cluster_id),
+                placement_request(row.id, tier, model.name, row.cluster_id),
                 row.user_id,
                 row.group_id,
                 row.enqueued_at,
@@ -614,7 +618,7 @@ async def standings(
         return {}
     fair = fair_share(settings)
     ordered = queue.priorities(state.queued, await usage_state(db), now, fair)
-    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued})
+    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
     seen: dict[str, int] = {}
@@ -638,9 +642,9 @@ class Availability:
 
 
 async def availability(
-    db: AsyncSession, pairs: Sequence[tuple[GpuTier, GpuModel]]
+    db: AsyncSession, pairs: Sequence[tuple[GpuTier, GpuModel]], now: datetime
 ) -> dict[uuid.UUID, Availability]:
-    """Each tier's availability, in four queries however many tiers.
+    """Each tier's availability, in five queries however many tiers.
 
     A slot counts as free only while nobody waits for the tier (they take it first, and the
     preview says "queue" then too). The wait puts the new request behind everyone waiting for
@@ -648,14 +652,13 @@ async def availability(
     if not pairs:
         return {}
     waiting = await repository.queued(db)
-    reserved = {r.reserved_card_id: r.id for r in waiting if r.reserved_card_id}
-    snapshot = await capacity_snapshot(db, {m.name for _, m in pairs}, reserved)
+    snapshot = await capacity_snapshot(db, {m.name for _, m in pairs}, now)
     typical = await repository.typical_seconds(db, [t.id for t, _ in pairs])
     by_tier = Counter(r.tier_id for r in waiting)
     by_model = Counter(r.model for r in waiting)
     out = {}
     for tier, model in pairs:
-        request = _placement(tier.id, tier, model)
+        request = placement_request(tier.id, tier, model.name)
         free = 0 if by_tier[tier.id] else free_slots(snapshot, request)
         slots = _slots_for(snapshot, request)
         wait = None
@@ -787,7 +790,7 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
         available[q.user_id] = available.get(q.user_id, 0) - needed
         return True
 
-    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued})
+    snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     result = queue.dequeue(snapshot, state.queued, now, await usage_state(db), can_afford, fair)
     for q, placement in result.admitted:
         row = state.rows[q.id]
@@ -949,7 +952,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     request, tier = prepared.request, prepared.tier
     if request is None or tier is None:
         return Preview("start", "A CPU session starts at once.", price, available, hours)
-    snapshot = await capacity_snapshot(db, {request.model})
+    snapshot = await capacity_snapshot(db, {request.model}, ctx.now)
     waiting = await repository.has_queued_for_tier(db, tier.id)
     decided = PlacementIndex(snapshot).place(request)
     if isinstance(decided, Placement) and not waiting:

@@ -524,10 +524,31 @@ async def cancel(ctx: Context, booking_id: uuid.UUID) -> BookingView:
 # ---- during the window ---------------------------------------------------------------------
 
 
+async def active(db: AsyncSession, now: datetime) -> list[Booking]:
+    """Active bookings with a window running at `now` or still to come."""
+    return await repository.active_bookings(db, ending_after=now)
+
+
+def running_among(found: Sequence[Booking], now: datetime) -> list[Booking]:
+    """Those of these bookings with a window running at `now`."""
+    return [b for b in found if (w := next_window(b, now)) is not None and w.starts_at <= now]
+
+
+def starting_among(found: Sequence[Booking], now: datetime) -> list[tuple[Booking, datetime]]:
+    """Those of these bookings whose next window starts after `now` but within the booking's
+    notice, with that start (soonest first): sessions in their way are told now to be gone by
+    then."""
+    soon = []
+    for b in found:
+        w = next_window(b, now)
+        if w is not None and now < w.starts_at <= now + timedelta(minutes=b.notice_minutes):
+            soon.append((b, w.starts_at))
+    return sorted(soon, key=lambda pair: (pair[1], pair[0].id))
+
+
 async def running_now(db: AsyncSession, now: datetime) -> list[Booking]:
     """Active bookings with a window running at `now`."""
-    found = await repository.active_bookings(db, ending_after=now)
-    return [b for b in found if (w := next_window(b, now)) is not None and w.starts_at <= now]
+    return running_among(await active(db, now), now)
 
 
 def as_running(booking: Booking) -> reservations.Running:
@@ -548,8 +569,8 @@ async def mark_booked(
     running: Sequence[Booking] | None = None,
 ) -> tuple[list[QueuedRequest], dict[uuid.UUID, Booking]]:
     """The queued requests, those within a booking running now (`running`, read here unless
-    given) marked `booked` (`reservations.within_bookings`), and the booking each of those falls
-    within."""
+    given) marked `booked` (`reservations.within_bookings`) and asking for that booking's held
+    cards, and the booking each of those falls within."""
     if not queued:
         return list(queued), {}
     if running is None:
@@ -564,6 +585,11 @@ async def mark_booked(
         {(g, str(t)): n for (g, t), n in held.items()},
     )
     return (
-        [replace(q, booked=True) if q.id in within else q for q in queued],
+        [
+            replace(q, booked=True, request=replace(q.request, booking_id=within[q.id].id))
+            if q.id in within
+            else q
+            for q in queued
+        ],
         {request_id: rows[b.id] for request_id, b in within.items()},
     )

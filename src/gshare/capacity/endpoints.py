@@ -136,7 +136,7 @@ async def list_tiers(ctx: Ctx, group_id: Annotated[uuid.UUID | None, Query()] = 
     """The tiers the caller may use (in `group_id`, or in any of their groups), with prices,
     free slots now and, for a tier with none, about how long a new session would wait."""
     pairs = await service.usable_tiers(ctx, group_id)
-    found = await admission.availability(ctx.db, pairs)
+    found = await admission.availability(ctx.db, pairs, ctx.now)
     return TierPage(items=views.usable_tiers_out(pairs, found))
 
 

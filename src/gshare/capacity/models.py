@@ -356,11 +356,12 @@ class Drain(Base):
 
 class Notice(Base):
     """A running session told it will be paused at `deadline`: to free its card for a queued
-    request (`preemption`) or because its capacity is draining (`drain`).
+    request or for a booking whose window starts at the deadline (`preemption`), or because
+    its capacity is draining (`drain`).
 
     `pending` until the deadline pauses it (`paused`), it leaves the card first (`freed`), or
     the notice is no longer needed (`withdrawn`: the request started elsewhere or left the
-    queue, the drain ended)."""
+    queue, the drain ended, the booking was cancelled or edited)."""
 
     __tablename__ = "capacity_notices"
 
@@ -382,6 +383,10 @@ class Notice(Base):
     drain_id: Mapped[uuid.UUID | None] = mapped_column(
         UUID(as_uuid=True), ForeignKey("capacity_drains.id", ondelete="CASCADE")
     )
+    # The booking whose window starts at the deadline (a preemption ahead of the window).
+    booking_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("capacity_bookings.id")
+    )
     noticed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     status: Mapped[str] = mapped_column(String(10), nullable=False)
@@ -390,8 +395,8 @@ class Notice(Base):
     __table_args__ = (
         CheckConstraint("kind IN ('preemption', 'drain')", name="kind_known"),
         CheckConstraint(
-            "(kind = 'preemption') = (request_id IS NOT NULL) AND "
-            "(kind = 'drain') = (drain_id IS NOT NULL)",
+            "(kind = 'preemption') = ((request_id IS NOT NULL) <> (booking_id IS NOT NULL)) "
+            "AND (kind = 'drain') = (drain_id IS NOT NULL)",
             name="kind_names_its_cause",
         ),
         CheckConstraint(
@@ -408,6 +413,11 @@ class Notice(Base):
         Index("ix_capacity_notices_deadline", "deadline", postgresql_where="status = 'pending'"),
         Index("ix_capacity_notices_group", "group_id", "noticed_at"),
         Index("ix_capacity_notices_for_group", "for_group_id", "noticed_at"),
+        Index(
+            "ix_capacity_notices_booking",
+            "booking_id",
+            postgresql_where=text("status = 'pending'"),
+        ),
     )
 
 

@@ -71,15 +71,19 @@ class PlacementRequest:
     mig_profile: str | None = None
     # Only cards of this cluster (the one that holds the session's volumes); None: any.
     cluster_id: uuid.UUID | None = None
+    # The running booking the request falls within: it may use the cards held for it.
+    booking_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
 class CapacitySnapshot:
-    """Every card the scheduler may use, and the cards held for starving requests
-    (card id -> the request it is held for)."""
+    """Every card the scheduler may use, the cards held for starving requests (card id -> the
+    request it is held for), and the cards freed for a booking, held for its members from when
+    they free to the end of the booking's notice after its start (card id -> the booking)."""
 
     cards: tuple[CardSnapshot, ...]
     reserved: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    booked: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,7 @@ class PlacementIndex:
     def __init__(self, snapshot: CapacitySnapshot) -> None:
         self._states: dict[uuid.UUID, _CardState] = {}
         self._reserved: dict[uuid.UUID, uuid.UUID] = dict(snapshot.reserved)
+        self._booked: dict[uuid.UUID, uuid.UUID] = dict(snapshot.booked)
         self._reserved_by_request: dict[uuid.UUID, uuid.UUID] = {
             request_id: card_id for card_id, request_id in self._reserved.items()
         }
@@ -184,6 +189,10 @@ class PlacementIndex:
     def reserved(self) -> dict[uuid.UUID, uuid.UUID]:
         return dict(self._reserved)
 
+    @property
+    def booked(self) -> dict[uuid.UUID, uuid.UUID]:
+        return dict(self._booked)
+
     def card(self, card_id: uuid.UUID) -> CardSnapshot:
         return self._states[card_id].card
 
@@ -203,9 +212,13 @@ class PlacementIndex:
         if card_id is not None:
             self._reserved.pop(card_id, None)
 
-    def _held_for_other(self, card_id: uuid.UUID, request_id: uuid.UUID) -> bool:
+    def held_for_other(self, card_id: uuid.UUID, request: PlacementRequest) -> bool:
+        """Held for another request, or for a booking the request is not within."""
         holder = self._reserved.get(card_id)
-        return holder is not None and holder != request_id
+        if holder is not None and holder != request.id:
+            return True
+        booking = self._booked.get(card_id)
+        return booking is not None and booking != request.booking_id
 
     def _out_of_reach(self, card_id: uuid.UUID, request: PlacementRequest) -> bool:
         """Held for another request, or on a cluster the request cannot use: the card stays
@@ -214,7 +227,7 @@ class PlacementIndex:
             request.cluster_id is not None
             and self._states[card_id].card.cluster_id != request.cluster_id
         )
-        return wrong_cluster or self._held_for_other(card_id, request.id)
+        return wrong_cluster or self.held_for_other(card_id, request)
 
     def fit_on(self, card_id: uuid.UUID, request: PlacementRequest) -> Placement | None:
         """The placement on this one card, if the request fits there now."""

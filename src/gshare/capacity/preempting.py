@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
 from gshare.capacity import admission, bookings, queue, repository, reservations, service
-from gshare.capacity.models import AdmissionRequest, Drain, Notice
+from gshare.capacity.models import AdmissionRequest, Booking, Drain, GpuTier, Notice
 from gshare.capacity.placement import CapacitySnapshot, PlacementRequest
 from gshare.capacity.policy import preemption_terms
 from gshare.capacity.preemption import (
@@ -92,14 +92,17 @@ _SETTLE = text(
     " WHEN a.status <> 'live' THEN 'freed' ELSE 'withdrawn' END, ended_at = :now "
     "FROM gpu_allocations a WHERE n.status = 'pending' AND a.id = n.allocation_id AND ("
     " a.status <> 'live'"
-    " OR (n.kind = 'preemption' AND NOT EXISTS (SELECT 1 FROM admission_requests r "
+    " OR (n.request_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM admission_requests r "
     "  WHERE r.id = n.request_id AND r.status = 'queued' AND r.reserved_card_id = n.card_id))"
     " OR (n.kind = 'drain' AND NOT EXISTS (SELECT 1 FROM capacity_drains d "
     "  WHERE d.id = n.drain_id AND d.status = 'active'))"
     # A booking's notice stands while the booking does: cancelled, the lent session keeps on.
-    " OR (n.reason = 'booking' AND NOT EXISTS (SELECT 1 FROM capacity_bookings b "
-    "  JOIN admission_requests r ON r.group_id = b.group_id AND r.tier_id = b.tier_id "
-    "  WHERE r.id = n.request_id AND b.status = 'active'))) "
+    " OR (n.reason = 'booking' AND n.request_id IS NOT NULL AND NOT EXISTS ("
+    "  SELECT 1 FROM capacity_bookings b JOIN admission_requests r ON r.group_id = b.group_id "
+    "  AND r.tier_id = b.tier_id WHERE r.id = n.request_id AND b.status = 'active'))"
+    # One given ahead of a window stands while the booking does, as it was when given.
+    " OR (n.booking_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM capacity_bookings b "
+    "  WHERE b.id = n.booking_id AND b.status = 'active' AND b.updated_at <= n.noticed_at))) "
     "RETURNING n.status, n.session_id"
 )
 # Sessions on draining capacity that have no notice yet, with the drain that covers them
@@ -117,9 +120,10 @@ _UNNOTICED_ON_DRAINS = text(
 )
 _DUE = text(
     "SELECT n.id, n.session_id, n.kind, n.reason, n.deadline, a.request_id, "
-    "coalesce(d.reason, '') AS detail "
+    "coalesce(d.reason, b.title, '') AS detail "
     "FROM capacity_notices n JOIN gpu_allocations a ON a.id = n.allocation_id "
     "LEFT JOIN capacity_drains d ON d.id = n.drain_id "
+    "LEFT JOIN capacity_bookings b ON b.id = n.booking_id "
     "WHERE n.status = 'pending' AND n.deadline <= :now ORDER BY n.deadline, n.id"
 )
 _END = text(
@@ -144,7 +148,9 @@ async def walk(db: AsyncSession, now: datetime, settings: Settings) -> WalkSumma
     await _notice_drained(db, now, summary)
     await _hasten(db, now, summary)
     await _pause_due(db, now, settings, summary)
-    await _claim(db, now, settings, summary)
+    active = await bookings.active(db, now)
+    await _claim(db, now, settings, summary, bookings.running_among(active, now))
+    await _clear_ahead(db, now, summary, active)
     return summary
 
 
@@ -240,7 +246,78 @@ async def _pause_due(
     await _announce(db, len(done))
 
 
-async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: WalkSummary) -> None:
+@dataclass
+class _Running:
+    """The sessions a walk may give notice to, as preemption weighs them."""
+
+    sessions: list[RunningSession]
+    by_id: dict[uuid.UUID, Any]  # allocation -> (row, its preemption terms)
+    policies: dict[tuple[uuid.UUID, uuid.UUID], Any]  # (user, group) -> effective policy
+
+    def index(
+        self, snapshot: CapacitySnapshot, waiting: set[uuid.UUID], now: datetime
+    ) -> PreemptionIndex:
+        """Every group running or waiting has an equal share of the cards."""
+        groups = {s.group_id for s in self.sessions} | waiting
+        shares = fair_shares(float(len(snapshot.cards)), dict.fromkeys(groups, 1.0))
+        return PreemptionIndex(PreemptionSnapshot(snapshot, tuple(self.sessions), shares), now)
+
+
+async def _running(
+    db: AsyncSession,
+    running_bookings: Sequence[Booking],
+    pairs: set[tuple[uuid.UUID, uuid.UUID]],
+) -> _Running | None:
+    """Every live session without a notice, with its policy's terms (and the policies of these
+    other (user, group) pairs); None when there is none."""
+    running = list(await db.execute(_RUNNING))
+    if not running:
+        return None
+    policies = await service.effective_for_many(
+        db, list(pairs | {(r.user_id, r.group_id) for r in running})
+    )
+    tiers = await repository.tiers_by_id(db, [r.tier_id for r in running if r.tier_id])
+    idle: set[uuid.UUID] = set()
+    for found in await idle_among.results(db, [r.session_id for r in running if r.session_id]):
+        idle |= found
+    # Sessions on capacity their own group booked and is running now are no one's to take.
+    within = reservations.sessions_within(
+        [(r.id, r.group_id, str(r.tier_id), r.admitted_at) for r in running if r.tier_id],
+        [bookings.as_running(b) for b in running_bookings],
+    )
+    world = _Running([], {}, dict(policies))
+    for r in running:
+        tier = tiers.get(r.tier_id) if r.tier_id else None
+        policy = policies.get((r.user_id, r.group_id))
+        if tier is None or policy is None:
+            continue
+        terms = preemption_terms(policy)
+        world.by_id[r.id] = (r, terms)
+        world.sessions.append(
+            RunningSession(
+                id=r.id,
+                card_id=r.card_id,
+                slot=r.slot,
+                group_id=r.group_id,
+                cards=queue.card_share(tier.kind, tier.denominator, tier.compute_percent),
+                started_at=r.admitted_at,
+                priority=terms.priority,
+                idle=r.session_id in idle,
+                preemptible=terms.preemptible,
+                min_runtime=terms.min_runtime,
+                within_booking=r.id in within,
+            )
+        )
+    return world
+
+
+async def _claim(
+    db: AsyncSession,
+    now: datetime,
+    settings: Settings,
+    summary: WalkSummary,
+    running_bookings: Sequence[Booking],
+) -> None:
     rows = await repository.queued(db)
     # A request a card is already being freed for waits for it; one holding a card only
     # because it starves may still claim another.
@@ -261,60 +338,19 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
         return
     # A member within their group's running booking takes back what it lends to others, with
     # the booking's own notice.
-    running_bookings = await bookings.running_now(db, now)
     state.queued, booked = await bookings.mark_booked(db, state.queued, now, running_bookings)
-    snapshot = await admission.capacity_snapshot(db, {q.request.model for q in state.queued})
-    running = list(await db.execute(_RUNNING))
-    if not running:
+    snapshot = await admission.capacity_snapshot(db, {q.request.model for q in state.queued}, now)
+    world = await _running(db, running_bookings, {(q.user_id, q.group_id) for q in state.queued})
+    if world is None:
         return
-    pairs = {(r.user_id, r.group_id) for r in running} | {
-        (q.user_id, q.group_id) for q in state.queued
-    }
-    policies = await service.effective_for_many(db, list(pairs))
-    tiers = await repository.tiers_by_id(db, [r.tier_id for r in running if r.tier_id])
-    idle: set[uuid.UUID] = set()
-    for found in await idle_among.results(db, [r.session_id for r in running if r.session_id]):
-        idle |= found
-    # Sessions on capacity their own group booked and is running now are no one's to take.
-    within = reservations.sessions_within(
-        [(r.id, r.group_id, str(r.tier_id), r.admitted_at) for r in running if r.tier_id],
-        [bookings.as_running(b) for b in running_bookings],
-    )
-    sessions = []
-    by_id: dict[uuid.UUID, Any] = {}
-    for r in running:
-        tier = tiers.get(r.tier_id) if r.tier_id else None
-        policy = policies.get((r.user_id, r.group_id))
-        if tier is None or policy is None:
-            continue
-        terms = preemption_terms(policy)
-        by_id[r.id] = (r, terms)
-        sessions.append(
-            RunningSession(
-                id=r.id,
-                card_id=r.card_id,
-                slot=r.slot,
-                group_id=r.group_id,
-                cards=queue.card_share(tier.kind, tier.denominator, tier.compute_percent),
-                started_at=r.admitted_at,
-                priority=terms.priority,
-                idle=r.session_id in idle,
-                preemptible=terms.preemptible,
-                min_runtime=terms.min_runtime,
-                within_booking=r.id in within,
-            )
-        )
-    # Every group running or waiting has an equal share of the cards.
-    groups = {s.group_id for s in sessions} | {q.group_id for q in state.queued}
-    shares = fair_shares(float(len(snapshot.cards)), dict.fromkeys(groups, 1.0))
-    index = PreemptionIndex(PreemptionSnapshot(snapshot, tuple(sessions), shares), now)
+    index = world.index(snapshot, {q.group_id for q in state.queued}, now)
     fair = admission.fair_share(settings)
     ordered = queue.priorities(state.queued, await admission.usage_state(db), now, fair)
     by_request = {q.id: q for q in state.queued}
     spare = await _spare_slots(db, rows, promised, snapshot)
     for priority in ordered:
         q = by_request[priority.request_id]
-        policy = policies.get((q.user_id, q.group_id))
+        policy = world.policies.get((q.user_id, q.group_id))
         if policy is None:
             continue
         key = (q.group_id, q.request.tier)
@@ -332,9 +368,101 @@ async def _claim(db: AsyncSession, now: datetime, settings: Settings, summary: W
         notice = None
         if q.id in booked:
             notice = timedelta(minutes=booked[q.id].notice_minutes)
-        await _promise(db, decision, q, by_id, now, summary, notice)
+        deadlines = _deadlines(decision, world.by_id, now, notice)
+        await _promise(db, decision, q, world.by_id, deadlines, now, summary)
         state.rows[q.id].reserved_card_id = decision.card_id
     await db.flush()
+
+
+_FREEING_FOR_BOOKINGS = text(
+    "SELECT booking_id, card_id, count(*) AS sessions FROM capacity_notices "
+    "WHERE status = 'pending' AND booking_id = ANY(:ids) GROUP BY booking_id, card_id"
+)
+
+
+async def _clear_ahead(
+    db: AsyncSession, now: datetime, summary: WalkSummary, active: Sequence[Booking]
+) -> None:
+    """Sessions in the way of a booking whose window starts within its notice are told to be
+    gone by its start, so that the booked capacity is free then.
+
+    A booking needs its count less what its group holds of the tier, less what its earlier
+    notices free; what still fits on free capacity is counted there, the rest is claimed as a
+    member's booked request would claim it (any other group's session, but one within a
+    booking of its own), with the start as every victim's deadline. Each walk weighs it again,
+    so a session started on that capacity meanwhile is told at once how long it may run."""
+    soon = bookings.starting_among(active, now)
+    if not soon:
+        return
+    tiers = await repository.tiers_by_id(db, [b.tier_id for b, _ in soon])
+    snapshot = await admission.capacity_snapshot(db, {b.model for b, _ in soon}, now)
+    world = await _running(db, bookings.running_among(active, now), set())
+    if world is None:
+        return
+    index = world.index(snapshot, {b.group_id for b, _ in soon}, now)
+    held = await repository.held_by_group_and_tier(db, [(b.group_id, b.tier_id) for b, _ in soon])
+    freeing = _freeing(
+        list(await db.execute(_FREEING_FOR_BOOKINGS, {"ids": [b.id for b, _ in soon]})),
+        {b.id: tiers.get(b.tier_id) for b, _ in soon},
+        snapshot,
+    )
+    for booking, start in soon:
+        tier = tiers.get(booking.tier_id)
+        if tier is None:
+            continue
+        key = (booking.group_id, booking.tier_id)
+        mine = min(held.get(key, 0), booking.count)
+        held[key] = held.get(key, 0) - mine  # two bookings of one tier share what is held
+        spare = 0
+        for i in range(booking.count - mine - freeing.get(booking.id, 0)):
+            if spare > 0:
+                spare -= 1
+                continue
+            slot_id = uuid.uuid5(booking.id, f"{start.isoformat()}/{i}")
+            request = replace(
+                admission.placement_request(slot_id, tier, booking.model), booking_id=booking.id
+            )
+            if index.take(request):
+                continue
+            owner = booking.created_by or booking.id  # who stands for the slot, in the audit
+            q = queue.QueuedRequest(request, owner, booking.group_id, now)
+            claim = Claim(q, booked=True)
+            decision = index.select(claim)
+            if not isinstance(decision, Preemption):
+                break  # nothing more can be freed for it
+            index.assume(claim, decision)
+            spare += _slots_left(snapshot, decision, request)
+            deadlines = dict.fromkeys((v.session_id for v in decision.victims), start)
+            await _promise(db, decision, q, world.by_id, deadlines, now, summary, booking)
+
+
+def _freeing(
+    rows: Sequence[Any], tiers: dict[uuid.UUID, GpuTier | None], snapshot: CapacitySnapshot
+) -> dict[uuid.UUID, int]:
+    """Per booking, the slots of its tier its pending notices free: a card carved to the tier
+    frees one per session, any other card is emptied for the tier (its slot count)."""
+    cards = {c.id: c for c in snapshot.cards}
+    freeing: dict[uuid.UUID, int] = {}
+    for r in rows:
+        tier, card = tiers.get(r.booking_id), cards.get(r.card_id)
+        if tier is None or card is None:
+            continue
+        if tier.kind != "fraction" or card.carved_tier == str(tier.id):
+            slots = int(r.sessions) if tier.kind != "exclusive" else 1
+        else:
+            slots = min(tier.denominator or 1, card.split_count)
+        freeing[r.booking_id] = freeing.get(r.booking_id, 0) + slots
+    return freeing
+
+
+def _deadlines(
+    decision: Preemption, by_id: dict[uuid.UUID, Any], now: datetime, notice: timedelta | None
+) -> dict[uuid.UUID, datetime]:
+    """Each victim's deadline: its own policy's notice, or `notice` when a booking sets it."""
+    return {
+        v.session_id: now + (by_id[v.session_id][1].notice if notice is None else notice)
+        for v in decision.victims
+    }
 
 
 def _slots_left(snapshot: CapacitySnapshot, decision: Preemption, request: PlacementRequest) -> int:
@@ -384,16 +512,18 @@ async def _promise(
     decision: Preemption,
     claimant: queue.QueuedRequest,
     by_id: dict[uuid.UUID, Any],
+    deadlines: dict[uuid.UUID, datetime],
     now: datetime,
     summary: WalkSummary,
-    notice: timedelta | None = None,
+    booking: Booking | None = None,
 ) -> None:
-    """Give each victim notice (its own policy's, or `notice` when the claimant's booking sets
-    it), hold the card for the request, and audit it for the admins of both groups."""
+    """Give each victim notice to leave by its deadline, and audit it for the admins of both
+    groups. The card is held for the queued request claiming it; or, ahead of a `booking`'s
+    window, freed for the booking (the claimant stands for one of its slots)."""
     facts = []
     for victim in decision.victims:
-        row, terms = by_id[victim.session_id]
-        deadline = now + (terms.notice if notice is None else notice)
+        row, _ = by_id[victim.session_id]
+        deadline = deadlines[victim.session_id]
         db.add(
             Notice(
                 id=new_id(),
@@ -404,7 +534,8 @@ async def _promise(
                 user_id=row.user_id,
                 group_id=row.group_id,
                 card_id=decision.card_id,
-                request_id=claimant.id,
+                request_id=None if booking else claimant.id,
+                booking_id=booking.id if booking else None,
                 for_group_id=claimant.group_id,
                 noticed_at=now,
                 deadline=deadline,
@@ -412,18 +543,21 @@ async def _promise(
             )
         )
         if row.session_id is not None:
-            facts.append(NoticeFacts(row.session_id, "preemption", victim.reason, deadline, ""))
-        detail = {
+            why = booking.title if booking else ""
+            facts.append(NoticeFacts(row.session_id, "preemption", victim.reason, deadline, why))
+        detail: dict[str, str | None] = {
             "session_id": str(row.session_id) if row.session_id else None,
             "victim_user_id": str(row.user_id),
             "victim_group_id": str(row.group_id),
-            "request_id": str(claimant.id),
-            "for_user_id": str(claimant.user_id),
             "for_group_id": str(claimant.group_id),
             "card_id": str(decision.card_id),
             "reason": victim.reason,
             "deadline": deadline.isoformat(),
         }
+        if booking is None:
+            detail |= {"request_id": str(claimant.id), "for_user_id": str(claimant.user_id)}
+        else:
+            detail["booking_id"] = str(booking.id)
         for group in {row.group_id, claimant.group_id}:
             await record(
                 db,
@@ -437,7 +571,8 @@ async def _promise(
                 now=now,
             )
     summary.noticed += len(decision.victims)
-    summary.promised[claimant.id] = decision.card_id
+    if booking is None:
+        summary.promised[claimant.id] = decision.card_id
     await db.flush()
     await noticed.results(db, facts, now)
     await _announce(db, len(decision.victims))
@@ -455,8 +590,9 @@ async def _announce(db: AsyncSession, count: int) -> None:
 
 _PENDING_FOR_SESSIONS = text(
     "SELECT n.session_id, n.kind, n.reason, n.deadline, n.noticed_at, "
-    "coalesce(d.reason, '') AS detail "
+    "coalesce(d.reason, b.title, '') AS detail "
     "FROM capacity_notices n LEFT JOIN capacity_drains d ON d.id = n.drain_id "
+    "LEFT JOIN capacity_bookings b ON b.id = n.booking_id "
     "WHERE n.status = 'pending' AND n.session_id = ANY(:ids)"
 )
 _PROMISED_FOR_REQUESTS = text(

@@ -185,7 +185,6 @@ class PreemptionIndex:
         self._cards: dict[uuid.UUID, CardSnapshot] = {
             c.id: c for c in snapshot.capacity.cards if c.usable
         }
-        self._held_for: dict[uuid.UUID, uuid.UUID] = dict(snapshot.capacity.reserved)
         self._decided: set[uuid.UUID] = set()  # cards
         self._deciding: set[uuid.UUID] = set()  # requests
         self._taken: set[uuid.UUID] = set()
@@ -362,9 +361,8 @@ class PreemptionIndex:
 
     def _reachable(self, card_id: uuid.UUID, request: PlacementRequest) -> CardSnapshot | None:
         card = self._cards[card_id]
-        holder = self._held_for.get(card_id)
-        if holder is not None and holder != request.id:
-            return None
+        if self._placement.held_for_other(card_id, request):
+            return None  # held for another request, or a booking the request is not within
         if request.cluster_id is not None and card.cluster_id != request.cluster_id:
             return None
         return card
@@ -393,7 +391,8 @@ class PreemptionIndex:
         if card is None:
             return None
         limit = slot_limit(card, request)
-        needed = len(card.allocated_slots) - limit + 1
+        # Slots `take` counted since the snapshot are held too, by no session.
+        needed = self._placement.allocations(card.id) - limit + 1
         if limit < 1 or needed < 1:
             return None
         ranked = sorted(
@@ -419,6 +418,15 @@ class PreemptionIndex:
             return None
         return _Candidate(entry[0], card.id, ((held, reason),))
 
+    def take(self, request: PlacementRequest) -> bool:
+        """Count a request on free capacity as the snapshot stands, when it fits there: the
+        next claims see its slot taken. False when it does not fit."""
+        placed = self._placement.place(request)
+        if not isinstance(placed, Placement):
+            return False
+        self._placement.assume(placed)
+        return True
+
     def assume(self, claim: Claim, preemption: Preemption) -> None:
         """Record a decision as taken: its card is held for the request while its victims are
         paused, and the usage of the victims' groups and of the request's moves."""
@@ -430,7 +438,6 @@ class PreemptionIndex:
             raise ValueError("the request already has a decision")
         self._decided.add(preemption.card_id)
         self._deciding.add(preemption.request_id)
-        self._held_for[preemption.card_id] = preemption.request_id
         self._placement.reserve(preemption.card_id, preemption.request_id)
         holders = self._holders.get(preemption.card_id, {})
         for victim in preemption.victims:

@@ -193,7 +193,7 @@ def _card_to_reserve(index: PlacementIndex, request: PlacementRequest) -> uuid.U
     """The card that will fit a starving request soonest: for MIG a card with an instance of its
     profile; for a fraction the fullest card carved to its tier; otherwise, and for exclusive,
     the emptiest card of its model. Cards already reserved are not taken."""
-    held = index.reserved
+    held = index.reserved | index.booked
     if request.kind == "mig":
         mig_cards = [
             c
@@ -226,7 +226,7 @@ def dequeue(
     """
     queued_ids = {q.id for q in queued}
     kept = {card: req for card, req in snapshot.reserved.items() if req in queued_ids}
-    index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept))
+    index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept, snapshot.booked))
     heap: list[tuple[_OrderKey, int]] = []
     by_position = list(queued)
     for position, q in enumerate(by_position):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -547,21 +547,45 @@ _POLICIES = text(
 ).columns(values=JSONB)
 
 
+# Cards being freed or freed for a booking ahead of its window (its notices pending, paused
+# or freed), held for its members until its notice has passed again after the start. A
+# notice is at most a day.
+_BOOKED_HOLDS_SQL = (
+    "SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n "
+    "JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active' "
+    "WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL "
+    "AND n.status IN ('pending', 'paused', 'freed') "
+    "AND n.deadline > CAST(:now AS timestamptz) - interval '1 day' "
+    "AND CAST(:now AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)"
+)
 _QUEUE_FACTS_SQL = (
-    "SELECT coalesce(bool_or(tier_id = :tier_id), false) AS tier_waiting, "
+    "SELECT coalesce(bool_or(tier_id = :tier_id), false) AS tier_waiting, "  # noqa: S608
     "array_agg(reserved_card_id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_cards, "
-    "array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for "
+    "array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for, "
+    f"(SELECT array_agg(h.card_id ORDER BY h.card_id) FROM ({_BOOKED_HOLDS_SQL}) h) "
+    "AS booked_cards, "
+    f"(SELECT array_agg(h.booking_id ORDER BY h.card_id) FROM ({_BOOKED_HOLDS_SQL}) h) "
+    "AS booked_for "
     "FROM admission_requests WHERE status = 'queued'"
 )
 _QUEUE_FACTS = text(_QUEUE_FACTS_SQL)
 
 
-def _queue_facts(
-    tier_id: uuid.UUID | None, waiting: bool, cards: list[uuid.UUID] | None, requests: Any
-) -> tuple[bool, dict[uuid.UUID, uuid.UUID]]:
-    return bool(waiting) and tier_id is not None, dict(
-        zip(cards or [], requests or [], strict=True)
-    )
+@dataclass(frozen=True)
+class Holds:
+    """Cards no request may take but the one they are held for: for a starving or promised
+    queued request (card id -> request id), and for a booking's members (card id -> booking
+    id, see `_BOOKED_HOLDS_SQL`)."""
+
+    reserved: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    booked: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+
+
+def _queue_facts(tier_id: uuid.UUID | None, row: dict[str, Any]) -> tuple[bool, Holds]:
+    reserved = zip(row.pop("reserved_cards") or [], row.pop("reserved_for") or [], strict=True)
+    booked = zip(row.pop("booked_cards") or [], row.pop("booked_for") or [], strict=True)
+    waiting = bool(row.pop("tier_waiting")) and tier_id is not None
+    return waiting, Holds(dict(reserved), dict(booked))
 
 
 class PolicyRow(NamedTuple):
@@ -579,7 +603,7 @@ class AdmissionFacts:
     # what the user's held allocations add up to: GPU sessions, their VRAM, CPU millicores and
     # memory
     held: tuple[int, int, int, int]
-    queue: tuple[bool, dict[uuid.UUID, uuid.UUID]] | None  # `queue_facts`, when asked for
+    queue: tuple[bool, Holds] | None  # `queue_facts`, when asked for
 
 
 def _admission_facts(queue: bool) -> Any:
@@ -606,20 +630,20 @@ async def admission_facts(
     group_id: uuid.UUID,
     user_id: uuid.UUID,
     *,
-    queue: bool = False,
+    queue: datetime | None = None,
 ) -> AdmissionFacts:
-    found = (
-        await db.execute(
-            _ADMISSION_FACTS[queue],
-            {"tier_id": tier_id, "org_id": org_id, "group_id": group_id, "user_id": user_id},
-        )
-    ).one()
+    """With `queue` (now), the queue's facts too (`queue_facts`)."""
+    params: dict[str, Any] = {
+        "tier_id": tier_id,
+        "org_id": org_id,
+        "group_id": group_id,
+        "user_id": user_id,
+    }
+    if queue is not None:
+        params["now"] = queue
+    found = (await db.execute(_ADMISSION_FACTS[queue is not None], params)).one()
     f = dict(found._mapping)
-    queued = None
-    if queue:
-        queued = _queue_facts(
-            tier_id, f.pop("tier_waiting"), f.pop("reserved_cards"), f.pop("reserved_for")
-        )
+    queued = None if queue is None else _queue_facts(tier_id, f)
     held = (
         int(f.pop("held_sessions")),
         int(f.pop("held_vram")),
@@ -729,12 +753,11 @@ async def has_queued_for_tier(db: AsyncSession, tier_id: uuid.UUID) -> bool:
 
 
 async def queue_facts(
-    db: AsyncSession, tier_id: uuid.UUID | None
-) -> tuple[bool, dict[uuid.UUID, uuid.UUID]]:
-    """Whether a request of the tier is queued, and the cards held for starving requests
-    (card id -> request id), in one query."""
-    row = (await db.execute(_QUEUE_FACTS, {"tier_id": tier_id})).one()
-    return _queue_facts(tier_id, row[0], row[1], row[2])
+    db: AsyncSession, tier_id: uuid.UUID | None, now: datetime
+) -> tuple[bool, Holds]:
+    """Whether a request of the tier is queued, and the cards held (`Holds`), in one query."""
+    row = (await db.execute(_QUEUE_FACTS, {"tier_id": tier_id, "now": now})).one()
+    return _queue_facts(tier_id, dict(row._mapping))
 
 
 async def promised_requests(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:

@@ -360,6 +360,10 @@ class NoticeOut(ResponseModel):
     request_id: uuid.UUID | None = Field(description="The queued request the card is freed for.")
     for_group_id: uuid.UUID | None
     drain_id: uuid.UUID | None
+    booking_id: uuid.UUID | None = Field(
+        description="The booking whose window starts at the deadline: the card is freed for it "
+        "ahead of its window."
+    )
     noticed_at: datetime
     deadline: datetime
     status: Literal["pending", "paused", "freed", "withdrawn"]

@@ -176,8 +176,8 @@ class TransitionOut(ResponseModel):
 
 class NoticeOut(ResponseModel):
     kind: Literal["preemption", "drain"] = Field(
-        description="preemption: its card is freed for a queued request; drain: its capacity "
-        "is taken out of service."
+        description="preemption: its card is freed for a queued request, or for a booking "
+        "whose window starts at the deadline; drain: its capacity is taken out of service."
     )
     reason: Literal["fair_share", "waited_too_long", "priority", "booking", "drain", "xid"]
     message: str = Field(description="Why, in words for its owner.")

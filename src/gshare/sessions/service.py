@@ -760,6 +760,8 @@ _NOTICE_WHY = {
 
 def notice_reason(reason: str, detail: str = "") -> str:
     """Why a session was given notice, as its owner reads it."""
+    if reason == "booking" and detail:  # given ahead of a booking's window: its title
+        return f"another group's booking of its card starts then ({detail})"
     why = _NOTICE_WHY.get(reason, "its card is needed")
     return f"{why}: {detail}" if detail else why
 
