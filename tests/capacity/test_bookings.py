@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from gshare.audit.models import AuditEntry
 from gshare.capacity.models import Booking
-from gshare.events.models import Notification
+from gshare.events.models import Event, Notification
 from gshare.identity.models import Group, Organization, User
 from tests.builders import Builder
 from tests.capacity.builders import A100, CapacityWorld, admit, capacity_world
@@ -132,8 +132,13 @@ async def test_a_group_admin_books_and_the_members_see_it_and_are_told(build: Bu
         audited = list(
             await db.scalars(select(AuditEntry.action).where(AuditEntry.target_id == booking["id"]))
         )
+        # Every console's calendar refreshes: an event to everyone, naming only the model.
+        live = list(await db.scalars(select(Event).where(Event.kind == "booking.changed")))
     assert w.member_user.id in told
     assert audited == ["capacity.booking_created"]
+    assert [(e.user_id, e.group_id, e.org_id, e.private, e.data) for e in live] == [
+        (None, None, None, False, {"model": A100})
+    ]
 
 
 async def test_who_may_book_for_which_group(build: Builder) -> None:

@@ -40,14 +40,16 @@ describe('live event keys', () => {
     expect(invalidationsFor('notification.created')).toEqual([scopes.notifications]);
     expect(invalidationsFor('notifications.read')).toEqual([scopes.notifications]);
     expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards]);
-    expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]);
-    expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters]);
+    expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]);
+    expect(invalidationsFor('booking.changed')).toEqual([scopes.bookings]);
+    expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters, scopes.bookings]);
     expect(invalidationsFor('notice.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions]);
     expect(invalidationsFor('account.changed')).toBe('all');
     expect(invalidationsFor('reset')).toBe('all');
     expect([...liveEventKinds].sort()).toEqual([
       'account.changed',
       'admission.changed',
+      'booking.changed',
       'cards.changed',
       'notice.changed',
       'notification.created',

@@ -15,13 +15,16 @@ const invalidations = new Map<string, LiveInvalidation>([
   ['notifications.read', [scopes.notifications]],
   // Admitting or ending a request changes the queue and who occupies which card.
   ['admission.changed', [scopes.queue, scopes.cards]],
-  // A session moved on: its card, its place in the queue, and the volumes it holds.
-  ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes]],
+  // A session moved on: its card, its place in the queue, the volumes it holds, and how much of
+  // its group's running booking is in use.
+  ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]],
+  // A booking was made, changed or cancelled: the calendars, the lists and New session's note.
+  ['booking.changed', [scopes.bookings]],
   // A session was given notice, or its notice ended: the queue (and its notices), the card
   // pictures and drains, and the sessions' banners.
   ['notice.changed', [scopes.queue, scopes.cards, scopes.sessions]],
-  // A cluster reported its cards, or a card's pool or MIG layout changed.
-  ['cards.changed', [scopes.cards, scopes.clusters]],
+  // A cluster reported its cards, or a card's pool or MIG layout changed: what can be booked.
+  ['cards.changed', [scopes.cards, scopes.clusters, scopes.bookings]],
   // Roles decide what every other answer contains.
   ['account.changed', 'all'],
   // Events were missed beyond what the server keeps.

@@ -106,6 +106,17 @@ function WhenFields({ form, now }: { form: UseFormReturnType<BookingValues>; now
         />
       </Group>
       <DatePickerInput
+        label="Ends on"
+        description="Optional: for a window of several days (at most 14)"
+        placeholder="The same day"
+        value={form.values.endDate || null}
+        onChange={(value) => form.setFieldValue('endDate', value ?? '')}
+        error={form.errors.endDate}
+        minDate={startNow ? today : form.values.date || today}
+        valueFormat="ddd D MMM YYYY"
+        clearable
+      />
+      <DatePickerInput
         label="Repeat weekly until"
         description="Optional: the window repeats every week up to this day"
         placeholder="Once"

@@ -152,6 +152,26 @@ describe('bookings page', () => {
     expect(within(dialog).getByRole('textbox', { name: 'Notice (minutes)' })).toHaveAttribute('aria-invalid', 'true');
   });
 
+  it('books a window of several days, to the chosen end day', async () => {
+    const api = routes(groupAdmin);
+    renderApp('/bookings');
+    const user = userEvent.setup();
+
+    const dialog = await openForm();
+    await choose('Tier', '1/4 · 20 GiB');
+    await user.type(within(dialog).getByRole('textbox', { name: 'Title' }), 'Paper deadline');
+    fireEvent.change(within(dialog).getByLabelText('To'), { target: { value: '18:00' } });
+    await user.click(within(dialog).getByRole('button', { name: 'Ends on' }));
+    await user.click(await screen.findByRole('button', { name: '6 March 2026', hidden: true }));
+    await user.click(within(dialog).getByRole('button', { name: 'Book' }));
+
+    await waitFor(() => expect(api.callsTo('POST', '/api/v1/bookings')).toHaveLength(1));
+    expect(api.callsTo('POST', '/api/v1/bookings')[0].body).toMatchObject({
+      starts_at: local(9),
+      ends_at: new Date(2026, 2, 6, 18, 0).toISOString(),
+    });
+  });
+
   it('checks the form before asking: a start in the past and an empty title are refused where typed', async () => {
     const api = routes(groupAdmin);
     renderApp('/bookings');

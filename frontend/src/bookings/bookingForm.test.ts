@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bookingEdit, bookingErrors, bookingRequest, checkRequest, newBooking, windowOf, type BookingValues } from './bookingForm';
+import { bookingEdit, bookingErrors, bookingRequest, bookingValues, checkRequest, newBooking, windowOf, type BookingValues } from './bookingForm';
+import { makeBooking } from './testData';
 
 // Monday 2 March 2026, 08:20 local time.
 const NOW = new Date(2026, 2, 2, 8, 20).getTime();
@@ -21,11 +22,29 @@ describe('booking form', () => {
   });
 
   it('ends on the next day when the end is not after the start, and starts now when asked', () => {
-    const night = windowOf({ startNow: false, date: '2026-03-02', from: '22:00', to: '02:00' }, NOW)!;
+    const night = windowOf({ startNow: false, date: '2026-03-02', from: '22:00', to: '02:00', endDate: '' }, NOW)!;
     expect([night.start.toISOString(), night.end.toISOString()]).toEqual([local(2, 22), local(3, 2)]);
-    const now = windowOf({ startNow: true, date: '', from: '', to: '09:20' }, NOW)!;
+    const now = windowOf({ startNow: true, date: '', from: '', to: '09:20', endDate: '' }, NOW)!;
     expect([now.start.toISOString(), now.end.toISOString()]).toEqual([new Date(NOW).toISOString(), local(2, 9, 20)]);
-    expect(windowOf({ startNow: false, date: '2026-03-02', from: '9', to: '10:00' }, NOW)).toBeNull();
+    expect(windowOf({ startNow: false, date: '2026-03-02', from: '9', to: '10:00', endDate: '' }, NOW)).toBeNull();
+  });
+
+  it('spans several days when an end day is chosen, up to 14 (7 when weekly)', () => {
+    // A paper deadline: four cards from Monday 09:00 to Friday 18:00.
+    const week = bookingRequest(filled({ endDate: '2026-03-06', to: '18:00' }), NOW);
+    expect([week.starts_at, week.ends_at]).toEqual([local(2, 9), local(6, 18)]);
+    expect(errorsAt(filled({ endDate: '2026-03-06', to: '18:00' }))).toEqual({});
+    expect(errorsAt(filled({ endDate: '2026-03-02', to: '08:00' }))).toEqual({ to: 'Choose an end after the start.' });
+    expect(errorsAt(filled({ endDate: '2026-03-17' }))).toEqual({ endDate: 'A window lasts at most 14 days.' });
+    expect(errorsAt(filled({ endDate: '2026-03-10', weeklyUntil: '2026-05-01' }))).toEqual({
+      endDate: 'A weekly window lasts at most 7 days.',
+    });
+    expect(errorsAt(filled({ endDate: '2026-3-6' }))).toEqual({ endDate: 'Choose a day.' });
+    // Edited, a booking keeps its end day only where the same-or-next-day rule would lose it.
+    const long = makeBooking({ starts_at: local(2, 9), ends_at: local(6, 18) });
+    expect(bookingValues(long)).toMatchObject({ date: '2026-03-02', from: '09:00', to: '18:00', endDate: '2026-03-06' });
+    const night = makeBooking({ starts_at: local(2, 22), ends_at: local(3, 2) });
+    expect(bookingValues(night)).toMatchObject({ to: '02:00', endDate: '' });
   });
 
   it('repeats weekly up to the end of the chosen day', () => {

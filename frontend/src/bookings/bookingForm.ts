@@ -16,6 +16,8 @@ export const LIMITS = {
 export const DEFAULT_NOTICE = 2;
 const GRACE_MS = 60_000;
 const MAX_RECURRENCE_DAYS = 366;
+const MAX_WINDOW_DAYS = 14;
+const MAX_WEEKLY_WINDOW_DAYS = 7;
 
 const DAY = 'YYYY-MM-DD';
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -30,9 +32,11 @@ export type BookingValues = {
   startNow: boolean;
   /** The (first) window's day, `YYYY-MM-DD` in local time. */
   date: string;
-  /** Its start and end, `HH:mm` local; an end not after the start falls on the next day. */
+  /** Its start and end, `HH:mm` local; without `endDate`, an end not after the start falls on the next day. */
   from: string;
   to: string;
+  /** The day the window ends, `YYYY-MM-DD`, for a window of several days; '' for the same or the next day. */
+  endDate: string;
   /** Repeat every week until this day (included), `YYYY-MM-DD`; '' for once. */
   weeklyUntil: string;
   title: string;
@@ -51,6 +55,7 @@ export function newBooking(now: number, defaults: Partial<BookingValues> = {}): 
     date: start.format(DAY),
     from: start.format('HH:mm'),
     to: start.add(1, 'hour').format('HH:mm'),
+    endDate: '',
     weeklyUntil: '',
     title: '',
     notice: DEFAULT_NOTICE,
@@ -61,6 +66,9 @@ export function newBooking(now: number, defaults: Partial<BookingValues> = {}): 
 /** The form's values for a booking as it stands, to edit it. */
 export function bookingValues(booking: BookingOut): BookingValues {
   const start = dayjs(booking.starts_at);
+  const end = dayjs(booking.ends_at);
+  // A window the same-or-next-day rule gives back needs no end day.
+  const plain = windowOf({ startNow: false, date: start.format(DAY), from: start.format('HH:mm'), to: end.format('HH:mm'), endDate: '' }, 0);
   return {
     group: booking.group_id,
     model: booking.model,
@@ -69,27 +77,39 @@ export function bookingValues(booking: BookingOut): BookingValues {
     startNow: false,
     date: start.format(DAY),
     from: start.format('HH:mm'),
-    to: dayjs(booking.ends_at).format('HH:mm'),
+    to: end.format('HH:mm'),
+    endDate: plain !== null && plain.end.isSame(end, 'minute') ? '' : end.format(DAY),
     weeklyUntil: booking.weekly_until ? dayjs(booking.weekly_until).format(DAY) : '',
     title: booking.title,
     notice: booking.notice_minutes,
   };
 }
 
-/** The window the values name: starting now or on `date` at `from`, ending at `to` on that day or the next. */
-export function windowOf(values: Pick<BookingValues, 'startNow' | 'date' | 'from' | 'to'>, now: number): { start: Dayjs; end: Dayjs } | null {
+/**
+ * The window the values name: starting now or on `date` at `from`, ending at `to` on `endDate`, or
+ * without one on the start's day or the next.
+ */
+export function windowOf(
+  values: Pick<BookingValues, 'startNow' | 'date' | 'from' | 'to' | 'endDate'>,
+  now: number,
+): { start: Dayjs; end: Dayjs } | null {
   if (!TIME.test(values.to) || (!values.startNow && (!TIME.test(values.from) || !DATE.test(values.date)))) return null;
+  if (values.endDate && !DATE.test(values.endDate)) return null;
   const start = values.startNow ? dayjs(now) : dayjs(`${values.date}T${values.from}`);
   if (!start.isValid()) return null;
+  if (values.endDate) {
+    const end = dayjs(`${values.endDate}T${values.to}`);
+    return end.isValid() ? { start, end } : null;
+  }
   let end = dayjs(`${start.format(DAY)}T${values.to}`);
   if (!end.isAfter(start)) end = end.add(1, 'day');
   return { start, end };
 }
 
-/** Whether the window ends on the day after it starts (said beside the end time). */
+/** Whether the window ends on the day after it starts, without an end day chosen (said beside the end time). */
 export function endsNextDay(values: BookingValues, now: number): boolean {
   const window = windowOf(values, now);
-  return window !== null && !window.end.isSame(window.start, 'day');
+  return !values.endDate && window !== null && !window.end.isSame(window.start, 'day');
 }
 
 /** The end of a `YYYY-MM-DD` day, local time: a window starting on it still repeats. */
@@ -115,9 +135,18 @@ function windowErrors(values: BookingValues, now: number): FormErrors {
     if (!TIME.test(values.from)) errors.from = 'Enter a time such as 09:30.';
   }
   if (!TIME.test(values.to)) errors.to = 'Enter a time such as 11:00.';
+  if (values.endDate && (!DATE.test(values.endDate) || !dayjs(values.endDate).isValid())) errors.endDate = 'Choose a day.';
   const window = windowOf(values, now);
   if (window === null) return errors;
   if (!values.startNow && window.start.valueOf() < now - GRACE_MS) errors.from = 'Choose now or a later time.';
+  const longest = values.weeklyUntil ? MAX_WEEKLY_WINDOW_DAYS : MAX_WINDOW_DAYS;
+  if (!window.end.isAfter(window.start)) {
+    errors.to = 'Choose an end after the start.';
+  } else if (window.end.isAfter(window.start.add(longest, 'day'))) {
+    errors.endDate = values.weeklyUntil
+      ? `A weekly window lasts at most ${MAX_WEEKLY_WINDOW_DAYS} days.`
+      : `A window lasts at most ${MAX_WINDOW_DAYS} days.`;
+  }
   if (values.weeklyUntil) {
     const until = endOfDay(values.weeklyUntil);
     if (!until.isValid() || !until.isAfter(window.start.endOf('day'))) {

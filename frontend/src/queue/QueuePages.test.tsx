@@ -143,6 +143,7 @@ function notice(overrides: Partial<NoticeOut>): NoticeOut {
     request_id: 'r7',
     card_id: 'card-1',
     drain_id: null,
+    booking_id: null,
     noticed_at: '2026-11-30T12:00:00Z',
     deadline: '2026-11-30T12:10:00Z',
     ended_at: null,

@@ -30,6 +30,7 @@ from gshare.capacity.reservations import Conflict as Shortfall
 from gshare.capacity.reservations import Resource, Window
 from gshare.capacity.schemas import BookingEdit, BookingIn
 from gshare.clusters import service as clusters
+from gshare.events import outbox
 from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
@@ -44,6 +45,7 @@ PAST_GRACE = timedelta(minutes=1)  # a start "now" typed a moment ago is still n
 MAX_CALENDAR = timedelta(days=62)
 MAX_AHEAD = timedelta(days=3660 + 366)  # the longest `max_booking_days_ahead`, then a year
 NOTIFICATION = "booking.changed"
+CHANGED = "booking.changed"  # the live event: the calendars and booking lists refresh
 
 
 class BookingConflict(Conflict):
@@ -451,6 +453,8 @@ async def _changed(
         detail=detail,
     )
     await _tell_members(ctx, booking, title, body)
+    # Every signed-in console's calendar changes; the event names nothing of the booking.
+    await outbox.record(ctx.db, CHANGED, outbox.Audience(), {"model": booking.model})
     return (await _views(ctx, [booking]))[0]
 
 
