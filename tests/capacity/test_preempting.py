@@ -664,3 +664,34 @@ async def test_editing_or_cancelling_the_booking_withdraws_what_it_told_ahead(
     await admission_loop_turn(build)
     assert (await w.read(0, borrower["id"]))["state"] == "running"
     assert [n.status for n in await _notices(w)] == ["withdrawn", "withdrawn"]
+
+
+async def test_a_session_within_another_booking_about_to_start_is_not_told_ahead(
+    build: Builder,
+) -> None:
+    # Two cards, two labs each booking one from the same start. The first card is borrowed by
+    # member 0's group; on the second, member 0 already runs in the second lab, which books it
+    # too, more recently started (the victim preemption would otherwise prefer).
+    w = await session_world(build, n_cards=2)
+    lab = await _lab(w)
+    async with build.sessions() as db:
+        from gshare.identity.models import User
+
+        first = await db.get(Group, w.capacity.group_id)
+        member = await db.get(User, w.capacity.user_ids[0])
+        assert first is not None
+        assert member is not None
+        org = await db.get(Organization, first.org_id)
+        assert org is not None
+    other_lab = await build.group(org, "Other lab")
+    await build.member(member, other_lab)
+    borrower = await w.running(0, "exclusive")
+    build.clock.advance(timedelta(minutes=1))
+    booked = await w.running(0, "exclusive", group_id=str(other_lab.id))
+    for group in (lab, other_lab):
+        await _book_ahead(
+            w, group, tier="exclusive", count=1, starts_in=timedelta(minutes=1), notice=2
+        )
+    await admission_loop_turn(build)
+    assert (await w.read(0, booked["id"]))["notice"] is None
+    assert (await w.read(0, borrower["id"]))["notice"] is not None

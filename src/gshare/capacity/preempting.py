@@ -396,7 +396,9 @@ async def _clear_ahead(
         return
     tiers = await repository.tiers_by_id(db, [b.tier_id for b, _ in soon])
     snapshot = await admission.capacity_snapshot(db, {b.model for b, _ in soon}, now)
-    world = await _running(db, bookings.running_among(active, now), set())
+    # Members' sessions within a booking running now, or about to start too, are not taken.
+    booked = [*bookings.running_among(active, now), *(b for b, _ in soon)]
+    world = await _running(db, booked, set())
     if world is None:
         return
     index = world.index(snapshot, {b.group_id for b, _ in soon}, now)
