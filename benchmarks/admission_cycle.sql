@@ -30,12 +30,18 @@ queue AS (SELECT coalesce(bool_or(tier_id = :tier_id::uuid), false) AS tier_wait
   array_agg(id) FILTER (WHERE reserved_card_id IS NOT NULL) AS reserved_for,
   (SELECT array_agg(h.card_id ORDER BY h.card_id) FROM (SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n
     JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active'
+    AND (n.deadline = b.starts_at OR (b.weekly_until IS NOT NULL AND n.deadline > b.starts_at
+    AND n.deadline < b.weekly_until
+    AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))
     WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
     AND n.status IN ('pending', 'paused', 'freed')
     AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
     AND CAST(now() AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)) h) AS booked_cards,
   (SELECT array_agg(h.booking_id ORDER BY h.card_id) FROM (SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n
     JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active'
+    AND (n.deadline = b.starts_at OR (b.weekly_until IS NOT NULL AND n.deadline > b.starts_at
+    AND n.deadline < b.weekly_until
+    AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))
     WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
     AND n.status IN ('pending', 'paused', 'freed')
     AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
@@ -76,9 +82,9 @@ WITH w AS (UPDATE credit_accounts AS a SET balance = v.balance, held = v.held
   FROM unnest(ARRAY[:user_wallet::uuid], ARRAY[:w_balance::bigint],
               ARRAY[:w_held::bigint + 1000000]) AS v(id, balance, held)
   WHERE a.id = v.id RETURNING a.id),
-ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, data)
+ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['wallet.changed']::varchar[], ARRAY[:user_id::uuid],
-    ARRAY[NULL]::uuid[], ARRAY[NULL]::uuid[], ARRAY[false],
+    ARRAY[NULL]::uuid[], ARRAY[NULL]::uuid[], ARRAY[false], ARRAY[false],
     ARRAY[json_build_object('wallet_id', :user_wallet::text, 'owner_kind', 'user',
       'owner_id', :user_id::text, 'balance', :w_balance::text,
       'held', (:w_held::bigint + 1000000)::text)::jsonb]) RETURNING 1)
@@ -102,7 +108,7 @@ allocation AS (
   VALUES (:aid::uuid, :rid::uuid, :user_id::uuid, :group_id::uuid, :cluster_id::uuid,
           :card_id::uuid, :tier_id::uuid, :model, '1/8', 0, NULL, 10240, 12, 1000, 2048,
           1000000, :hid::uuid, 'live', :card_id::uuid, :tier_id::uuid, 8, now()) RETURNING id),
-ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, data)
+ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['admission.changed']::varchar[], ARRAY[:user_id::uuid],
     ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false],
     ARRAY[json_build_object('request_id', :rid::text, 'state', 'admitted')::jsonb]) RETURNING 1)
@@ -125,7 +131,7 @@ WITH cleared AS (
   UPDATE gpu_cards SET carved_tier_id = NULL, carved_slots = NULL WHERE id = :card_id::uuid
   AND NOT EXISTS (SELECT 1 FROM gpu_allocations WHERE live_card_id = :card_id::uuid
                   AND live_tier_id IS NOT NULL)),
-ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, data)
+ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['admission.changed']::varchar[], ARRAY[:user_id::uuid],
     ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false],
     ARRAY[json_build_object('request_id', :rid::text, 'state', 'ended')::jsonb]) RETURNING 1)
@@ -140,9 +146,9 @@ WITH w AS (UPDATE credit_accounts AS a SET balance = v.balance, held = v.held
   FROM unnest(ARRAY[:user_wallet::uuid], ARRAY[:w_balance::bigint],
               ARRAY[:w_held::bigint - 1000000]) AS v(id, balance, held)
   WHERE a.id = v.id RETURNING a.id),
-ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, data)
+ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['wallet.changed']::varchar[], ARRAY[:user_id::uuid],
-    ARRAY[NULL]::uuid[], ARRAY[NULL]::uuid[], ARRAY[false],
+    ARRAY[NULL]::uuid[], ARRAY[NULL]::uuid[], ARRAY[false], ARRAY[false],
     ARRAY[json_build_object('wallet_id', :user_wallet::text, 'owner_kind', 'user',
       'owner_id', :user_id::text, 'balance', :w_balance::text,
       'held', (:w_held::bigint - 1000000)::text)::jsonb]) RETURNING 1),

@@ -136,8 +136,8 @@ async def test_a_group_admin_books_and_the_members_see_it_and_are_told(build: Bu
         live = list(await db.scalars(select(Event).where(Event.kind == "booking.changed")))
     assert w.member_user.id in told
     assert audited == ["capacity.booking_created"]
-    assert [(e.user_id, e.group_id, e.org_id, e.private, e.data) for e in live] == [
-        (None, None, None, False, {"model": A100})
+    assert [(e.user_id, e.group_id, e.org_id, e.private, e.everyone, e.data) for e in live] == [
+        (None, None, None, False, True, {"model": A100})
     ]
 
 

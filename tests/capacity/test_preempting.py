@@ -514,6 +514,13 @@ async def _lab(w: SessionWorld) -> Group:
     return lab
 
 
+async def _holds(w: SessionWorld) -> dict[uuid.UUID, uuid.UUID]:
+    """The cards held for a booking's members now (card -> booking)."""
+    async with w.build.sessions() as db:
+        _, holds = await capacity_repository.queue_facts(db, None, w.build.clock.now())
+    return holds.booked
+
+
 async def _borrowed_then_booked(
     build: Builder, *, starts_in: timedelta, notice: int
 ) -> tuple[SessionWorld, Group, dict, dict]:
@@ -542,7 +549,8 @@ async def test_sessions_in_a_bookings_way_are_told_ahead_and_paused_at_its_start
     build.clock.advance(timedelta(minutes=6))
     await admission_loop_turn(build)
     notice = (await w.read(0, borrower["id"]))["notice"]
-    assert notice["reason"] == "booking"
+    assert notice["reason"] == "booking_start"
+    assert notice["message"] == "Another group's booking of its card starts then."
     assert notice["deadline"].startswith(starts.isoformat()[:19])
     [row] = await _notices(w)
     assert (row.booking_id, row.request_id, row.for_group_id) == (
@@ -560,7 +568,8 @@ async def test_sessions_in_a_bookings_way_are_told_ahead_and_paused_at_its_start
             .limit(1)
         )
     assert told is not None
-    assert "Tuesday lab" in told
+    assert "booking of its card starts then" in told
+    assert "Tuesday lab" not in told  # another group's title is its own
     # A walk within the period gives no second notice.
     await admission_loop_turn(build)
     assert len(await _notices(w)) == 1
@@ -639,6 +648,8 @@ async def test_editing_or_cancelling_the_booking_withdraws_what_it_told_ahead(
     )
     await admission_loop_turn(build)
     assert (await w.read(0, borrower["id"]))["notice"] is not None
+    # The card being freed is held for the lab's members...
+    assert set((await _holds(w)).values()) == {uuid.UUID(booking["id"])}
     root = await build.signed_in(await build.user("Editor", super_admin=True))
     later = build.clock.now() + timedelta(hours=3)
     build.clock.advance(timedelta(seconds=1))
@@ -650,6 +661,8 @@ async def test_editing_or_cancelling_the_booking_withdraws_what_it_told_ahead(
         },
     )
     assert moved.status_code == 200, moved.text
+    # ...until the booking no longer starts then, whatever the walk has done yet.
+    assert await _holds(w) == {}
     await admission_loop_turn(build)
     assert (await w.read(0, borrower["id"]))["notice"] is None
     assert [n.status for n in await _notices(w)] == ["withdrawn"]

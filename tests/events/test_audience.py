@@ -61,3 +61,10 @@ def test_a_users_request_in_one_group_is_not_the_business_of_their_other_groups_
     assert sees(actor(org_admin_of=frozenset({ORG})), request, groups)
     assert not sees(actor(group_admin_of={OTHER_GROUP: OTHER_ORG}), request, groups)
     assert not sees(actor(org_admin_of=frozenset({OTHER_ORG})), request, groups)
+
+
+def test_an_event_for_everyone_is_seen_by_anyone_signed_in_one_with_no_audience_by_few() -> None:
+    for viewer in (actor(), actor(member_of={OTHER_GROUP: OTHER_ORG}), actor(is_super_admin=True)):
+        assert sees(viewer, Audience.signed_in())
+    assert not sees(actor(member_of={GROUP: ORG}), Audience())
+    assert sees(actor(is_super_admin=True), Audience())

@@ -338,11 +338,12 @@ class Actors:
             for notice in pending:
                 assert notice.deadline >= now, notice.id
                 if notice.kind == "preemption" and notice.booking_id is not None:
-                    # Given ahead of a window: the booking still stands as it was then.
+                    # Given ahead of a window: the booking stands and still starts then.
                     booking = await db.get(Booking, notice.booking_id)
                     assert booking is not None
                     assert booking.status == "active"
-                    assert booking.updated_at <= notice.noticed_at
+                    assert notice.deadline == booking.starts_at
+                    assert notice.reason == "booking_start"
                 elif notice.kind == "preemption":
                     request = await db.get(AdmissionRequest, notice.request_id)
                     assert request is not None
@@ -391,7 +392,7 @@ class Actors:
                 allocation = await db.get(Allocation, notice.allocation_id)
                 assert allocation is not None
                 NOTICES.add(notice.kind)
-                if notice.reason == "booking":
+                if notice.reason in ("booking", "booking_start"):
                     # Given for the lab, never to one of the lab's own sessions.
                     assert notice.for_group_id == self.lab
                     assert allocation.group_id != self.lab

@@ -4234,7 +4234,7 @@ export interface components {
              * Reason
              * @enum {string}
              */
-            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "drain" | "xid";
+            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "booking_start" | "drain" | "xid";
             /**
              * Request Id
              * @description The queued request the card is freed for.
@@ -4284,7 +4284,7 @@ export interface components {
              * Reason
              * @enum {string}
              */
-            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "drain" | "xid";
+            reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "booking_start" | "drain" | "xid";
         };
     };
     responses: never;

@@ -22,6 +22,7 @@ export const NOTICE_REASONS: Record<NoticeReason, string> = {
   waited_too_long: 'A request waited too long',
   priority: 'A request of higher priority',
   booking: 'Its card is booked by another group',
+  booking_start: 'A booking of its card by another group starts',
   drain: 'Maintenance',
   xid: 'Hardware error on the card',
 };

@@ -454,7 +454,7 @@ async def _changed(
     )
     await _tell_members(ctx, booking, title, body)
     # Every signed-in console's calendar changes; the event names nothing of the booking.
-    await outbox.record(ctx.db, CHANGED, outbox.Audience(), {"model": booking.model})
+    await outbox.record(ctx.db, CHANGED, outbox.Audience.signed_in(), {"model": booking.model})
     return (await _views(ctx, [booking]))[0]
 
 

@@ -116,10 +116,13 @@ def slot_limit(card: CardSnapshot, request: PlacementRequest) -> int:
 def free_slots(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
     """How many sessions of the request's tier could start now, each on what is free as it
     stands: slots of cards carved to the tier or empty, or free instances of its MIG profile.
-    Cards held for a starving request count for none."""
+    Cards held for a starving request, or for a booking the request is not within, count for
+    none."""
     total = 0
     for card in snapshot.cards:
         if card.model != request.model or not card.usable or card.id in snapshot.reserved:
+            continue
+        if snapshot.booked.get(card.id, request.booking_id) != request.booking_id:
             continue
         if request.kind == "mig":
             if card.pool == MIG:

@@ -64,7 +64,7 @@ class NoticeFacts:
 
     session_id: uuid.UUID
     kind: str  # preemption | drain
-    reason: str  # fair_share | waited_too_long | priority | booking | drain | xid
+    reason: str  # fair_share | waited_too_long | priority | booking | booking_start | drain | xid
     deadline: datetime
     detail: str  # the drain's reason, or empty
 
@@ -88,7 +88,7 @@ idle_among: Hook[[Sequence[uuid.UUID]], set[uuid.UUID]] = Hook("idle_among")
 
 
 _SETTLE = text(
-    "UPDATE capacity_notices n SET status = CASE "
+    "UPDATE capacity_notices n SET status = CASE "  # noqa: S608 (constants only)
     " WHEN a.status <> 'live' THEN 'freed' ELSE 'withdrawn' END, ended_at = :now "
     "FROM gpu_allocations a WHERE n.status = 'pending' AND a.id = n.allocation_id AND ("
     " a.status <> 'live'"
@@ -100,9 +100,9 @@ _SETTLE = text(
     " OR (n.reason = 'booking' AND n.request_id IS NOT NULL AND NOT EXISTS ("
     "  SELECT 1 FROM capacity_bookings b JOIN admission_requests r ON r.group_id = b.group_id "
     "  AND r.tier_id = b.tier_id WHERE r.id = n.request_id AND b.status = 'active'))"
-    # One given ahead of a window stands while the booking does, as it was when given.
+    # One given ahead of a window stands while the booking does and still starts then.
     " OR (n.booking_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM capacity_bookings b "
-    "  WHERE b.id = n.booking_id AND b.status = 'active' AND b.updated_at <= n.noticed_at))) "
+    f"  WHERE b.id = n.booking_id AND b.status = 'active' AND {repository.AT_A_WINDOW_START}))) "
     "RETURNING n.status, n.session_id"
 )
 # Sessions on draining capacity that have no notice yet, with the drain that covers them
@@ -120,10 +120,9 @@ _UNNOTICED_ON_DRAINS = text(
 )
 _DUE = text(
     "SELECT n.id, n.session_id, n.kind, n.reason, n.deadline, a.request_id, "
-    "coalesce(d.reason, b.title, '') AS detail "
+    "coalesce(d.reason, '') AS detail "
     "FROM capacity_notices n JOIN gpu_allocations a ON a.id = n.allocation_id "
     "LEFT JOIN capacity_drains d ON d.id = n.drain_id "
-    "LEFT JOIN capacity_bookings b ON b.id = n.booking_id "
     "WHERE n.status = 'pending' AND n.deadline <= :now ORDER BY n.deadline, n.id"
 )
 _END = text(
@@ -375,8 +374,8 @@ async def _claim(
 
 
 _FREEING_FOR_BOOKINGS = text(
-    "SELECT booking_id, card_id, count(*) AS sessions FROM capacity_notices "
-    "WHERE status = 'pending' AND booking_id = ANY(:ids) GROUP BY booking_id, card_id"
+    "SELECT booking_id, card_id, deadline, count(*) AS sessions FROM capacity_notices "
+    "WHERE status = 'pending' AND booking_id = ANY(:ids) GROUP BY booking_id, card_id, deadline"
 )
 
 
@@ -403,8 +402,13 @@ async def _clear_ahead(
         return
     index = world.index(snapshot, {b.group_id for b, _ in soon}, now)
     held = await repository.held_by_group_and_tier(db, [(b.group_id, b.tier_id) for b, _ in soon])
+    starts = {b.id: start for b, start in soon}
     freeing = _freeing(
-        list(await db.execute(_FREEING_FOR_BOOKINGS, {"ids": [b.id for b, _ in soon]})),
+        [
+            r
+            for r in await db.execute(_FREEING_FOR_BOOKINGS, {"ids": list(starts)})
+            if r.deadline == starts[r.booking_id]  # this window's, not an earlier one's
+        ],
         {b.id: tiers.get(b.tier_id) for b, _ in soon},
         snapshot,
     )
@@ -526,11 +530,13 @@ async def _promise(
     for victim in decision.victims:
         row, _ = by_id[victim.session_id]
         deadline = deadlines[victim.session_id]
+        # Ahead of a window: the booking's start is the reason (its title is the group's own).
+        reason = "booking_start" if booking else victim.reason
         db.add(
             Notice(
                 id=new_id(),
                 kind="preemption",
-                reason=victim.reason,
+                reason=reason,
                 allocation_id=row.id,
                 session_id=row.session_id,
                 user_id=row.user_id,
@@ -545,15 +551,14 @@ async def _promise(
             )
         )
         if row.session_id is not None:
-            why = booking.title if booking else ""
-            facts.append(NoticeFacts(row.session_id, "preemption", victim.reason, deadline, why))
+            facts.append(NoticeFacts(row.session_id, "preemption", reason, deadline, ""))
         detail: dict[str, str | None] = {
             "session_id": str(row.session_id) if row.session_id else None,
             "victim_user_id": str(row.user_id),
             "victim_group_id": str(row.group_id),
             "for_group_id": str(claimant.group_id),
             "card_id": str(decision.card_id),
-            "reason": victim.reason,
+            "reason": reason,
             "deadline": deadline.isoformat(),
         }
         if booking is None:
@@ -592,9 +597,8 @@ async def _announce(db: AsyncSession, count: int) -> None:
 
 _PENDING_FOR_SESSIONS = text(
     "SELECT n.session_id, n.kind, n.reason, n.deadline, n.noticed_at, "
-    "coalesce(d.reason, b.title, '') AS detail "
+    "coalesce(d.reason, '') AS detail "
     "FROM capacity_notices n LEFT JOIN capacity_drains d ON d.id = n.drain_id "
-    "LEFT JOIN capacity_bookings b ON b.id = n.booking_id "
     "WHERE n.status = 'pending' AND n.session_id = ANY(:ids)"
 )
 _PROMISED_FOR_REQUESTS = text(

@@ -375,6 +375,8 @@ class PreemptionIndex:
             return None
         if request.kind == "fraction" and card.carved_tier == request.tier:
             return None  # freeing one slot there is the tier list's candidate, and better
+        if self._placement.allocations(card.id) != len(card.allocated_slots):
+            return None  # a slot `take` counted there since the snapshot: not to be emptied
         holders = self._holders[card.id]
         victims = []
         for slot in card.allocated_slots:

@@ -547,12 +547,20 @@ _POLICIES = text(
 ).columns(values=JSONB)
 
 
+# A notice `n` given ahead of booking `b`'s window is for one of its windows' starts as the
+# booking stands now: moved or cancelled, the booking no longer counts on it.
+AT_A_WINDOW_START = (
+    "(n.deadline = b.starts_at OR (b.weekly_until IS NOT NULL AND n.deadline > b.starts_at "
+    "AND n.deadline < b.weekly_until "
+    "AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))"
+)
 # Cards being freed or freed for a booking ahead of its window (its notices pending, paused
 # or freed), held for its members until its notice has passed again after the start. A
 # notice is at most a day.
 _BOOKED_HOLDS_SQL = (
-    "SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n "
+    "SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n "  # noqa: S608
     "JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active' "
+    f"AND {AT_A_WINDOW_START} "
     "WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL "
     "AND n.status IN ('pending', 'paused', 'freed') "
     "AND n.deadline > CAST(:now AS timestamptz) - interval '1 day' "

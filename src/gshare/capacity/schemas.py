@@ -304,7 +304,9 @@ class QueuePage(ResponseModel):
 
 DrainScope = Literal["card", "node", "cluster"]
 NoticeKind = Literal["preemption", "drain"]
-NoticeReason = Literal["fair_share", "waited_too_long", "priority", "booking", "drain", "xid"]
+NoticeReason = Literal[
+    "fair_share", "waited_too_long", "priority", "booking", "booking_start", "drain", "xid"
+]
 
 
 class DrainIn(RequestModel):

@@ -33,6 +33,8 @@ def may_see(
     wallet is read by its owner and the admins of the owner's groups and organizations, a
     group's by the admins of the group and its organization, an organization's by its admins;
     a user's request in a group by the user and that group's admins."""
+    if audience.everyone:
+        return True
     if audience.user_id is not None and audience.user_id == viewer.user_id:
         return True
     if audience.private:

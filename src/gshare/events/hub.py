@@ -90,7 +90,7 @@ RESET = StoredEvent(0, "reset", Audience(), {})
 
 
 _AFTER = text(
-    "SELECT seq, kind, user_id, group_id, org_id, private, data FROM events "
+    "SELECT seq, kind, user_id, group_id, org_id, private, everyone, data FROM events "
     "WHERE seq > :after AND seq <= :upto ORDER BY seq LIMIT :limit"
 )
 _LAST = text("SELECT last_seq FROM event_relay WHERE id = 1")
@@ -99,7 +99,12 @@ _LAST = text("SELECT last_seq FROM event_relay WHERE id = 1")
 async def _read(db: AsyncSession, after: int, upto: int, limit: int) -> list[StoredEvent]:
     rows = await db.execute(_AFTER, {"after": after, "upto": upto, "limit": limit})
     return [
-        StoredEvent(r.seq, r.kind, Audience(r.user_id, r.group_id, r.org_id, r.private), r.data)
+        StoredEvent(
+            r.seq,
+            r.kind,
+            Audience(r.user_id, r.group_id, r.org_id, r.private, r.everyone),
+            r.data,
+        )
         for r in rows
     ]
 

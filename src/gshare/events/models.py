@@ -43,6 +43,8 @@ class Event(Base):
     org_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     # Seen by its user alone: not by their admins, not by super admins.
     private: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    # Seen by every signed-in user: it names nothing private.
+    everyone: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
     data: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=text("now()")
@@ -50,6 +52,7 @@ class Event(Base):
 
     __table_args__ = (
         CheckConstraint("NOT private OR user_id IS NOT NULL", name="private_has_user"),
+        CheckConstraint("NOT (everyone AND private)", name="everyone_not_private"),
         Index("ix_events_unsequenced", "id", postgresql_where=text("seq IS NULL")),
     )
 

@@ -25,16 +25,22 @@ _RECORDED = "gshare_events_recorded"
 @dataclass(frozen=True)
 class Audience:
     """Who may see an event: the user it is about, the admins of its group or organization
-    (super admins see every event). An event with no audience is seen by super admins only."""
+    (super admins see every event). An event with no audience is seen by super admins only;
+    one for `everyone` by every signed-in user (it must name nothing private)."""
 
     user_id: uuid.UUID | None = None
     group_id: uuid.UUID | None = None
     org_id: uuid.UUID | None = None
     private: bool = False  # the user alone
+    everyone: bool = False
 
     @classmethod
     def only(cls, user_id: uuid.UUID) -> Audience:
         return cls(user_id=user_id, private=True)
+
+    @classmethod
+    def signed_in(cls) -> Audience:
+        return cls(everyone=True)
 
 
 @dataclass(frozen=True)
@@ -45,10 +51,10 @@ class NewEvent:
 
 
 _INSERT_SQL = (
-    "INSERT INTO events (kind, user_id, group_id, org_id, private, data) "
+    "INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data) "
     "SELECT * FROM unnest(CAST(:ev_kinds AS varchar[]), CAST(:ev_users AS uuid[]), "
     "CAST(:ev_groups AS uuid[]), CAST(:ev_orgs AS uuid[]), CAST(:ev_private AS boolean[]), "
-    "CAST(:ev_data AS jsonb[]))"
+    "CAST(:ev_everyone AS boolean[]), CAST(:ev_data AS jsonb[]))"
 )
 _INSERT = text(_INSERT_SQL)
 
@@ -65,6 +71,7 @@ def params(events: Sequence[NewEvent]) -> dict[str, list[Any]]:
         "ev_groups": [e.audience.group_id for e in events],
         "ev_orgs": [e.audience.org_id for e in events],
         "ev_private": [e.audience.private for e in events],
+        "ev_everyone": [e.audience.everyone for e in events],
         "ev_data": [json.dumps(e.data, separators=(",", ":")) for e in events],
     }
 

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from gshare.capacity.schemas import NoticeReason
 from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 from gshare.sessions import startup
 from gshare.sessions.lifecycle import State
@@ -179,7 +180,7 @@ class NoticeOut(ResponseModel):
         description="preemption: its card is freed for a queued request, or for a booking "
         "whose window starts at the deadline; drain: its capacity is taken out of service."
     )
-    reason: Literal["fair_share", "waited_too_long", "priority", "booking", "drain", "xid"]
+    reason: NoticeReason
     message: str = Field(description="Why, in words for its owner.")
     noticed_at: datetime
     deadline: datetime = Field(description="When it is paused, unless the notice is withdrawn.")

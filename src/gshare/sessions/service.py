@@ -753,6 +753,7 @@ _NOTICE_WHY = {
     "waited_too_long": "a request has waited longer than its policy allows",
     "priority": "a request of higher priority is waiting for its card",
     "booking": "its card is booked for another group, whose member is waiting for it",
+    "booking_start": "another group's booking of its card starts then",
     "drain": "its card is being drained for maintenance",
     "xid": "its card reported a hardware error and is being drained",
 }
@@ -760,8 +761,6 @@ _NOTICE_WHY = {
 
 def notice_reason(reason: str, detail: str = "") -> str:
     """Why a session was given notice, as its owner reads it."""
-    if reason == "booking" and detail:  # given ahead of a booking's window: its title
-        return f"another group's booking of its card starts then ({detail})"
     why = _NOTICE_WHY.get(reason, "its card is needed")
     return f"{why}: {detail}" if detail else why
 

@@ -1,4 +1,4 @@
-"""capacity: notices given ahead of a booking's window name the booking
+"""capacity: notices given ahead of a booking's window name the booking; events: for everyone
 
 Revision ID: 0015
 Revises: 0014
@@ -20,6 +20,14 @@ _CAUSE = "ck_capacity_notices_kind_names_its_cause"
 
 
 def upgrade() -> None:
+    # An event every signed-in user may see (it names nothing private): a booking changed.
+    op.add_column(
+        "events",
+        sa.Column("everyone", sa.Boolean(), server_default=sa.text("false"), nullable=False),
+    )
+    op.create_check_constraint(
+        op.f("ck_events_everyone_not_private"), "events", "NOT (everyone AND private)"
+    )
     op.add_column("capacity_notices", sa.Column("booking_id", UUID(as_uuid=True)))
     op.create_foreign_key(
         op.f("fk_capacity_notices_booking_id_capacity_bookings"),
@@ -57,3 +65,5 @@ def downgrade() -> None:
     )
     op.drop_constraint(op.f("fk_capacity_notices_booking_id_capacity_bookings"), "capacity_notices")
     op.drop_column("capacity_notices", "booking_id")
+    op.drop_constraint(op.f("ck_events_everyone_not_private"), "events", type_="check")
+    op.drop_column("events", "everyone")
