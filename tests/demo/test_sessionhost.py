@@ -119,6 +119,14 @@ def test_a_program_ends_when_the_demo_is_killed_outright(tmp_path: Path) -> None
             interval=0.05,
         )
     )
+    # The program is running once setpriv has set its parent-death signal and run it: before
+    # that, a parent killed at once would outrun the arrangement itself.
+    eventually_sync(
+        lambda: _command(child) == "sleep",
+        "the program to be running",
+        timeout=30,
+        interval=0.05,
+    )
     parent.kill()
     parent.wait()
     eventually_sync(
@@ -127,6 +135,13 @@ def test_a_program_ends_when_the_demo_is_killed_outright(tmp_path: Path) -> None
         timeout=30,
         interval=0.05,
     )
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _state(pid: int) -> str:
