@@ -35,8 +35,9 @@ queue AS (SELECT coalesce(bool_or(tier_id = :tier_id::uuid), false) AS tier_wait
     AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))
     WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
     AND n.status IN ('pending', 'paused', 'freed')
-    AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
-    AND CAST(now() AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)) h) AS booked_cards,
+    AND n.deadline > CAST(now() AS timestamptz) - interval '15 min'
+    AND CAST(now() AS timestamptz) < n.deadline
+    + make_interval(mins => least(b.notice_minutes, 15))) h) AS booked_cards,
   (SELECT array_agg(h.booking_id ORDER BY h.card_id) FROM (SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n
     JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active'
     AND (n.deadline = b.starts_at OR (b.weekly_until IS NOT NULL AND n.deadline > b.starts_at
@@ -44,8 +45,9 @@ queue AS (SELECT coalesce(bool_or(tier_id = :tier_id::uuid), false) AS tier_wait
     AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))
     WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL
     AND n.status IN ('pending', 'paused', 'freed')
-    AND n.deadline > CAST(now() AS timestamptz) - interval '1 day'
-    AND CAST(now() AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)) h) AS booked_for
+    AND n.deadline > CAST(now() AS timestamptz) - interval '15 min'
+    AND CAST(now() AS timestamptz) < n.deadline
+    + make_interval(mins => least(b.notice_minutes, 15))) h) AS booked_for
   FROM admission_requests WHERE status = 'queued')
 SELECT held.*, layers.layers, t.id, t.model_id, t.name, t.kind, t.denominator, t.mig_profile,
   t.vram_mib, t.compute_percent, t.price, t.price_is_default, t.created_at, t.retired_at,

@@ -708,3 +708,23 @@ async def test_a_session_within_another_booking_about_to_start_is_not_told_ahead
     await admission_loop_turn(build)
     assert (await w.read(0, booked["id"]))["notice"] is None
     assert (await w.read(0, borrower["id"]))["notice"] is not None
+
+
+async def test_a_long_notice_holds_the_freed_card_for_at_most_15_minutes_after_the_start(
+    build: Builder,
+) -> None:
+    w, _, borrower, booking = await _borrowed_then_booked(
+        build, starts_in=timedelta(minutes=30), notice=60
+    )
+    await admission_loop_turn(build)
+    build.clock.advance(timedelta(minutes=30))
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    assert set((await _holds(w)).values()) == {uuid.UUID(booking["id"])}
+    build.clock.advance(timedelta(minutes=14, seconds=59))
+    assert await _holds(w) != {}
+    build.clock.advance(timedelta(seconds=1))
+    assert await _holds(w) == {}
+    # Lent again: the paused borrower resumes on it.
+    await admission_loop_turn(build)
+    assert (await w.read(0, borrower["id"]))["state"] == "starting"

@@ -555,16 +555,18 @@ AT_A_WINDOW_START = (
     "AND mod(CAST(extract(epoch FROM n.deadline - b.starts_at) AS numeric), 604800) = 0))"
 )
 # Cards being freed or freed for a booking ahead of its window (its notices pending, paused
-# or freed), held for its members until its notice has passed again after the start. A
-# notice is at most a day.
+# or freed), held for its members until its notice has passed again after the start, for at
+# most HOLD_AFTER_START_MINUTES: a long notice must not leave the cards idle for hours.
+HOLD_AFTER_START_MINUTES = 15
 _BOOKED_HOLDS_SQL = (
     "SELECT DISTINCT n.card_id, n.booking_id FROM capacity_notices n "  # noqa: S608
     "JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active' "
     f"AND {AT_A_WINDOW_START} "
     "WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL "
     "AND n.status IN ('pending', 'paused', 'freed') "
-    "AND n.deadline > CAST(:now AS timestamptz) - interval '1 day' "
-    "AND CAST(:now AS timestamptz) < n.deadline + make_interval(mins => b.notice_minutes)"
+    f"AND n.deadline > CAST(:now AS timestamptz) - interval '{HOLD_AFTER_START_MINUTES} min' "
+    "AND CAST(:now AS timestamptz) < n.deadline "
+    f"+ make_interval(mins => least(b.notice_minutes, {HOLD_AFTER_START_MINUTES}))"
 )
 _QUEUE_FACTS_SQL = (
     "SELECT coalesce(bool_or(tier_id = :tier_id), false) AS tier_waiting, "  # noqa: S608
