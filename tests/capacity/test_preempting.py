@@ -425,6 +425,15 @@ async def test_a_booked_member_goes_ahead_of_the_fair_queue(build: Builder) -> N
     build.clock.advance(timedelta(seconds=30))
     booked = await w.create(1, "exclusive", group_id=str(lab.id))
     assert (earlier["state"], booked["state"]) == ("queued", "queued")
+    # Its owner is told why the other, though it came later, is ahead; the queue says the same.
+    ahead = (await w.read(0, earlier["id"]))["ahead"]
+    assert ahead["requests"] == 1
+    assert ahead["groups"] == 1
+    assert ahead["reasons"] == {"booking": 1, "waited_too_long": 0, "priority": 0, "earlier": 0}
+    assert ahead["in_words"] == "1 request is ahead: it is within its group's booking."
+    assert (await w.read(1, booked["id"]))["ahead"]["requests"] == 0
+    mine = (await w.members[0].get(f"{API}/queue")).json()["items"]
+    assert [item["ahead"] for item in mine if item["status"] == "queued"] == [ahead]
     # The booked request claims the card from the session in the other group at once...
     await admission_loop_turn(w.build)
     [notice] = await _notices(w)

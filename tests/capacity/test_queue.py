@@ -18,16 +18,20 @@ from gshare.capacity.placement import (
     slot_limit,
 )
 from gshare.capacity.queue import (
+    Ahead,
     FairShareSettings,
     Priority,
     QueuedRequest,
     Usage,
+    ahead_in_words,
     decay_alpha,
     dequeue,
     priorities,
     sample_usage,
+    why_ahead,
     with_entry_penalty,
 )
+from gshare.capacity.queue import _order_key as queue_order_key
 
 MODEL = "A100-80GB"
 MIB = 81920
@@ -335,3 +339,81 @@ def test_only_max_reserved_cards_are_held_for_starving_requests() -> None:
     two = dequeue(snap, queued, NOW, Usage(), everyone, replace(FAIR, max_reserved_cards=2))
     assert two.reserved == {cid(2): uuid.UUID(int=10_001), cid(1): uuid.UUID(int=10_002)}
     assert two.admitted == ()
+
+
+# ---- why a request waits: what is ahead of it ----------------------------------------------
+
+
+def test_what_is_ahead_names_the_first_part_of_the_order_that_puts_each_first() -> None:
+    booked = replace(asking(1, group=HEAVY), booked=True)
+    starving = asking(2, group=HEAVY, waited=timedelta(hours=2))
+    light = asking(3, group=LIGHT, waited=timedelta(minutes=10))
+    heavy = asking(4, by=2, group=HEAVY, waited=timedelta(minutes=10))
+    later = asking(5, by=3, group=HEAVY, waited=timedelta(minutes=5))
+    queued = [later, heavy, light, starving, booked]
+    usage = Usage({user(2): 1.0}, {HEAVY: 1.0})
+    ordered = priorities(queued, usage, NOW, FAIR)
+    assert [p.request_id for p in ordered] == [
+        q.id for q in (booked, starving, light, later, heavy)
+    ]
+    ahead = why_ahead(queued, ordered)
+    assert ahead[booked.id] == Ahead(0, 0, {})
+    assert ahead[light.id] == Ahead(2, 1, {"booking": 1, "waited_too_long": 1})
+    # `later` waited less than `light` but its user used nothing: `light` is ahead by priority.
+    assert ahead[later.id] == Ahead(3, 2, {"booking": 1, "waited_too_long": 1, "priority": 1})
+    assert ahead[heavy.id] == Ahead(4, 2, {"booking": 1, "waited_too_long": 1, "priority": 2})
+    assert ahead_in_words(ahead[booked.id]) == (
+        "Nothing is ahead: it starts as soon as a card for it frees."
+    )
+    assert ahead_in_words(Ahead(1, 1, {"booking": 1})) == (
+        "1 request is ahead: it is within its group's booking."
+    )
+    assert ahead_in_words(ahead[heavy.id]) == (
+        "4 requests are ahead, from 2 groups: 1 is within its group's booking; 1 has waited "
+        "past the limit; 2 have a higher priority (less recent use, or a longer wait)."
+    )
+
+
+def _first_difference(ahead: tuple[object, ...], mine: tuple[object, ...]) -> str:
+    names = ("booking", "waited_too_long", "priority", "earlier", "earlier")
+    return next(names[i] for i, (a, b) in enumerate(zip(ahead, mine, strict=True)) if a != b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),  # booked
+            st.integers(0, 150),  # minutes waited
+            st.integers(0, 3),  # user
+            st.sampled_from([HEAVY, LIGHT]),
+            st.sampled_from([MODEL, "H100-80GB"]),
+        ),
+        max_size=25,
+    ),
+    st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0]), max_size=4),
+)
+def test_what_is_ahead_matches_comparing_every_pair(
+    drawn: list[tuple[bool, int, int, uuid.UUID, str]], used: dict[int, float]
+) -> None:
+    queued = []
+    for n, (booked, minutes, by, group, model) in enumerate(drawn):
+        q = asking(n, by=by, group=group, waited=timedelta(minutes=minutes))
+        queued.append(replace(q, booked=booked, request=replace(q.request, model=model)))
+    usage = Usage({user(u): v for u, v in used.items()}, {})
+    ordered = priorities(queued, usage, NOW, FAIR)
+    by_id = {q.id: q for q in queued}
+    keys = {p.request_id: queue_order_key(p, by_id[p.request_id]) for p in ordered}
+    found = why_ahead(queued, ordered)
+    for position, p in enumerate(ordered):
+        mine = by_id[p.request_id]
+        before = [
+            by_id[o.request_id]
+            for o in ordered[:position]
+            if by_id[o.request_id].request.model == mine.request.model
+        ]
+        reasons: dict[str, int] = {}
+        for other in before:
+            reason = _first_difference(keys[other.id], keys[mine.id])
+            reasons[reason] = reasons.get(reason, 0) + 1
+        assert found[mine.id] == Ahead(len(before), len({o.group_id for o in before}), reasons)

@@ -1921,6 +1921,46 @@ export interface components {
             queue_position: number | null;
         };
         /**
+         * AheadOut
+         * @description What is ahead of a queued request for the same GPU model, in the dequeue's own order.
+         */
+        AheadOut: {
+            /**
+             * Groups
+             * @description How many groups the requests ahead are from.
+             */
+            groups: number;
+            /** In Words */
+            in_words: string;
+            /** @description How many are ahead for each reason: the first part of the order in which each comes first. */
+            reasons: components["schemas"]["AheadReasonsOut"];
+            /** Requests */
+            requests: number;
+        };
+        /** AheadReasonsOut */
+        AheadReasonsOut: {
+            /**
+             * Booking
+             * @description Within a booking of their group running now.
+             */
+            booking: number;
+            /**
+             * Earlier
+             * @description The same priority, asked for earlier.
+             */
+            earlier: number;
+            /**
+             * Priority
+             * @description A higher priority value: less recent use for their weight, or a longer wait.
+             */
+            priority: number;
+            /**
+             * Waited Too Long
+             * @description Waiting past the starvation limit.
+             */
+            waited_too_long: number;
+        };
+        /**
          * AuditEntryOut
          * @description An entry as the log shows it. `actor_email` is kept from when it happened (for a failed
          *     sign-in: the email typed, signed in or not); `actor_name`, `target_name` and `target_email`
@@ -3276,6 +3316,8 @@ export interface components {
         };
         /** QueueItemOut */
         QueueItemOut: {
+            /** @description Why it waits (queued only). */
+            ahead?: components["schemas"]["AheadOut"] | null;
             /**
              * Card Freed At
              * @description A card is being freed for this request by preemption: at the latest then.
@@ -3518,6 +3560,8 @@ export interface components {
         SessionOut: {
             /** Actions */
             actions: ("pause" | "resume" | "stop")[];
+            /** @description Why it waits (waiting only). */
+            ahead?: components["schemas"]["AheadOut"] | null;
             /**
              * Billing
              * @description Whether it holds a card and is being billed now.

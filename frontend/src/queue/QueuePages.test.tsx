@@ -237,6 +237,25 @@ describe('my requests', () => {
     expect(table).toHaveTextContent(`A card is being freed for you at ${clock('2026-11-30T12:25:00Z')}`);
   });
 
+  it('says why a request waits: what is ahead of it, and for what reasons', async () => {
+    const words = '3 requests are ahead, from 2 groups: 1 is within its group\'s booking; 2 have a higher priority (less recent use, or a longer wait).';
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/queue': json(200, {
+        items: [
+          item({
+            priority: null,
+            user_email: 'ada@example.org',
+            ahead: { requests: 3, groups: 2, reasons: { booking: 1, waited_too_long: 0, priority: 2, earlier: 0 }, in_words: words },
+          }),
+        ],
+      }),
+    });
+    renderApp('/requests');
+    const table = await screen.findByRole('table', { name: 'My requests' });
+    expect(within(table).getByText(words)).toBeInTheDocument();
+  });
+
   it("lists the caller's own requests without priorities and cancels one", async () => {
     const api = stubFetch({
       'GET /api/v1/me': json(200, makeMe()),

@@ -73,6 +73,11 @@ function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
             </Badge>
           </Tooltip>
           {item.status === 'queued' && item.card_freed_at && <CardFreed at={item.card_freed_at} admin={admin} />}
+          {item.status === 'queued' && item.ahead && (
+            <Text size="xs" c="dimmed" maw={320}>
+              {item.ahead.in_words}
+            </Text>
+          )}
         </Stack>
       </Table.Td>
       <Table.Td>{item.position ?? '—'}</Table.Td>

@@ -64,6 +64,7 @@ export function SessionFacts({ session }: { session: SessionOut }) {
           position {session.queue_position}, estimated wait {formatWait(session.estimated_wait_seconds ?? null)}
         </Fact>
       )}
+      {waiting && session.ahead && <Fact label="Why">{session.ahead.in_words}</Fact>}
     </Stack>
   );
 }

@@ -27,6 +27,12 @@ const queued = makeSession({
   billing: false,
   queue_position: 2,
   estimated_wait_seconds: 900,
+  ahead: {
+    requests: 1,
+    groups: 1,
+    reasons: { booking: 0, waited_too_long: 0, priority: 1, earlier: 0 },
+    in_words: '1 request is ahead: it has a higher priority (less recent use, or a longer wait).',
+  },
   gpu_util_percent: null,
   vram_used_mib: null,
   peak_vram_mib: null,
@@ -84,6 +90,7 @@ describe('my sessions', () => {
     expect(within(second).getByText('Queued')).toBeInTheDocument();
     expect(within(second).getByText('No free 1/2 slot.')).toBeInTheDocument();
     expect(second).toHaveTextContent('position 2, estimated wait about 15 min');
+    expect(second).toHaveTextContent('Why1 request is ahead: it has a higher priority (less recent use, or a longer wait).');
     expect(second).toHaveTextContent('(not billing now)');
     expect(within(second).queryByRole('button', { name: 'Open' })).not.toBeInTheDocument();
     expect(within(second).queryByRole('button', { name: 'Pause' })).not.toBeInTheDocument();

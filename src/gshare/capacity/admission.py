@@ -606,18 +606,22 @@ class Standing:
     position: int
     estimated_wait: timedelta
     priority: Priority
+    ahead: queue.Ahead
 
 
 async def standings(
     db: AsyncSession, now: datetime, settings: Settings
 ) -> dict[uuid.UUID, Standing]:
     """Every queued request's place among those waiting for the same model, its estimated
-    wait, and its priority with its parts."""
+    wait, its priority with its parts, and what is ahead of it and why; in the dequeue's order
+    (members within a running booking first)."""
     state = await queue_state(db, await repository.queued(db))
     if not state.queued:
         return {}
     fair = fair_share(settings)
+    state.queued, _ = await bookings.mark_booked(db, state.queued, now)
     ordered = queue.priorities(state.queued, await usage_state(db), now, fair)
+    ahead = queue.why_ahead(state.queued, ordered)
     snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
@@ -629,7 +633,7 @@ async def standings(
         seen[q.request.model] = position = seen.get(q.request.model, 0) + 1
         usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
         wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
-        out[q.id] = Standing(position, wait, priority)
+        out[q.id] = Standing(position, wait, priority, ahead[q.id])
     return out
 
 

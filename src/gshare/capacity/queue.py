@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Literal
 
 from gshare.capacity.placement import (
     HAMI_CORE,
@@ -170,6 +171,88 @@ def priorities(
     pairs = [(priority_of(q, usage, now, settings), q) for q in queued]
     pairs.sort(key=lambda pair: _order_key(*pair))
     return [p for p, _ in pairs]
+
+
+AheadReason = Literal["booking", "waited_too_long", "priority", "earlier"]
+AHEAD_REASONS: tuple[AheadReason, ...] = ("booking", "waited_too_long", "priority", "earlier")
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """The requests ahead of one for the same GPU model, from how many groups, and how many
+    are ahead for each reason: the first part of the dequeue order (`_order_key`) in which
+    they come first. `booking`: within a booking of their group running now; `waited_too_long`:
+    waiting past the starvation limit; `priority`: a higher priority value (less recent use for
+    their weight, or a longer wait); `earlier`: the same priority, asked for earlier."""
+
+    requests: int
+    groups: int
+    reasons: Mapping[AheadReason, int]
+
+
+def _ahead_reason(ahead: _OrderKey, mine: _OrderKey) -> AheadReason:
+    if ahead[0] != mine[0]:
+        return "booking"
+    if ahead[1] != mine[1]:
+        return "waited_too_long"
+    return "priority" if ahead[2] != mine[2] else "earlier"
+
+
+def why_ahead(
+    queued: Sequence[QueuedRequest], ordered: Sequence[Priority]
+) -> dict[uuid.UUID, Ahead]:
+    """For each request, what is ahead of it (`Ahead`), from `priorities`' order. One pass per
+    model: each request is compared with the previous one only, so counts carry over."""
+    by_id = {q.id: q for q in queued}
+    out: dict[uuid.UUID, Ahead] = {}
+    # Per model: the groups seen so far, the reasons so far for the last request, its key.
+    seen: dict[str, tuple[dict[uuid.UUID, int], dict[AheadReason, int], _OrderKey | None]] = {}
+    for p in ordered:
+        q = by_id[p.request_id]
+        key = _order_key(p, q)
+        groups, reasons, last = seen.get(q.request.model, ({}, {}, None))
+        if last is not None:
+            # Everything ahead of the previous request is ahead of this one, and so is it. A
+            # reason is where the keys first differ, so what differs later than where this
+            # one differs from the previous moves to that part.
+            step = _ahead_reason(last, key)
+            rank = AHEAD_REASONS.index(step)
+            moved = sum(n for r, n in reasons.items() if AHEAD_REASONS.index(r) > rank)
+            reasons = {r: n for r, n in reasons.items() if AHEAD_REASONS.index(r) <= rank}
+            reasons[step] = reasons.get(step, 0) + moved + 1
+        total = sum(reasons.values())
+        out[q.id] = Ahead(total, len(groups), dict(reasons))
+        groups = {**groups, q.group_id: groups.get(q.group_id, 0) + 1}
+        seen[q.request.model] = (groups, reasons, key)
+    return out
+
+
+_AHEAD_WORDS: dict[AheadReason, tuple[str, str]] = {
+    "booking": ("is within its group's booking", "are within their groups' bookings"),
+    "waited_too_long": ("has waited past the limit", "have waited past the limit"),
+    "priority": (
+        "has a higher priority (less recent use, or a longer wait)",
+        "have a higher priority (less recent use, or a longer wait)",
+    ),
+    "earlier": (
+        "has the same priority and asked earlier",
+        "have the same priority and asked earlier",
+    ),
+}
+
+
+def ahead_in_words(ahead: Ahead) -> str:
+    """What `ahead` says, for the request's owner: "3 requests are ahead, from 2 groups: 1 is
+    within its group's booking; 2 have a higher priority (less recent use, or a longer wait)."
+    """
+    if ahead.requests == 0:
+        return "Nothing is ahead: it starts as soon as a card for it frees."
+    found = [(r, n) for r in AHEAD_REASONS if (n := ahead.reasons.get(r, 0)) > 0]
+    if ahead.requests == 1:
+        return f"1 request is ahead: it {_AHEAD_WORDS[found[0][0]][0]}."
+    groups = "1 group" if ahead.groups == 1 else f"{ahead.groups} groups"
+    parts = "; ".join(f"{n} {_AHEAD_WORDS[r][0 if n == 1 else 1]}" for r, n in found)
+    return f"{ahead.requests} requests are ahead, from {groups}: {parts}."
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,27 @@ class PriorityOut(ResponseModel):
     starving: bool
 
 
+class AheadReasonsOut(ResponseModel):
+    booking: int = Field(description="Within a booking of their group running now.")
+    waited_too_long: int = Field(description="Waiting past the starvation limit.")
+    priority: int = Field(
+        description="A higher priority value: less recent use for their weight, or a longer wait."
+    )
+    earlier: int = Field(description="The same priority, asked for earlier.")
+
+
+class AheadOut(ResponseModel):
+    """What is ahead of a queued request for the same GPU model, in the dequeue's own order."""
+
+    requests: int
+    groups: int = Field(description="How many groups the requests ahead are from.")
+    reasons: AheadReasonsOut = Field(
+        description="How many are ahead for each reason: the first part of the order in which "
+        "each comes first."
+    )
+    in_words: str
+
+
 class QueueItemOut(ResponseModel):
     id: uuid.UUID
     user_id: uuid.UUID
@@ -294,6 +315,7 @@ class QueueItemOut(ResponseModel):
         description="A card is being freed for this request by preemption: at the latest then.",
     )
     priority: PriorityOut | None = Field(description="Shown to admins only.")
+    ahead: AheadOut | None = Field(default=None, description="Why it waits (queued only).")
 
 
 class QueuePage(ResponseModel):

@@ -13,11 +13,13 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, mig, preempting, repository, service
+from gshare.capacity import admission, mig, preempting, queue, repository, service
 from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import EffectivePolicy
 from gshare.capacity.schemas import (
     AdmissionPreviewOut,
+    AheadOut,
+    AheadReasonsOut,
     CardOut,
     EffectivePolicyOut,
     EffectiveValueOut,
@@ -207,6 +209,16 @@ def preview_out(found: admission.Preview) -> AdmissionPreviewOut:
     )
 
 
+def ahead_out(ahead: queue.Ahead) -> AheadOut:
+    """What is ahead of a queued request, as data and in words."""
+    return AheadOut(
+        requests=ahead.requests,
+        groups=ahead.groups,
+        reasons=AheadReasonsOut(**{r: ahead.reasons.get(r, 0) for r in queue.AHEAD_REASONS}),
+        in_words=queue.ahead_in_words(ahead),
+    )
+
+
 def _priority_out(standing: admission.Standing) -> PriorityOut:
     p = standing.priority
     return PriorityOut(
@@ -254,6 +266,7 @@ async def queue_out(
                 reserved_card_id=row.reserved_card_id,
                 card_freed_at=freed_at.get(row.id),
                 priority=_priority_out(standing) if with_priorities and standing else None,
+                ahead=ahead_out(standing.ahead) if standing else None,
             )
         )
     return items

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gshare.capacity.schemas import NoticeReason
+from gshare.capacity.schemas import AheadOut, NoticeReason
 from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 from gshare.sessions import startup
 from gshare.sessions.lifecycle import State
@@ -210,6 +210,7 @@ class SessionOut(ResponseModel):
     billing: bool = Field(description="Whether it holds a card and is being billed now.")
     queue_position: int | None = None
     estimated_wait_seconds: int | None = None
+    ahead: AheadOut | None = Field(default=None, description="Why it waits (waiting only).")
     gpu_util_percent: float | None
     vram_used_mib: int | None
     peak_vram_mib: int | None

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import admission, preempting
 from gshare.capacity import service as capacity
+from gshare.capacity import views as capacity_views
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
 from gshare.kit.settings import Settings
@@ -130,6 +131,7 @@ async def sessions_out(
                 estimated_wait_seconds=int(standing.estimated_wait.total_seconds())
                 if standing
                 else None,
+                ahead=capacity_views.ahead_out(standing.ahead) if standing else None,
                 gpu_util_percent=row.gpu_util_percent,
                 vram_used_mib=row.vram_used_mib,
                 peak_vram_mib=row.peak_vram_mib,
