@@ -1,6 +1,10 @@
 import { Alert, Anchor, Card, Group, Stack, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
+import { useMe } from '../api/hooks/me';
+import { queries } from '../api/keys';
+import type { UsableTierOut } from '../api/types';
 import type { SessionOut } from '../api/hooks/sessions';
 import { formatWait } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
@@ -40,6 +44,32 @@ export function IdleWarning({ session }: { session: SessionOut }) {
   );
 }
 
+/** The tiers of the session's group that could start now instead, cheapest first (at most three). */
+export function startsSooner(tiers: readonly UsableTierOut[], session: Pick<SessionOut, 'tier_id'>): UsableTierOut[] {
+  return tiers
+    .filter((t) => t.free_slots > 0 && t.id !== session.tier_id)
+    .sort((a, b) => Number(a.price_per_hour) - Number(b.price_per_hour) || a.name.localeCompare(b.name))
+    .slice(0, 3);
+}
+
+/** For the owner of a waiting session: what would start now, with its price. */
+function StartsSooner({ session }: { session: SessionOut }) {
+  const me = useMe();
+  const mine = me.data?.user.id === session.owner_id;
+  const tiers = useQuery({ ...queries.tiers(session.group_id), enabled: mine });
+  if (!mine || !tiers.data) return null;
+  const found = startsSooner(tiers.data.items, session);
+  if (found.length === 0) return null;
+  return (
+    <Fact label="Starts now">
+      {found.map((t) => `${t.model} ${t.name} (${formatCredits(t.price_per_hour)}/h)`).join(', ')}:{' '}
+      <Anchor component={Link} to="/sessions/new" size="sm">
+        start one instead
+      </Anchor>
+    </Fact>
+  );
+}
+
 /** What a session is, where it stands and what it costs; its name links to its page. */
 export function SessionFacts({ session }: { session: SessionOut }) {
   const peak = peakVram(session);
@@ -65,6 +95,7 @@ export function SessionFacts({ session }: { session: SessionOut }) {
         </Fact>
       )}
       {waiting && session.ahead && <Fact label="Why">{session.ahead.in_words}</Fact>}
+      {waiting && <StartsSooner session={session} />}
     </Stack>
   );
 }

@@ -5,7 +5,7 @@ import type { SessionOut } from '../api/hooks/sessions';
 import { apiError, json, stubFetch } from '../test/fetchStub';
 import { makeMe } from '../test/fixtures';
 import { renderApp } from '../test/render';
-import { makeMembership, makeSession } from './testData';
+import { makeMembership, makeSession, makeTier } from './testData';
 
 const member = json(200, makeMe({ memberships: [makeMembership()] }));
 
@@ -104,6 +104,30 @@ describe('my sessions', () => {
 
     expect(api.callsTo('GET', '/api/v1/sessions')[0].query.get('scope')).toBe('mine');
     expect(screen.getByRole('link', { name: 'New session' })).toHaveAttribute('href', '/sessions/new');
+  });
+
+  it("offers its owner the tiers of the group that would start a waiting session now, cheapest first", async () => {
+    const me = makeMe({ memberships: [makeMembership()] });
+    const mine = { ...queued, owner_id: me.user.id };
+    const api = stubFetch({
+      'GET /api/v1/me': json(200, me),
+      'GET /api/v1/sessions': listOf(mine),
+      'GET /api/v1/tiers': json(200, {
+        items: [
+          makeTier({ id: 'big', name: 'exclusive', price_per_hour: '10', free_slots: 1 }),
+          makeTier({ id: mine.tier_id!, name: '1/2', price_per_hour: '5', free_slots: 0 }),
+          makeTier({ id: 'small', name: '1/8', price_per_hour: '1.25', free_slots: 3 }),
+          makeTier({ id: 'none', name: '1/4', price_per_hour: '2.5', free_slots: 0 }),
+        ],
+      }),
+    });
+    renderApp('/sessions');
+    const second = await screen.findByRole('article', { name: 'training' });
+    await waitFor(() =>
+      expect(second).toHaveTextContent('Starts nowA100-80GB 1/8 (1.25 credits/h), A100-80GB exclusive (10 credits/h): start one instead'),
+    );
+    expect(within(second).getByRole('link', { name: 'start one instead' })).toHaveAttribute('href', '/sessions/new');
+    expect(api.callsTo('GET', '/api/v1/tiers')[0].query.get('group_id')).toBe(mine.group_id);
   });
 
   it('pauses a session and shows its new state', async () => {
