@@ -24,6 +24,7 @@ function clientWithViews() {
     groupVolumes: queries.groupVolumes('g1').queryKey,
     preview: queries.admissionPreview({ group_id: 'g1', tier_id: null, cpu_cores: 1, memory_mib: 2048 }).queryKey,
     catalog: queries.catalog().queryKey,
+    tiers: queries.tiers('g1').queryKey,
   };
   for (const key of Object.values(views)) client.setQueryData(key, {});
   const stale = () =>
@@ -39,7 +40,7 @@ describe('live event keys', () => {
     expect(invalidationsFor('wallet.changed')).toEqual([scopes.wallets]);
     expect(invalidationsFor('notification.created')).toEqual([scopes.notifications]);
     expect(invalidationsFor('notifications.read')).toEqual([scopes.notifications]);
-    expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards]);
+    expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards, scopes.tiers]);
     expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]);
     expect(invalidationsFor('booking.changed')).toEqual([scopes.bookings]);
     expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters, scopes.bookings]);
@@ -78,10 +79,10 @@ describe('live event keys', () => {
     expect(stale()).toEqual(['notifications', 'unread']);
   });
 
-  it('make an admission refresh the queue, the cards and the admission preview', async () => {
+  it('make an admission refresh the queue, the cards, the admission preview and the tiers', async () => {
     const { client, stale } = clientWithViews();
     await applyLiveEvent(client, 'admission.changed');
-    expect(stale()).toEqual(['cards', 'preview', 'queue']);
+    expect(stale()).toEqual(['cards', 'preview', 'queue', 'tiers']);
   });
 
   it('make a session change refresh the session lists, its detail, the volumes, the queue and the cards', async () => {
@@ -110,7 +111,7 @@ describe('live event keys', () => {
       const { client, stale } = clientWithViews();
       await applyLiveEvent(client, kind);
       expect(stale()).toContain('me');
-      expect(stale()).toHaveLength(17);
+      expect(stale()).toHaveLength(18);
     }
   });
 

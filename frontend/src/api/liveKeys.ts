@@ -13,8 +13,9 @@ const invalidations = new Map<string, LiveInvalidation>([
   ['wallet.changed', [scopes.wallets]],
   ['notification.created', [scopes.notifications]],
   ['notifications.read', [scopes.notifications]],
-  // Admitting or ending a request changes the queue and who occupies which card.
-  ['admission.changed', [scopes.queue, scopes.cards]],
+  // Admitting or ending a request changes the queue, who occupies which card, and the tiers'
+  // free slots (New session, and what would start a waiting session now).
+  ['admission.changed', [scopes.queue, scopes.cards, scopes.tiers]],
   // A session moved on: its card, its place in the queue, the volumes it holds, and how much of
   // its group's running booking is in use.
   ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]],
