@@ -112,7 +112,7 @@ allocation AS (
           1000000, :hid::uuid, 'live', :card_id::uuid, :tier_id::uuid, 8, now()) RETURNING id),
 ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['admission.changed']::varchar[], ARRAY[:user_id::uuid],
-    ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false],
+    ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false], ARRAY[false],
     ARRAY[json_build_object('request_id', :rid::text, 'state', 'admitted')::jsonb]) RETURNING 1)
 INSERT INTO fair_share_usage (subject_kind, subject_id, usage, sampled_at)
   SELECT kind, subject, 0.0003, 'epoch'
@@ -135,7 +135,7 @@ WITH cleared AS (
                   AND live_tier_id IS NOT NULL)),
 ev AS (INSERT INTO events (kind, user_id, group_id, org_id, private, everyone, data)
   SELECT * FROM unnest(ARRAY['admission.changed']::varchar[], ARRAY[:user_id::uuid],
-    ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false],
+    ARRAY[:group_id::uuid], ARRAY[NULL]::uuid[], ARRAY[false], ARRAY[false],
     ARRAY[json_build_object('request_id', :rid::text, 'state', 'ended')::jsonb]) RETURNING 1)
 SELECT pg_notify('gshare_capacity', 'release ' || :card_id);
 SELECT h.id, h.account_id, h.session_id, h.rate_per_hour, h.window_seconds,
