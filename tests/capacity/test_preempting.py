@@ -507,19 +507,19 @@ async def _book_ahead(
     return dict(booked.json())
 
 
-async def _lab(w: SessionWorld) -> Group:
-    """A second group of the organization, with member 1 in it too."""
+async def _lab(w: SessionWorld, name: str = "Class lab", member: int = 1) -> Group:
+    """A second group of the organization, with `member` in it too."""
     from gshare.identity.models import User
 
     async with w.build.sessions() as db:
         first = await db.get(Group, w.capacity.group_id)
         assert first is not None
         org = await db.get(Organization, first.org_id)
-        member = await db.get(User, w.capacity.user_ids[1])
+        user = await db.get(User, w.capacity.user_ids[member])
         assert org is not None
-        assert member is not None
-    lab = await w.build.group(org, "Class lab")
-    await w.build.member(member, lab)
+        assert user is not None
+    lab = await w.build.group(org, name)
+    await w.build.member(user, lab)
     return lab
 
 
@@ -696,17 +696,7 @@ async def test_a_session_within_another_booking_about_to_start_is_not_told_ahead
     # too, more recently started (the victim preemption would otherwise prefer).
     w = await session_world(build, n_cards=2)
     lab = await _lab(w)
-    async with build.sessions() as db:
-        from gshare.identity.models import User
-
-        first = await db.get(Group, w.capacity.group_id)
-        member = await db.get(User, w.capacity.user_ids[0])
-        assert first is not None
-        assert member is not None
-        org = await db.get(Organization, first.org_id)
-        assert org is not None
-    other_lab = await build.group(org, "Other lab")
-    await build.member(member, other_lab)
+    other_lab = await _lab(w, "Other lab", member=0)
     borrower = await w.running(0, "exclusive")
     build.clock.advance(timedelta(minutes=1))
     booked = await w.running(0, "exclusive", group_id=str(other_lab.id))

@@ -80,6 +80,15 @@ function CheckResult({ asked, check }: { asked: boolean; check: ReturnType<typeo
   );
 }
 
+/** A day picker's value, change and error for a `YYYY-MM-DD` field ('' when none is chosen). */
+function dayProps(form: UseFormReturnType<BookingValues>, field: 'date' | 'endDate' | 'weeklyUntil') {
+  return {
+    value: form.values[field] || null,
+    onChange: (value: string | null) => form.setFieldValue(field, value ?? ''),
+    error: form.errors[field],
+  };
+}
+
 /** The fields of a window, shared by a new booking and a change to one. */
 function WhenFields({ form, now }: { form: UseFormReturnType<BookingValues>; now: number }) {
   const { startNow } = form.values;
@@ -90,9 +99,7 @@ function WhenFields({ form, now }: { form: UseFormReturnType<BookingValues>; now
       {!startNow && (
         <DatePickerInput
           label="Day"
-          value={form.values.date || null}
-          onChange={(value) => form.setFieldValue('date', value ?? '')}
-          error={form.errors.date}
+          {...dayProps(form, 'date')}
           minDate={today}
           valueFormat="ddd D MMM YYYY"
         />
@@ -109,9 +116,7 @@ function WhenFields({ form, now }: { form: UseFormReturnType<BookingValues>; now
         label="Ends on"
         description="Optional: for a window of several days (at most 14)"
         placeholder="The same day"
-        value={form.values.endDate || null}
-        onChange={(value) => form.setFieldValue('endDate', value ?? '')}
-        error={form.errors.endDate}
+        {...dayProps(form, 'endDate')}
         minDate={startNow ? today : form.values.date || today}
         valueFormat="ddd D MMM YYYY"
         clearable
@@ -120,9 +125,7 @@ function WhenFields({ form, now }: { form: UseFormReturnType<BookingValues>; now
         label="Repeat weekly until"
         description="Optional: the window repeats every week up to this day"
         placeholder="Once"
-        value={form.values.weeklyUntil || null}
-        onChange={(value) => form.setFieldValue('weeklyUntil', value ?? '')}
-        error={form.errors.weeklyUntil}
+        {...dayProps(form, 'weeklyUntil')}
         minDate={today}
         valueFormat="D MMM YYYY"
         clearable
