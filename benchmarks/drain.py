@@ -48,6 +48,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,8 +107,14 @@ class Job:
     started_tick: int | None = None
 
 
-def make_jobs(count: int, window_ticks: int, rnd: random.Random) -> list[tuple[int, Job]]:
-    """(arrival tick, job); the heavy group sends three requests in four."""
+def make_jobs(
+    count: int,
+    window_ticks: int,
+    rnd: random.Random,
+    length: Callable[[random.Random, float], float] | None = None,
+) -> list[tuple[int, Job]]:
+    """(arrival tick, job); the heavy group sends three requests in four. `length` draws a
+    session's length in ticks from its tier's mean (default: exponential)."""
     jobs = []
     for n in range(count):
         heavy = rnd.random() < 0.75
@@ -130,37 +137,61 @@ def make_jobs(count: int, window_ticks: int, rnd: random.Random) -> list[tuple[i
             )
         arrival = rnd.randrange(window_ticks)
         queued = QueuedRequest(request, user, group, START + arrival * TICK)
-        duration = max(1, round(rnd.expovariate(1 / mean)))
-        jobs.append((arrival, Job(queued, duration)))
+        drawn = length(rnd, mean) if length is not None else rnd.expovariate(1 / mean)
+        jobs.append((arrival, Job(queued, max(1, round(drawn)))))
     jobs.sort(key=lambda pair: (pair[0], pair[1].queued.id))
     return jobs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--cards", type=int, default=16)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    if args.quick:
-        args.requests, args.cards = 200, 4
-
-    rnd = random.Random(11)
-    # Arrivals come at about twice the rate the cards can serve, so a backlog builds.
+def backlog_window(requests: int, cards: int) -> int:
+    """Ticks over which arrivals come at about twice the rate the cards serve them."""
     mean_cards_ticks = sum(share * mean / per for _, per, share, mean in TIERS)
-    window = max(1, round(args.requests * mean_cards_ticks / args.cards / 2))
-    arrivals = make_jobs(args.requests, window, rnd)
-    fair = FairShareSettings(
-        half_life=timedelta(hours=2),
-        sampling_interval=TICK,
-        wait_bonus_per_hour=1.0,
-        starvation_limit=timedelta(hours=3),
-    )
-    card_ids = [uuid.UUID(int=n + 1) for n in range(args.cards)]
-    # card -> slot -> (job, tier share, ends at tick)
-    running: dict[uuid.UUID, dict[int, tuple[Job, str, int]]] = {c: {} for c in card_ids}
+    return max(1, round(requests * mean_cards_ticks / cards / 2))
+
+
+DRAIN_FAIR = FairShareSettings(
+    half_life=timedelta(hours=2),
+    sampling_interval=TICK,
+    wait_bonus_per_hour=1.0,
+    starvation_limit=timedelta(hours=3),
+)
+
+# card -> slot -> (job, tier, ends at tick)
+Running = dict[uuid.UUID, dict[int, tuple[Job, str, int]]]
+
+
+@dataclass(frozen=True)
+class TickView:
+    """What a tick's queue turn is about to see, for a replay's observer."""
+
+    tick: int
+    now: datetime
+    snapshot: CapacitySnapshot
+    queued: list[QueuedRequest]
+    usage: Usage
+    running: Running
+    finished: list[Job]
+
+
+@dataclass
+class Replay:
+    finished: list[Job]
+    ticks: int
+    backlog_utilization: list[float]
+    seconds: float
+
+
+def replay(
+    arrivals: list[tuple[int, Job]],
+    cards: int,
+    fair: FairShareSettings = DRAIN_FAIR,
+    observe: Callable[[TickView], None] | None = None,
+) -> Replay:
+    """Drain the arrivals through the real queue, a tick at a time: end what finished, take
+    the tick's arrivals, sample usage, run `dequeue` over a fresh snapshot (after `observe`
+    has seen it), carrying reservations and usage to the next tick."""
+    card_ids = [uuid.UUID(int=n + 1) for n in range(cards)]
+    running: Running = {c: {} for c in card_ids}
     waiting: dict[uuid.UUID, Job] = {}
     reserved: dict[uuid.UUID, uuid.UUID] = {}
     usage = Usage()
@@ -186,23 +217,26 @@ def main() -> None:
                 by_user[q.user_id] = by_user.get(q.user_id, 0.0) + q.cards
                 by_group[q.group_id] = by_group.get(q.group_id, 0.0) + q.cards
         usage = sample_usage(usage, by_user, by_group, fair)
-        cards = tuple(
-            CardSnapshot(
-                c,
-                uuid.UUID(int=0),
-                f"node-{i // 8}",
-                MODEL,
-                MEMORY_MIB,
-                10,
-                carved_tier=next(iter(running[c].values()))[1] if running[c] else None,
-                allocated_slots=frozenset(running[c]),
-            )
-            for i, c in enumerate(card_ids)
+        snapshot = CapacitySnapshot(
+            tuple(
+                CardSnapshot(
+                    c,
+                    uuid.UUID(int=0),
+                    f"node-{i // 8}",
+                    MODEL,
+                    MEMORY_MIB,
+                    10,
+                    carved_tier=next(iter(running[c].values()))[1] if running[c] else None,
+                    allocated_slots=frozenset(running[c]),
+                )
+                for i, c in enumerate(card_ids)
+            ),
+            reserved,
         )
         queued = [job.queued for job in waiting.values()]
-        result = dequeue(
-            CapacitySnapshot(cards, reserved), queued, now, usage, lambda _: True, fair
-        )
+        if observe is not None:
+            observe(TickView(tick, now, snapshot, queued, usage, running, finished))
+        result = dequeue(snapshot, queued, now, usage, lambda _: True, fair)
         reserved, usage = dict(result.reserved), result.usage
         for q, placement in result.admitted:
             job = waiting.pop(q.id)
@@ -217,17 +251,35 @@ def main() -> None:
             in_use = sum(
                 job.queued.cards for slots in running.values() for job, _, _ in slots.values()
             )
-            backlog_utilization.append(in_use / args.cards)
+            backlog_utilization.append(in_use / cards)
         tick += 1
-    elapsed = time.perf_counter() - started
+    return Replay(finished, tick, backlog_utilization, time.perf_counter() - started)
 
-    def wait_hours(job: Job) -> float:
-        assert job.started_tick is not None
-        return (START + job.started_tick * TICK - job.queued.enqueued_at) / timedelta(hours=1)
 
-    utilization = statistics.fmean(backlog_utilization) if backlog_utilization else 0.0
+def wait_hours(job: Job) -> float:
+    assert job.started_tick is not None
+    return (START + job.started_tick * TICK - job.queued.enqueued_at) / timedelta(hours=1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--cards", type=int, default=16)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.requests, args.cards = 200, 4
+
+    rnd = random.Random(11)
+    arrivals = make_jobs(args.requests, backlog_window(args.requests, args.cards), rnd)
+    run = replay(arrivals, args.cards)
+    finished, tick = run.finished, run.ticks
+    utilization = statistics.fmean(run.backlog_utilization) if run.backlog_utilization else 0.0
     print(
-        f"{args.requests} requests on {args.cards} cards: {tick} ticks of {TICK}, {elapsed:.1f} s"
+        f"{args.requests} requests on {args.cards} cards: {tick} ticks of {TICK}, "
+        f"{run.seconds:.1f} s"
     )
     print(f"mean utilization while a backlog exists: {utilization:.2f} (goal at least 0.8)")
     for tier, *_ in TIERS:

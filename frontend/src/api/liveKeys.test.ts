@@ -41,6 +41,7 @@ describe('live event keys', () => {
     expect(invalidationsFor('notification.created')).toEqual([scopes.notifications]);
     expect(invalidationsFor('notifications.read')).toEqual([scopes.notifications]);
     expect(invalidationsFor('admission.changed')).toEqual([scopes.queue, scopes.cards, scopes.tiers]);
+    expect(invalidationsFor('forecast.changed')).toEqual([scopes.queue, scopes.sessions]);
     expect(invalidationsFor('session.changed')).toEqual([scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]);
     expect(invalidationsFor('booking.changed')).toEqual([scopes.bookings]);
     expect(invalidationsFor('cards.changed')).toEqual([scopes.cards, scopes.clusters, scopes.bookings]);

@@ -19,6 +19,8 @@ const invalidations = new Map<string, LiveInvalidation>([
   // A session moved on: its card, its place in the queue, the volumes it holds, and how much of
   // its group's running booking is in use.
   ['session.changed', [scopes.queue, scopes.cards, scopes.sessions, scopes.volumes, scopes.bookings]],
+  // A waiting request's start forecast moved: the queue and the waiting session's card.
+  ['forecast.changed', [scopes.queue, scopes.sessions]],
   // A booking was made, changed or cancelled: the calendars, the lists and New session's note.
   ['booking.changed', [scopes.bookings]],
   // A session was given notice, or its notice ended: the queue (and its notices), the card

@@ -3352,6 +3352,8 @@ export interface components {
             reason: string;
             /** Reserved Card Id */
             reserved_card_id: string | null;
+            /** @description When it will start (queued only, once forecast). */
+            start?: components["schemas"]["StartOut"] | null;
             /**
              * Status
              * @enum {string}
@@ -3641,6 +3643,8 @@ export interface components {
              * @enum {string}
              */
             session_type: "vscode" | "jupyterlab" | "terminal";
+            /** @description When it will start (waiting only, once forecast). */
+            start?: components["schemas"]["StartOut"] | null;
             /**
              * Startup Requested At
              * @description When its latest start was asked for (created or resumed).
@@ -3730,6 +3734,34 @@ export interface components {
             name: string;
             /** Size Gib */
             size_gib: number;
+        };
+        /**
+         * StartOut
+         * @description When a queued request will start, from a simulation of the queue run many times over
+         *     and corrected by how recent forecasts turned out.
+         */
+        StartOut: {
+            /**
+             * First Likely At
+             * @description The likely start first forecast for it, to show how the forecast moved.
+             */
+            first_likely_at: string | null;
+            /**
+             * Forecast At
+             * Format: date-time
+             * @description When the forecast was last refreshed.
+             */
+            forecast_at: string;
+            /**
+             * Likely At
+             * @description Half of the simulated futures start it by then (p50); null: not within the forecast's horizon of 7 days.
+             */
+            likely_at: string | null;
+            /**
+             * Surely By
+             * @description Nine in ten start it by then (p90); null: not within the horizon.
+             */
+            surely_by: string | null;
         };
         /** StartupStepOut */
         StartupStepOut: {

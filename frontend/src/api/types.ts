@@ -56,6 +56,7 @@ export type PolicyOut = Schemas['PolicyOut'];
 export type EffectivePolicyOut = Schemas['EffectivePolicyOut'];
 export type EffectiveValueOut = Schemas['EffectiveValueOut'];
 export type QueueItemOut = Schemas['QueueItemOut'];
+export type StartOut = Schemas['StartOut'];
 export type PriorityOut = Schemas['PriorityOut'];
 
 export type CardPool = CardOut['pool'];

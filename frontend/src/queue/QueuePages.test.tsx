@@ -7,7 +7,7 @@ import { apiError, json, stubFetch } from '../test/fetchStub';
 import { emptyPage, makeMe, SUPER_ADMIN } from '../test/fixtures';
 import { renderApp } from '../test/render';
 import type { NoticeOut } from './notices';
-import { formatWait } from './QueueTable';
+import { formatWait, startInWords } from './QueueTable';
 
 const superAdmin = json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN]));
 const noNotices = json(200, { items: [], counts: [] });
@@ -275,6 +275,35 @@ describe('my requests', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Cancel request' }));
     await waitFor(() => expect(api.callsTo('DELETE', '/api/v1/queue/r1')).toHaveLength(1));
     await waitFor(() => expect(api.callsTo('GET', '/api/v1/queue')).toHaveLength(2));
+  });
+
+  it('shows when a request will likely start, by when almost surely, and how that moved', async () => {
+    freezeClock();
+    const start = {
+      likely_at: '2026-11-30T14:20:00Z',
+      surely_by: '2026-11-30T15:05:00Z',
+      first_likely_at: '2026-11-30T13:50:00Z',
+      forecast_at: '2026-11-30T12:00:00Z',
+    };
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/queue': json(200, { items: [item({ priority: null, user_email: 'ada@example.org', start })] }),
+    });
+    renderApp('/requests');
+    const table = await screen.findByRole('table', { name: 'My requests' });
+    expect(table).toHaveTextContent(
+      `likely around ${clock(start.likely_at)}, almost surely before ${clock(start.surely_by)} (first said ${clock(start.first_likely_at)})`,
+    );
+    expect(within(table).getByText('Estimated start')).toBeInTheDocument();
+  });
+
+  it('says a start beyond the horizon, or one already as sure as it gets, plainly', () => {
+    const now = Date.parse('2026-11-30T12:00:19Z');
+    const base = { first_likely_at: null, forecast_at: '2026-11-30T12:00:00Z' };
+    expect(startInWords({ ...base, likely_at: null, surely_by: null }, now)).toBe('not within the next 7 days, as things stand');
+    const at = '2026-11-30T12:40:00Z';
+    expect(startInWords({ ...base, likely_at: at, surely_by: at }, now)).toBe(`likely around ${clock(at)}`);
+    expect(startInWords({ ...base, likely_at: at, surely_by: null }, now)).toBe(`likely around ${clock(at)}, possibly much later`);
   });
 
   it('formats waits in words', () => {

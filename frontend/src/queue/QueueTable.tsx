@@ -1,6 +1,6 @@
 import { Badge, Group, Stack, Table, Text, Tooltip } from '@mantine/core';
 import { useCancelRequest, useQueue } from '../api/hooks/capacity';
-import type { PriorityOut, QueueItemOut, QueueStatus } from '../api/types';
+import type { PriorityOut, QueueItemOut, QueueStatus, StartOut } from '../api/types';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDateTime, formatDuration } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
@@ -17,6 +17,29 @@ const STATUS: Record<QueueStatus, { label: string; color: string }> = {
 
 /** A wait in seconds as every duration is said (`formatDuration`). */
 export const formatWait = formatDuration;
+
+/** A start forecast in words: "likely around 14:20, almost surely before 15:05", and where the
+ * first forecast differs by a minute or more, "(first said 13:50)". */
+export function startInWords(start: StartOut, now = Date.now()): string {
+  if (!start.likely_at) return 'not within the next 7 days, as things stand';
+  const likely = formatClock(start.likely_at, now);
+  const parts = [`likely around ${likely}`];
+  if (start.surely_by && start.surely_by !== start.likely_at) {
+    parts.push(`almost surely before ${formatClock(start.surely_by, now)}`);
+  } else if (!start.surely_by) {
+    parts.push('possibly much later');
+  }
+  const first = start.first_likely_at ? formatClock(start.first_likely_at, now) : null;
+  const moved = first && first !== likely ? ` (first said ${first})` : '';
+  return `${parts.join(', ')}${moved}`;
+}
+
+/** The estimated start of a queued request: the forecast when there is one, else the wait. */
+export function StartEstimate({ start, waitSeconds }: { start?: StartOut | null; waitSeconds: number | null }) {
+  const now = useNow(true, 60_000);
+  if (!start) return <>{formatWait(waitSeconds)}</>;
+  return <>{startInWords(start, now)}</>;
+}
 
 const number = (value: number) => value.toLocaleString(undefined, { maximumFractionDigits: 3 });
 
@@ -81,7 +104,9 @@ function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
         </Stack>
       </Table.Td>
       <Table.Td>{item.position ?? '—'}</Table.Td>
-      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatWait(item.estimated_wait_seconds)}</Table.Td>
+      <Table.Td maw={260}>
+        <StartEstimate start={item.start} waitSeconds={item.estimated_wait_seconds} />
+      </Table.Td>
       {admin && (
         <Table.Td>
           {item.priority ? (
@@ -136,7 +161,7 @@ export function QueueTable({ scope }: { scope: 'own' | 'all' }) {
               <Table.Th>GPU</Table.Th>
               <Table.Th>Status</Table.Th>
               <Table.Th>Position</Table.Th>
-              <Table.Th>Estimated wait</Table.Th>
+              <Table.Th>Estimated start</Table.Th>
               {admin && <Table.Th>Priority</Table.Th>}
               <Table.Th>Asked</Table.Th>
               <Table.Th aria-label="Actions" />

@@ -6,7 +6,7 @@ import { useMe } from '../api/hooks/me';
 import { queries } from '../api/keys';
 import type { UsableTierOut } from '../api/types';
 import type { SessionOut } from '../api/hooks/sessions';
-import { formatWait } from '../queue/QueueTable';
+import { formatWait, StartEstimate } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
 import { formatDateTime, formatRelative } from '../ui/format';
 import { KeepRunningButton, SessionActions } from './SessionActions';
@@ -91,7 +91,13 @@ export function SessionFacts({ session }: { session: SessionOut }) {
       <Fact label="Cost so far">{formatCredits(session.cost)}</Fact>
       {waiting && (
         <Fact label="In queue">
-          position {session.queue_position}, estimated wait {formatWait(session.estimated_wait_seconds ?? null)}
+          position {session.queue_position}
+          {session.start ? '' : `, estimated wait ${formatWait(session.estimated_wait_seconds ?? null)}`}
+        </Fact>
+      )}
+      {waiting && session.start && (
+        <Fact label="Starts">
+          <StartEstimate start={session.start} waitSeconds={session.estimated_wait_seconds ?? null} />
         </Fact>
       )}
       {waiting && session.ahead && <Fact label="Why">{session.ahead.in_words}</Fact>}

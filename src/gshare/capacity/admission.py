@@ -602,11 +602,30 @@ def _slots_for(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
 
 
 @dataclass(frozen=True)
+class StartForecast:
+    """A queued request's stored start forecast (see forecasting.py)."""
+
+    likely: datetime | None
+    surely: datetime | None
+    first_likely: datetime | None
+    at: datetime
+
+
+@dataclass(frozen=True)
 class Standing:
     position: int
     estimated_wait: timedelta
     priority: Priority
     ahead: queue.Ahead
+    start: StartForecast | None = None
+
+
+def _start_of(row: AdmissionRequest) -> StartForecast | None:
+    if row.forecast_at is None:
+        return None
+    return StartForecast(
+        row.likely_start_at, row.surely_start_by, row.first_likely_start_at, row.forecast_at
+    )
 
 
 async def standings(
@@ -631,9 +650,13 @@ async def standings(
         q = by_id[priority.request_id]
         tier, _ = state.tiers[q.id]
         seen[q.request.model] = position = seen.get(q.request.model, 0) + 1
-        usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
-        wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
-        out[q.id] = Standing(position, wait, priority, ahead[q.id])
+        start = _start_of(state.rows[q.id])
+        if start is not None and start.likely is not None:
+            wait = max(start.likely - now, timedelta(0))
+        else:  # not forecast yet: the tier's median length per round of its slots
+            usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
+            wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
+        out[q.id] = Standing(position, wait, priority, ahead[q.id], start)
     return out
 
 

@@ -203,8 +203,24 @@ class AdmissionRequest(Base):
     reserved_card_id: Mapped[uuid.UUID | None] = mapped_column(
         UUID(as_uuid=True), ForeignKey("gpu_cards.id", ondelete="SET NULL")
     )
+    # While queued: the forecast's likely start (p50) and the time it has almost surely
+    # started by (p90), recomputed as the queue changes (see forecast.py); the first likely
+    # start shown, and the one last told (a slip of more than half an hour is told once).
+    likely_start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    surely_start_by: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    first_likely_start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    told_likely_start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    forecast_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The simulation's own waits, in seconds, at the first forecast (before its correction).
+    first_likely_seconds: Mapped[float | None] = mapped_column(Float)
+    first_surely_seconds: Mapped[float | None] = mapped_column(Float)
 
     __table_args__ = (
+        CheckConstraint(
+            "likely_start_at IS NULL OR surely_start_by IS NULL "
+            "OR likely_start_at <= surely_start_by",
+            name="likely_before_surely",
+        ),
         CheckConstraint(
             "status IN ('queued', 'admitted', 'cancelled', 'insufficient_credits', "
             "'dropped', 'refused')",
@@ -214,6 +230,11 @@ class AdmissionRequest(Base):
         CheckConstraint("(status = 'queued') = (decided_at IS NULL)", name="decided_when_done"),
         Index("ix_admission_requests_queued", "enqueued_at", postgresql_where="status = 'queued'"),
         Index("ix_admission_requests_user", "user_id", "enqueued_at"),
+        Index(
+            "ix_admission_requests_forecast_outcomes",
+            "decided_at",
+            postgresql_where=text("status = 'admitted' AND first_likely_seconds IS NOT NULL"),
+        ),
     )
 
 

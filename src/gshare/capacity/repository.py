@@ -954,3 +954,71 @@ async def held_by_group_and_tier(
         {"groups": [g for g, _ in wanted], "tiers": [t for _, t in wanted]},
     )
     return {(g, t): int(n) for g, t, n in found}
+
+
+# ---- start forecasts -----------------------------------------------------------------------
+
+_FORECAST_RUNNING = text(
+    "SELECT a.card_id, a.tier_id, a.user_id, a.admitted_at, a.mig_profile, "
+    "  (SELECT min(n.deadline) FROM capacity_notices n "
+    "   WHERE n.allocation_id = a.id AND n.status = 'pending') AS ends_by "
+    "FROM gpu_allocations a WHERE a.status = 'live' AND a.card_id IS NOT NULL"
+)
+
+
+async def forecast_running(db: AsyncSession) -> list[Any]:
+    """Every live session on a card: its card, tier, owner, start, MIG profile and the
+    deadline of a pending notice on it (None: none)."""
+    return list(await db.execute(_FORECAST_RUNNING))
+
+
+async def recent_lengths(
+    db: AsyncSession, tier_ids: Sequence[uuid.UUID], per_tier: int
+) -> list[tuple[uuid.UUID, uuid.UUID, float]]:
+    """(tier, owner, seconds) of each tier's last `per_tier` finished sessions."""
+    if not tier_ids:
+        return []
+    rows = await db.execute(
+        text(
+            "SELECT tier_id, user_id, seconds FROM ("
+            "  SELECT tier_id, user_id, extract(epoch FROM released_at - admitted_at) AS seconds,"
+            "    row_number() OVER (PARTITION BY tier_id ORDER BY released_at DESC) AS n"
+            "  FROM gpu_allocations WHERE status = 'released' AND tier_id = ANY(:ids)"
+            ") recent WHERE n <= :per_tier"
+        ),
+        {"ids": list(tier_ids), "per_tier": per_tier},
+    )
+    return [(r[0], r[1], float(r[2])) for r in rows]
+
+
+async def recent_outcomes(db: AsyncSession, limit: int) -> list[tuple[float, float, float]]:
+    """(first raw p50 wait, first raw p90 wait, waited), in seconds, of the last `limit`
+    requests that started after a forecast, oldest first."""
+    rows = await db.execute(
+        text(
+            "SELECT first_likely_seconds, first_surely_seconds, "
+            "  extract(epoch FROM decided_at - enqueued_at) FROM admission_requests "
+            "WHERE status = 'admitted' AND first_likely_seconds IS NOT NULL "
+            "  AND first_surely_seconds IS NOT NULL "
+            "ORDER BY decided_at DESC LIMIT :limit"
+        ),
+        {"limit": limit},
+    )
+    return [(float(r[0]), float(r[1]), float(r[2])) for r in rows][::-1]
+
+
+_STORE_FORECAST = text(
+    "UPDATE admission_requests SET likely_start_at = :likely, surely_start_by = :surely, "
+    "  forecast_at = :now, told_likely_start_at = :told, "
+    "  first_likely_start_at = coalesce(first_likely_start_at, :likely), "
+    "  first_likely_seconds = coalesce(first_likely_seconds, :raw_likely), "
+    "  first_surely_seconds = coalesce(first_surely_seconds, :raw_surely) "
+    "WHERE id = :id AND status = 'queued'"
+)
+
+
+async def store_forecasts(db: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Each queued request's forecast (id, likely, surely, told, raw_likely, raw_surely, now);
+    the first ones are kept once set."""
+    if rows:
+        await db.execute(_STORE_FORECAST, list(rows))

@@ -296,6 +296,23 @@ class AheadOut(ResponseModel):
     in_words: str
 
 
+class StartOut(ResponseModel):
+    """When a queued request will start, from a simulation of the queue run many times over
+    and corrected by how recent forecasts turned out."""
+
+    likely_at: datetime | None = Field(
+        description="Half of the simulated futures start it by then (p50); null: not within "
+        "the forecast's horizon of 7 days."
+    )
+    surely_by: datetime | None = Field(
+        description="Nine in ten start it by then (p90); null: not within the horizon."
+    )
+    first_likely_at: datetime | None = Field(
+        description="The likely start first forecast for it, to show how the forecast moved."
+    )
+    forecast_at: datetime = Field(description="When the forecast was last refreshed.")
+
+
 class QueueItemOut(ResponseModel):
     id: uuid.UUID
     user_id: uuid.UUID
@@ -316,6 +333,9 @@ class QueueItemOut(ResponseModel):
     )
     priority: PriorityOut | None = Field(description="Shown to admins only.")
     ahead: AheadOut | None = Field(default=None, description="Why it waits (queued only).")
+    start: StartOut | None = Field(
+        default=None, description="When it will start (queued only, once forecast)."
+    )
 
 
 class QueuePage(ResponseModel):

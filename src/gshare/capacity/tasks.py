@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gshare.capacity import admission, preempting
+from gshare.capacity import admission, forecasting, preempting
 from gshare.kit import metrics
 from gshare.kit.db import run_in_transaction
 from gshare.kit.settings import Settings
@@ -54,6 +54,24 @@ async def preempt_once(
             summary.withdrawn,
         )
     return summary
+
+
+async def forecast_once(
+    sessions: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    now: datetime,
+    unless: str | None = None,
+) -> tuple[forecasting.ForecastSummary, str]:
+    """Refresh every queued request's start forecast, unless nothing changed since the one
+    with fingerprint `unless`; in its own transaction."""
+
+    async def work(db: AsyncSession) -> tuple[forecasting.ForecastSummary, str]:
+        return await forecasting.refresh(db, now, settings, unless=unless)
+
+    summary, mark = await run_in_transaction(sessions, work)
+    if summary.slipped:
+        log.info("forecasts: %d owners told their start slipped", summary.slipped)
+    return summary, mark
 
 
 def _count(summary: admission.DequeueSummary) -> None:

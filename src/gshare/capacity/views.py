@@ -28,6 +28,7 @@ from gshare.capacity.schemas import (
     PolicyOut,
     PriorityOut,
     QueueItemOut,
+    StartOut,
     TierOut,
     UsableTierOut,
 )
@@ -209,6 +210,17 @@ def preview_out(found: admission.Preview) -> AdmissionPreviewOut:
     )
 
 
+def start_out(start: admission.StartForecast | None) -> StartOut | None:
+    if start is None:
+        return None
+    return StartOut(
+        likely_at=start.likely,
+        surely_by=start.surely,
+        first_likely_at=start.first_likely,
+        forecast_at=start.at,
+    )
+
+
 def ahead_out(ahead: queue.Ahead) -> AheadOut:
     """What is ahead of a queued request, as data and in words."""
     return AheadOut(
@@ -267,6 +279,7 @@ async def queue_out(
                 card_freed_at=freed_at.get(row.id),
                 priority=_priority_out(standing) if with_priorities and standing else None,
                 ahead=ahead_out(standing.ahead) if standing else None,
+                start=start_out(standing.start) if standing else None,
             )
         )
     return items

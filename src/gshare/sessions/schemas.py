@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gshare.capacity.schemas import AheadOut, NoticeReason
+from gshare.capacity.schemas import AheadOut, NoticeReason, StartOut
 from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 from gshare.sessions import startup
 from gshare.sessions.lifecycle import State
@@ -211,6 +211,9 @@ class SessionOut(ResponseModel):
     queue_position: int | None = None
     estimated_wait_seconds: int | None = None
     ahead: AheadOut | None = Field(default=None, description="Why it waits (waiting only).")
+    start: StartOut | None = Field(
+        default=None, description="When it will start (waiting only, once forecast)."
+    )
     gpu_util_percent: float | None
     vram_used_mib: int | None
     peak_vram_mib: int | None

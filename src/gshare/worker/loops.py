@@ -118,11 +118,20 @@ def worker_loops(
             log.info("deleted the kubeconfigs of %d removed clusters", forgotten)
         return refreshed
 
+    forecast_mark: list[str | None] = [None]
+
     async def dequeue() -> object:
         summary = await capacity_tasks.dequeue_once(sessions, settings, clock.now())
         # Notices next: a session paused at its deadline frees a card, which wakes this loop
         # again to admit the request it was promised to.
         await capacity_tasks.preempt_once(sessions, settings, clock.now())
+        # Last, the start forecasts, when what waits or runs changed since the last ones.
+        try:
+            _, forecast_mark[0] = await capacity_tasks.forecast_once(
+                sessions, settings, clock.now(), forecast_mark[0]
+            )
+        except Exception:  # a forecast that fails leaves the queue turning
+            log.exception("cannot refresh the start forecasts")
         return summary
 
     async def fair_share() -> object:
