@@ -5,6 +5,7 @@ import type { SessionOut } from '../api/hooks/sessions';
 import { apiError, json, stubFetch } from '../test/fetchStub';
 import { makeMe } from '../test/fixtures';
 import { renderApp } from '../test/render';
+import { formatClock } from '../queue/countdown';
 import { makeMembership, makeSession, makeTier } from './testData';
 
 const member = json(200, makeMe({ memberships: [makeMembership()] }));
@@ -68,6 +69,22 @@ function listOf(...sessions: SessionOut[]) {
 }
 
 describe('my sessions', () => {
+  it("shows a waiting session's forecast start in place of the estimated wait", async () => {
+    const start = {
+      likely_at: '2026-11-30T14:20:00Z',
+      surely_by: '2026-11-30T15:05:00Z',
+      first_likely_at: '2026-11-30T14:20:00Z',
+      forecast_at: '2026-11-30T12:00:00Z',
+    };
+    stubFetch({ 'GET /api/v1/me': member, 'GET /api/v1/sessions': listOf({ ...queued, start }) });
+    renderApp('/sessions');
+    await screen.findByRole('article', { name: 'training' });
+    const waiting = card('training');
+    expect(waiting).toHaveTextContent(`Startslikely around ${formatClock(start.likely_at)}, almost surely before ${formatClock(start.surely_by)}`);
+    expect(waiting).not.toHaveTextContent('estimated wait');
+    expect(waiting).not.toHaveTextContent('first said');
+  });
+
   it('shows each session with its state, slice, price, queue place and what can be done with it', async () => {
     const api = stubFetch({ 'GET /api/v1/me': member, 'GET /api/v1/sessions': listOf(running, queued, cpuOnly) });
     renderApp('/sessions');
