@@ -118,3 +118,18 @@ async def test_a_slip_of_more_than_half_an_hour_is_told_once(sessions, clock) ->
     summary, _ = await _refresh(sessions, t0 + timedelta(seconds=45), w.settings)
     assert summary.slipped == 0
     assert len(await _slip_notices(sessions, w.user_ids[1])) == 1
+
+
+async def test_two_refreshes_at_once_tell_a_slip_once(sessions, clock) -> None:
+    """While one process refreshes (and holds the forecast lock), another does nothing."""
+    t0 = clock.now()
+    w = await capacity_world(sessions, t0, n_cards=1, users=2)
+    await admit(sessions, w.ask(0, "exclusive"), t0, w.settings)
+    waiting = await admit(sessions, w.ask(1, "exclusive"), t0, w.settings)
+    async with sessions() as first, first.begin():
+        summary, _ = await forecasting.refresh(first, t0, w.settings)
+        assert summary.forecast == 1
+        async with sessions() as second, second.begin():
+            other, _ = await forecasting.refresh(second, t0, w.settings)
+        assert other == forecasting.ForecastSummary(0, 0, skipped=True)
+    assert (await request_row(sessions, waiting.request.id)).forecast_at == t0

@@ -57,7 +57,11 @@ async def refresh(
     db: AsyncSession, now: datetime, settings: Settings, *, unless: str | None = None
 ) -> tuple[ForecastSummary, str]:
     """Forecast every queued request (see the module's docstring); with `unless`, nothing is
-    done when the fingerprint is still that one. Returns the summary and the fingerprint."""
+    done when the fingerprint is still that one. Returns the summary and the fingerprint.
+    Another process refreshing at the same moment makes this one do nothing, so that a slip
+    is told once."""
+    if not await repository.try_lock_forecasts(db):
+        return ForecastSummary(0, 0, skipped=True), unless or ""
     rows = await repository.queued(db)
     running = await repository.forecast_running(db)
     mark = fingerprint(rows, running, now)

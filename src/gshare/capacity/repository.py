@@ -806,6 +806,15 @@ async def lock_queue(db: AsyncSession) -> None:
     await db.execute(text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.dequeue'))"))
 
 
+async def try_lock_forecasts(db: AsyncSession) -> bool:
+    """One forecast refresh at a time: False when another process is refreshing now."""
+    return bool(
+        await db.scalar(
+            text("SELECT pg_try_advisory_xact_lock(hashtext('gshare.capacity.forecast'))")
+        )
+    )
+
+
 async def lock_user(db: AsyncSession, user_id: uuid.UUID) -> None:
     """Admissions of one user are taken one at a time, so quotas cannot be raced past."""
     await db.execute(
