@@ -208,11 +208,14 @@ class Actors:
             await self.w.report(session.id, phase, revision=revision, steps=steps)
 
     async def dequeue(self) -> None:
-        """One turn of the worker's admission loop: the queue, then the notices."""
+        """One turn of the worker's admission loop: the queue, the notices, the forecasts."""
         await capacity_tasks.dequeue_once(
             self.build.sessions, self.settings, self.build.clock.now()
         )
         await self.preempt()
+        await capacity_tasks.forecast_once(
+            self.build.sessions, self.settings, self.build.clock.now()
+        )
 
     async def preempt(self) -> None:
         """The worker's notice walk: settle, notice drained sessions, pause those due, claim."""
