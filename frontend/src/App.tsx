@@ -27,6 +27,7 @@ import { PasswordChangePage } from './auth/PasswordChangePage';
 import { CHANGE_PASSWORD_PATH, RequireAuth } from './auth/RequireAuth';
 import { SignInPage } from './auth/SignInPage';
 import { BookingsPage } from './bookings/BookingsPage';
+import { MyGroupPage } from './group/MyGroupPage';
 import { HomePage } from './home/HomePage';
 import { MyRequestsPage } from './queue/MyRequestsPage';
 import { NewSessionPage } from './sessions/NewSessionPage';
@@ -78,6 +79,7 @@ export function AppRoutes() {
           <Route path="sessions/:sessionId" element={page(<SessionDetailPage />)} />
           <Route path="volumes" element={page(<VolumesPage />)} />
           <Route path="bookings" element={page(<BookingsPage />)} />
+          <Route path="group" element={page(<MyGroupPage />)} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
             <Route path="orgs" element={page(<OrgsPage />)} />

@@ -28,6 +28,7 @@ from gshare.capacity.queue import (
     dequeue,
     priorities,
     sample_usage,
+    usage_curve,
     why_ahead,
     with_entry_penalty,
 )
@@ -417,3 +418,25 @@ def test_what_is_ahead_matches_comparing_every_pair(
             reason = _first_difference(keys[other.id], keys[mine.id])
             reasons[reason] = reasons.get(reason, 0) + 1
         assert found[mine.id] == Ahead(len(before), len({o.group_id for o in before}), reasons)
+
+
+def test_the_usage_curve_folds_use_in_as_sampling_does() -> None:
+    """One card from 12:00 to 14:00 and a quarter from 13:00 on: the curve's points equal
+    `sample_usage` stepped every sampling interval over the same use."""
+    step = FAIR.sampling_interval
+    start = NOW
+    intervals = [(NOW, NOW + timedelta(hours=2), 1.0), (NOW + timedelta(hours=1), None, 0.25)]
+    curve = usage_curve(intervals, start, NOW + timedelta(hours=4), step, FAIR)
+    usage = Usage()
+    key = uuid.UUID(int=1)
+    for n, point in enumerate(curve):
+        at = start + n * step
+        in_use = (1.0 if at < NOW + timedelta(hours=2) else 0.0) + (
+            0.25 if at >= NOW + timedelta(hours=1) else 0.0
+        )
+        usage = sample_usage(usage, {key: in_use}, {}, FAIR)
+        assert point.at == at
+        assert point.in_use == in_use
+        assert point.usage == pytest.approx(usage.by_user[key])
+    assert len(curve) == 9
+    assert usage_curve(intervals, NOW, NOW, step, FAIR) == []

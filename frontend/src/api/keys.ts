@@ -34,6 +34,7 @@ export const scopes = {
   catalog: ['catalog'],
   worker: ['worker'],
   bookings: ['bookings'],
+  shares: ['shares'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
@@ -309,6 +310,14 @@ export const queries = {
       queryKey: [...scopes.volumes, 'group', groupId],
       queryFn: () =>
         unwrap(api.GET('/api/v1/groups/{group_id}/volumes', { params: { path: { group_id: groupId } } })),
+    }),
+
+  /** A group's GPU use against its share, its organization's groups, and (admins) its members'. */
+  groupShare: (groupId: string) =>
+    queryOptions({
+      queryKey: [...scopes.shares, groupId],
+      queryFn: () =>
+        unwrap(api.GET('/api/v1/groups/{group_id}/fair-share', { params: { path: { group_id: groupId } } })),
     }),
 
   /** The bookings of the caller's groups (every one for the super admin), soonest first. */

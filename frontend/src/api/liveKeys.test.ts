@@ -53,6 +53,7 @@ describe('live event keys', () => {
       'admission.changed',
       'booking.changed',
       'cards.changed',
+      'forecast.changed',
       'notice.changed',
       'notification.created',
       'notifications.read',

@@ -696,6 +696,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/groups/{group_id}/fair-share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Group Fair Share
+         * @description The group's GPU use against its share over the decay window, its organization's groups
+         *     beside it (names, use, shares; no people), and each member's use for the group's admins.
+         */
+        get: operations["get_group_fair_share"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/groups/{group_id}/members": {
         parameters: {
             query?: never;
@@ -2736,6 +2757,77 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /**
+         * GroupShareOut
+         * @description A group's GPU use against its share, and its organization's groups beside it.
+         */
+        GroupShareOut: {
+            /**
+             * Active Groups
+             * @description Groups running or waiting, that the cards split among.
+             */
+            active_groups: number;
+            /**
+             * Cards
+             * @description GPU cards present and healthy, in every cluster.
+             */
+            cards: number;
+            group: components["schemas"]["GroupStandingOut"];
+            /**
+             * Groups
+             * @description The organization's groups, by name.
+             */
+            groups: components["schemas"]["GroupStandingOut"][];
+            /**
+             * Half Life Seconds
+             * @description Usage halves over this time unless renewed.
+             */
+            half_life_seconds: number;
+            /**
+             * History
+             * @description Over the last two half-lives.
+             */
+            history: components["schemas"]["UsePointOut"][];
+            /** In Words */
+            in_words: string;
+            /**
+             * Members
+             * @description Each member's use, most first: for the group's admins only.
+             */
+            members: components["schemas"]["MemberUseOut"][] | null;
+            /**
+             * Org Id
+             * Format: uuid
+             */
+            org_id: string;
+            /** Org Name */
+            org_name: string;
+        };
+        /** GroupStandingOut */
+        GroupStandingOut: {
+            /**
+             * Group Id
+             * Format: uuid
+             */
+            group_id: string;
+            /**
+             * In Use
+             * @description Cards it runs now.
+             */
+            in_use: number;
+            /** Name */
+            name: string;
+            /**
+             * Share
+             * @description Its equal share of the cards among the groups running or waiting; null when it does neither.
+             */
+            share: number | null;
+            /**
+             * Usage
+             * @description Recent use in cards, decayed: the number the queue weighs.
+             */
+            usage: number;
+        };
         /** GroupUpdate */
         GroupUpdate: {
             /** Name */
@@ -2912,6 +3004,26 @@ export interface components {
             /** Roles */
             roles: components["schemas"]["RoleGrantOut"][];
             user: components["schemas"]["UserOut"];
+        };
+        /** MemberUseOut */
+        MemberUseOut: {
+            /** Email */
+            email: string;
+            /**
+             * In Use
+             * @description Cards they run now in this group.
+             */
+            in_use: number;
+            /**
+             * Usage
+             * @description The person's decayed usage, across their groups.
+             */
+            usage: number;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
         };
         /** MembershipOut */
         MembershipOut: {
@@ -4059,6 +4171,24 @@ export interface components {
              * @description Peak over the reports it stands for.
              */
             vram_used_mib: number | null;
+        };
+        /** UsePointOut */
+        UsePointOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * In Use
+             * @description Cards the group ran then.
+             */
+            in_use: number;
+            /**
+             * Usage
+             * @description Its decayed usage then, as the queue weighed it.
+             */
+            usage: number;
         };
         /** UserCreate */
         UserCreate: {
@@ -7338,6 +7468,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_group_fair_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupShareOut"];
+                };
             };
             /** @description Unauthorized */
             401: {

@@ -57,6 +57,8 @@ export type EffectivePolicyOut = Schemas['EffectivePolicyOut'];
 export type EffectiveValueOut = Schemas['EffectiveValueOut'];
 export type QueueItemOut = Schemas['QueueItemOut'];
 export type StartOut = Schemas['StartOut'];
+export type GroupShareOut = Schemas['GroupShareOut'];
+export type GroupStandingOut = Schemas['GroupStandingOut'];
 export type PriorityOut = Schemas['PriorityOut'];
 
 export type CardPool = CardOut['pool'];

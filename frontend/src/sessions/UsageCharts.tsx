@@ -22,7 +22,8 @@ function tickFormatter(spanMs: number) {
 
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
-function timeAxis(since: string, until: string) {
+/** A time axis from `since` to `until`, with ticks and tooltips in local time. */
+export function timeAxis(since: string, until: string) {
   const from = new Date(since).getTime();
   const to = new Date(until).getTime();
   return {

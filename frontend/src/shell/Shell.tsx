@@ -15,6 +15,7 @@ const MAIN_LINKS = [
   { to: '/sessions', label: 'Sessions' },
   { to: '/volumes', label: 'Volumes' },
   { to: '/bookings', label: 'Bookings' },
+  { to: '/group', label: 'My group' },
   { to: '/requests', label: 'My requests' },
   { to: '/wallet', label: 'Wallet' },
 ];

@@ -346,10 +346,7 @@ async def calendar(
 
 
 async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
-    org_id = await identity.group_org(ctx.db, group_id)
-    if org_id is None:
-        raise NotFound("No such group.", code="group_not_found")
-    return Scope.of_group(group_id, org_id)
+    return await identity.scope_of_group(ctx.db, group_id)
 
 
 async def _draft(ctx: Context, body: BookingIn) -> tuple[Booking, GpuTier, GpuModel, uuid.UUID]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from gshare.capacity import admission, bookings, preempting, service, views
+from gshare.capacity import admission, bookings, preempting, service, shares, views
 from gshare.capacity.schemas import (
     AdmissionPreviewIn,
     AdmissionPreviewOut,
@@ -33,6 +33,7 @@ from gshare.capacity.schemas import (
     GpuModelOut,
     GpuModelPage,
     GpuModelPatch,
+    GroupShareOut,
     InventoryAck,
     InventoryReport,
     MigChoicesOut,
@@ -316,6 +317,19 @@ async def preview_admission(
         body.memory_mib,
     )
     return views.preview_out(await admission.preview(ctx, ask, settings))
+
+
+@router.get(
+    "/api/v1/groups/{group_id}/fair-share",
+    response_model=GroupShareOut,
+    **declare(Action.FAIR_SHARE_READ, 403, 404),
+)
+async def get_group_fair_share(
+    group_id: uuid.UUID, ctx: Ctx, settings: AppSettings
+) -> GroupShareOut:
+    """The group's GPU use against its share over the decay window, its organization's groups
+    beside it (names, use, shares; no people), and each member's use for the group's admins."""
+    return views.group_share_out(await shares.group_share(ctx, group_id, settings))
 
 
 @router.get("/api/v1/queue", response_model=QueuePage, **declare(Action.QUEUE_READ_OWN))

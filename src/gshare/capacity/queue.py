@@ -342,3 +342,53 @@ def dequeue(
             if card_id is not None:
                 index.reserve(card_id, q.id)
     return DequeueResult(tuple(admitted), tuple(unaffordable), index.reserved, usage)
+
+
+@dataclass(frozen=True)
+class UsePoint:
+    """A moment of a group's (or user's) GPU use: the cards in use then, and the decayed
+    usage the queue weighed then."""
+
+    at: datetime
+    in_use: float
+    usage: float
+
+
+def usage_curve(
+    intervals: Sequence[tuple[datetime, datetime | None, float]],
+    since: datetime,
+    until: datetime,
+    every: timedelta,
+    settings: FairShareSettings,
+) -> list[UsePoint]:
+    """The use and decayed usage from `since` to `until`, a point each `every`, from the
+    (start, end or None while running, cards) of each allocation, sampled as the worker samples
+    (`sample_usage`, each `settings.sampling_interval`). Usage before `since` counts as none: start
+    a few half-lives before the part to show (each half-life halves what is left out). The
+    entry penalties added at admission are left out: they are gone within an interval."""
+    step = settings.sampling_interval
+    if until <= since or step <= timedelta(0) or every <= timedelta(0):
+        return []
+    alpha = decay_alpha(step, settings.half_life)
+    # The cards in use change only at the intervals' edges: walk the edges in time order.
+    edges: list[tuple[datetime, float]] = []
+    for start, end, cards in intervals:
+        edges.append((start, cards))
+        if end is not None:
+            edges.append((end, -cards))
+    edges.sort(key=lambda e: e[0])
+    in_use, usage, edge = 0.0, 0.0, 0
+    out: list[UsePoint] = []
+    next_point = since
+    at = since
+    while at <= until:
+        while edge < len(edges) and edges[edge][0] <= at:
+            in_use += edges[edge][1]
+            edge += 1
+        in_use = max(in_use, 0.0)
+        usage = (1 - alpha) * usage + alpha * in_use
+        if at >= next_point:
+            out.append(UsePoint(at, in_use, usage))
+            next_point = at + every
+        at += step
+    return out

@@ -1031,3 +1031,70 @@ async def store_forecasts(db: AsyncSession, rows: Sequence[dict[str, Any]]) -> N
     the first ones are kept once set."""
     if rows:
         await db.execute(_STORE_FORECAST, list(rows))
+
+
+# ---- groups' shares ------------------------------------------------------------------------
+
+
+class UseInterval(NamedTuple):
+    group_id: uuid.UUID
+    user_id: uuid.UUID
+    admitted_at: datetime
+    released_at: datetime | None
+    kind: str
+    denominator: int | None
+    compute_percent: int
+
+
+async def use_intervals(
+    db: AsyncSession, group_ids: Sequence[uuid.UUID], since: datetime
+) -> list[UseInterval]:
+    """Every GPU allocation of these groups that held a card at some time since `since`, with
+    its tier's size."""
+    if not group_ids:
+        return []
+    rows = await db.execute(
+        text(
+            "SELECT a.group_id, a.user_id, a.admitted_at, a.released_at, t.kind, t.denominator, "
+            "  t.compute_percent FROM gpu_allocations a JOIN gpu_tiers t ON t.id = a.tier_id "
+            "WHERE a.group_id = ANY(:groups) AND a.card_id IS NOT NULL "
+            "  AND (a.released_at IS NULL OR a.released_at > :since)"
+        ),
+        {"groups": list(group_ids), "since": since},
+    )
+    return [UseInterval(*r) for r in rows]
+
+
+async def usage_of(
+    db: AsyncSession, kind: str, subject_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, float]:
+    """The decayed usage the queue weighs, of these users or groups (none: 0)."""
+    if not subject_ids:
+        return {}
+    rows = await db.execute(
+        select(FairShareUsage.subject_id, FairShareUsage.usage).where(
+            FairShareUsage.subject_kind == kind,
+            FairShareUsage.subject_id.in_(list(subject_ids)),
+        )
+    )
+    return {r[0]: float(r[1]) for r in rows}
+
+
+async def active_groups(db: AsyncSession) -> set[uuid.UUID]:
+    """The groups running a GPU session or waiting for one: those the cards are shared among."""
+    rows = await db.execute(
+        text(
+            "SELECT group_id FROM gpu_allocations WHERE status = 'live' AND card_id IS NOT NULL "
+            "UNION SELECT group_id FROM admission_requests "
+            "WHERE status = 'queued' AND tier_id IS NOT NULL"
+        )
+    )
+    return {r[0] for r in rows}
+
+
+async def usable_card_count(db: AsyncSession) -> int:
+    """GPU cards present and healthy, in every cluster."""
+    found = await db.scalar(
+        select(func.count()).select_from(GpuCard).where(GpuCard.healthy, ~GpuCard.missing)
+    )
+    return int(found or 0)

@@ -569,3 +569,47 @@ class BookingCheckOut(ResponseModel):
     code: str | None = Field(description="The refusal's code: booking_conflict, booking_quota…")
     message: str
     at: datetime | None = Field(description="The first moment the capacity falls short.")
+
+
+# ---- a group's share -----------------------------------------------------------------------
+
+
+class UsePointOut(ResponseModel):
+    at: datetime
+    in_use: float = Field(description="Cards the group ran then.")
+    usage: float = Field(description="Its decayed usage then, as the queue weighed it.")
+
+
+class GroupStandingOut(ResponseModel):
+    group_id: uuid.UUID
+    name: str
+    usage: float = Field(description="Recent use in cards, decayed: the number the queue weighs.")
+    in_use: float = Field(description="Cards it runs now.")
+    share: float | None = Field(
+        description="Its equal share of the cards among the groups running or waiting; null "
+        "when it does neither."
+    )
+
+
+class MemberUseOut(ResponseModel):
+    user_id: uuid.UUID
+    email: str
+    usage: float = Field(description="The person's decayed usage, across their groups.")
+    in_use: float = Field(description="Cards they run now in this group.")
+
+
+class GroupShareOut(ResponseModel):
+    """A group's GPU use against its share, and its organization's groups beside it."""
+
+    group: GroupStandingOut
+    org_id: uuid.UUID
+    org_name: str
+    cards: int = Field(description="GPU cards present and healthy, in every cluster.")
+    active_groups: int = Field(description="Groups running or waiting, that the cards split among.")
+    half_life_seconds: float = Field(description="Usage halves over this time unless renewed.")
+    history: list[UsePointOut] = Field(description="Over the last two half-lives.")
+    groups: list[GroupStandingOut] = Field(description="The organization's groups, by name.")
+    members: list[MemberUseOut] | None = Field(
+        description="Each member's use, most first: for the group's admins only."
+    )
+    in_words: str

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, mig, preempting, queue, repository, service
+from gshare.capacity import admission, mig, preempting, queue, repository, service, shares
 from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import EffectivePolicy
 from gshare.capacity.schemas import (
@@ -24,6 +24,9 @@ from gshare.capacity.schemas import (
     EffectivePolicyOut,
     EffectiveValueOut,
     GpuModelOut,
+    GroupShareOut,
+    GroupStandingOut,
+    MemberUseOut,
     MigChoicesOut,
     PolicyOut,
     PriorityOut,
@@ -31,6 +34,7 @@ from gshare.capacity.schemas import (
     StartOut,
     TierOut,
     UsableTierOut,
+    UsePointOut,
 )
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
@@ -207,6 +211,31 @@ def preview_out(found: admission.Preview) -> AdmissionPreviewOut:
         ),
         policy_key=denial.key if denial else None,
         policy_scope=denial.scope if denial else None,
+    )
+
+
+def group_share_out(found: shares.GroupShare) -> GroupShareOut:
+    def standing(s: shares.Standing) -> GroupStandingOut:
+        return GroupStandingOut(
+            group_id=s.group_id, name=s.name, usage=s.usage, in_use=s.in_use, share=s.share
+        )
+
+    return GroupShareOut(
+        group=standing(found.group),
+        org_id=found.org_id,
+        org_name=found.org_name,
+        cards=found.cards,
+        active_groups=found.active_groups,
+        half_life_seconds=found.settings.half_life.total_seconds(),
+        history=[UsePointOut(at=p.at, in_use=p.in_use, usage=p.usage) for p in found.history],
+        groups=[standing(s) for s in found.groups],
+        members=None
+        if found.members is None
+        else [
+            MemberUseOut(user_id=m.user_id, email=m.email, usage=m.usage, in_use=m.in_use)
+            for m in found.members
+        ],
+        in_words=shares.in_words(found),
     )
 
 

@@ -98,6 +98,10 @@ class Action(StrEnum):
     # of booked and free capacity (no group, no title) to anyone.
     BOOKING_READ = "booking.read"
     BOOKING_MANAGE = "booking.manage"  # book, edit and cancel for a group one administers
+    # A group's GPU use against its share, beside its organization's other groups (no users):
+    # whoever sees the group. Each member's use within it: the group's admins.
+    FAIR_SHARE_READ = "fair_share.read"
+    FAIR_SHARE_USERS_READ = "fair_share.users_read"
 
 
 @dataclass(frozen=True)
@@ -330,6 +334,8 @@ RULES: dict[Action, Rule] = {
     Action.WORKER_HEALTH: _never,
     Action.BOOKING_READ: _signed_in,
     Action.BOOKING_MANAGE: _group_admin,
+    Action.FAIR_SHARE_READ: _sees_group,
+    Action.FAIR_SHARE_USERS_READ: _group_admin,
 }
 
 

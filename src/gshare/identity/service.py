@@ -627,6 +627,14 @@ async def group_org(db: AsyncSession, group_id: uuid.UUID) -> uuid.UUID | None:
     return None if group is None else group.org_id
 
 
+async def scope_of_group(db: AsyncSession, group_id: uuid.UUID) -> Scope:
+    """The scope of a group, for a permission check; NotFound when there is no such group."""
+    org_id = await group_org(db, group_id)
+    if org_id is None:
+        raise NotFound("No such group.", code="group_not_found")
+    return Scope.of_group(group_id, org_id)
+
+
 async def user_scope_of(db: AsyncSession, user_id: uuid.UUID) -> UserScope | None:
     user = await repository.user_by_id(db, user_id)
     return None if user is None else await repository.user_scope(db, user)

@@ -1,0 +1,170 @@
+import '@mantine/charts/styles.css';
+import { LineChart } from '@mantine/charts';
+import { Badge, Box, Card, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useMe } from '../api/hooks/me';
+import { queries } from '../api/keys';
+import type { GroupShareOut, GroupStandingOut } from '../api/types';
+import { timeAxis } from '../sessions/UsageCharts';
+import { PageHeader } from '../ui/PageHeader';
+import { QueryState } from '../ui/QueryState';
+
+const cards = (value: number) => value.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+function hours(seconds: number): string {
+  const h = seconds / 3600;
+  return `${h.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${h === 1 ? 'hour' : 'hours'}`;
+}
+
+/** The group's use over two half-lives: cards run, and the decayed usage the queue weighed. */
+function UseChart({ share }: { share: GroupShareOut }) {
+  const points = share.history.map((p) => ({ t: new Date(p.at).getTime(), inUse: p.in_use, usage: p.usage }));
+  if (points.length === 0) return null;
+  const axis = timeAxis(share.history[0].at, share.history[points.length - 1].at);
+  const mine = share.group.share;
+  return (
+    <Box
+      role="img"
+      aria-label={`${share.group.name}'s cards in use and recent use over the last ${hours(2 * share.half_life_seconds)}${
+        mine === null ? '' : `, against its share of ${cards(mine)} cards`
+      }`}
+    >
+      <LineChart
+        h={200}
+        data={points}
+        dataKey="t"
+        series={[
+          { name: 'inUse', label: 'Cards in use', color: 'blue.6' },
+          { name: 'usage', label: 'Recent use (what the queue weighs)', color: 'grape.6' },
+        ]}
+        curveType="linear"
+        withDots={false}
+        withLegend
+        valueFormatter={cards}
+        referenceLines={mine === null ? [] : [{ y: mine, label: `Share ${cards(mine)}`, color: 'teal.6' }]}
+        {...axis}
+      />
+    </Box>
+  );
+}
+
+function Standings({ share }: { share: GroupShareOut }) {
+  const row = (g: GroupStandingOut) => (
+    <Table.Tr key={g.group_id}>
+      <Table.Td>
+        {g.name}{' '}
+        {g.group_id === share.group.group_id && (
+          <Badge size="xs" variant="light">
+            yours
+          </Badge>
+        )}
+      </Table.Td>
+      <Table.Td>{cards(g.usage)}</Table.Td>
+      <Table.Td>{cards(g.in_use)}</Table.Td>
+      <Table.Td>{g.share === null ? 'not running or waiting' : cards(g.share)}</Table.Td>
+    </Table.Tr>
+  );
+  return (
+    <Table aria-label={`Groups of ${share.org_name}`}>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Group</Table.Th>
+          <Table.Th>Recent use (cards)</Table.Th>
+          <Table.Th>In use now</Table.Th>
+          <Table.Th>Share (cards)</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>{share.groups.map(row)}</Table.Tbody>
+    </Table>
+  );
+}
+
+function Members({ share }: { share: GroupShareOut }) {
+  if (!share.members) return null;
+  return (
+    <Card withBorder>
+      <Title order={4} mb="xs">
+        Members&apos; use
+      </Title>
+      <Text size="sm" c="dimmed" mb="xs">
+        Shown to the group&apos;s admins. A person&apos;s recent use counts across all their groups, as the queue weighs it.
+      </Text>
+      <Table aria-label="Members' use">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Member</Table.Th>
+            <Table.Th>Recent use (cards)</Table.Th>
+            <Table.Th>In use now here</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {share.members.map((m) => (
+            <Table.Tr key={m.user_id}>
+              <Table.Td>{m.email}</Table.Td>
+              <Table.Td>{cards(m.usage)}</Table.Td>
+              <Table.Td>{cards(m.in_use)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Card>
+  );
+}
+
+function ShareView({ share }: { share: GroupShareOut }) {
+  return (
+    <Stack>
+      <Card withBorder>
+        <Title order={4} mb="xs">
+          {share.group.name}
+        </Title>
+        <Text size="sm" mb="sm">
+          {share.in_words}
+        </Text>
+        <UseChart share={share} />
+      </Card>
+      <Card withBorder>
+        <Title order={4} mb="xs">
+          {share.org_name}
+        </Title>
+        <Text size="sm" c="dimmed" mb="xs">
+          Every group of the organization, with the same numbers. Recent use halves every {hours(share.half_life_seconds)} unless
+          renewed; the {share.cards} cards are shared equally among the {share.active_groups} groups running or waiting.
+        </Text>
+        <Standings share={share} />
+      </Card>
+      <Members share={share} />
+    </Stack>
+  );
+}
+
+function GroupShare({ groupId }: { groupId: string }) {
+  const found = useQuery({ ...queries.groupShare(groupId), refetchInterval: 60_000 });
+  return <QueryState query={found}>{found.data && <ShareView share={found.data} />}</QueryState>;
+}
+
+/** "My group": the group's GPU use against its share, beside its organization's other groups. */
+export function MyGroupPage() {
+  const me = useMe();
+  const groups = (me.data?.memberships ?? []).filter((m) => m.active);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const groupId = chosen ?? groups[0]?.group_id ?? null;
+  return (
+    <>
+      <PageHeader
+        title="My group"
+        description="How much GPU your group used recently against its share, and where that puts its requests in the queue."
+      />
+      {groups.length > 1 && (
+        <SegmentedControl
+          mb="md"
+          value={groupId ?? ''}
+          onChange={setChosen}
+          data={groups.map((g) => ({ value: g.group_id, label: g.group_name }))}
+        />
+      )}
+      {groupId ? <GroupShare groupId={groupId} /> : <Text c="dimmed">You are in no group yet.</Text>}
+    </>
+  );
+}

@@ -1,0 +1,99 @@
+"""A group's use against its share: the numbers the queue and preemption use, its
+organization's groups beside it without people, each member's use for its admins only."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from gshare.capacity import repository, shares
+from gshare.identity.authz import Context
+from gshare.identity.models import Group
+from gshare.identity.permissions import Actor
+from gshare.kit.errors import Forbidden, NotFound
+from tests.capacity.builders import admit, another_group, capacity_world
+
+
+async def _share(sessions, actor: Actor, group_id, now, settings) -> shares.GroupShare:
+    async with sessions() as db:
+        return await shares.group_share(Context(db, actor, now), group_id, settings)
+
+
+async def test_a_member_sees_the_groups_use_against_its_share_and_the_orgs_groups(
+    sessions, clock
+) -> None:
+    t0 = clock.now()
+    w = await capacity_world(sessions, t0 - timedelta(hours=3), n_cards=4, users=2)
+    async with sessions() as db, db.begin():
+        org_id = (await db.get(Group, w.group_id)).org_id  # type: ignore[union-attr]
+        quiet = Group(id=uuid.uuid4(), org_id=org_id, name="A quiet group", created_at=t0)
+        db.add(quiet)
+        await repository.store_usage(
+            db,
+            [
+                {"subject_kind": "group", "subject_id": w.group_id, "usage": 0.8, "sampled_at": t0},
+                {
+                    "subject_kind": "user",
+                    "subject_id": w.user_ids[0],
+                    "usage": 0.5,
+                    "sampled_at": t0,
+                },
+            ],
+        )
+    # Two hours ago one member started a whole card, an hour ago the other a quarter.
+    assert (
+        await admit(sessions, w.ask(0, "exclusive"), t0 - timedelta(hours=2), w.settings)
+    ).allocation
+    assert (await admit(sessions, w.ask(1, "1/4"), t0 - timedelta(hours=1), w.settings)).allocation
+    # A group of another organization runs too: the cards split between the two.
+    other = await another_group(sessions, t0)
+    assert (await admit(sessions, other.ask(w, 0, "exclusive"), t0, w.settings)).allocation
+
+    # What the queue weighs now: the stored usage with each admission's entry penalty.
+    async with sessions() as db:
+        weighed = await repository.usage_of(db, "group", [w.group_id])
+        people = await repository.usage_of(db, "user", w.user_ids)
+    assert weighed[w.group_id] > 0.8
+
+    member = Actor(w.user_ids[1], "member@example.org", member_of={w.group_id: org_id})
+    found = await _share(sessions, member, w.group_id, t0, w.settings)
+    mine = found.group
+    assert (mine.usage, mine.in_use, mine.share) == (weighed[w.group_id], 1.25, 2.0)
+    assert (found.cards, found.active_groups) == (4, 2)
+    # The organization's groups, by name, without the other organization's; no people.
+    assert [(g.name, g.share) for g in found.groups] == sorted(
+        [(mine.name, 2.0), ("A quiet group", None)], key=lambda p: p[0].lower()
+    )
+    assert found.members is None
+    # The chart: the last point runs 1.25 cards, and usage grew towards it.
+    assert found.history[-1].in_use == 1.25
+    assert found.history[0].usage < found.history[-1].usage < 1.25
+    assert found.history[0].at >= t0 - 2 * found.settings.half_life
+    words = shares.in_words(found)
+    assert "runs 1.25 cards now" in words
+    assert "its share is 2.00 of 4 cards" in words
+    assert f"is {weighed[w.group_id]:.2f} cards" in words
+    assert "below its share" in words
+
+    # The group's admin also sees each member's use, most first.
+    admin = Actor(uuid.uuid4(), "admin@example.org", group_admin_of={w.group_id: org_id})
+    members = (await _share(sessions, admin, w.group_id, t0, w.settings)).members
+    assert members is not None
+    assert [(m.user_id, m.usage, m.in_use) for m in members] == [
+        (w.user_ids[0], people[w.user_ids[0]], 1.0),
+        (w.user_ids[1], people[w.user_ids[1]], 0.25),
+    ]
+
+
+async def test_a_group_not_seen_is_forbidden_and_one_that_is_not_there_not_found(
+    sessions, clock
+) -> None:
+    t0 = clock.now()
+    w = await capacity_world(sessions, t0, n_cards=1, users=1)
+    stranger = Actor(uuid.uuid4(), "stranger@example.org")
+    with pytest.raises(Forbidden):
+        await _share(sessions, stranger, w.group_id, t0, w.settings)
+    with pytest.raises(NotFound):
+        await _share(sessions, stranger, uuid.uuid4(), t0, w.settings)
