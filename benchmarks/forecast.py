@@ -58,6 +58,7 @@ from gshare.capacity.forecast import (
     RunningSession,
     corrected,
     correction,
+    draws_for,
     forecast,
 )
 from gshare.capacity.placement import (
@@ -309,7 +310,8 @@ def cost(cards: int, waiting: int, draws: int) -> float:
     beyond = sum(1 for e in estimates.values() if e.surely is None)
     print(
         f"forecast on {cards} cards ({len(running)} sessions) and {waiting} waiting: "
-        f"{seconds * 1000:.0f} ms per refresh ({draws} draws; {beyond} beyond the horizon), "
+        f"{seconds * 1000:.0f} ms per refresh "
+        f"({draws_for(len(running) + 5 * waiting, draws)} draws; {beyond} beyond the horizon), "
         f"median method {baseline * 1000:.1f} ms: ratio {seconds / max(baseline, 1e-9):.0f}"
     )
     return seconds

@@ -27,6 +27,7 @@ more than the cards hold; the same inputs and seed give the same forecast.
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import math
 import random
@@ -40,6 +41,11 @@ from gshare.capacity.queue import FairShareSettings, QueuedRequest, Usage, prior
 
 # Draws per forecast: the p90 of 24 draws lies between the 21st and the 22nd start time.
 DRAWS = 24
+# A large snapshot gets fewer draws, so that a refresh costs about the same at any size: a
+# draw's work grows with the sessions and waiting requests it plays out, and over thousands of
+# sessions the draws differ little (what is left of the spread, the correction learns).
+DRAW_WORK = 170_000
+MIN_DRAWS = 3
 # How far forward a draw is played; a request not started by then is "beyond the horizon".
 HORIZON = timedelta(days=7)
 # Finished sessions per tier the forecast learns lengths from.
@@ -106,11 +112,32 @@ def forecast(
     """Each queued request's `Estimate` (see the module's docstring)."""
     if not queued:
         return {}
+    # The draws make and drop many small objects, none of them cyclic: the cycle collector
+    # would only walk the whole heap over and over. Reference counting still frees them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _forecast(snapshot, running, queued, usage, now, history, fair, settings)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _forecast(
+    snapshot: CapacitySnapshot,
+    running: Sequence[RunningSession],
+    queued: Sequence[QueuedRequest],
+    usage: Usage,
+    now: datetime,
+    history: History,
+    fair: FairShareSettings,
+    settings: ForecastSettings,
+) -> dict[uuid.UUID, Estimate]:
     plan = _Plan(snapshot, running, queued, usage, now, history, fair, settings)
     rnd = random.Random(settings.seed)  # noqa: S311 (a simulation, not a secret)
     template = _State(plan)
     starts: list[list[float]] = [[] for _ in plan.waiters]
-    for _ in range(settings.draws):
+    for _ in range(draws_for(len(plan.running) + 5 * len(plan.waiters), settings.draws)):
         for n, started in enumerate(_Draw(plan, template, rnd).run()):
             starts[n].append(started)
     out = {}
@@ -118,6 +145,13 @@ def forecast(
         times.sort()
         out[w.request.id] = Estimate(plan.at(_quantile(times, 0.5)), plan.at(_quantile(times, 0.9)))
     return out
+
+
+def draws_for(work: int, most: int = DRAWS) -> int:
+    """How many draws a forecast runs: `most`, or fewer (at least `MIN_DRAWS`) when a draw
+    plays out more than `DRAW_WORK / most` sessions and requests (a waiting request weighs
+    five: it is placed, and ends, within the draw)."""
+    return max(min(most, DRAW_WORK // max(work, 1)), min(MIN_DRAWS, most))
 
 
 @dataclass(frozen=True)
@@ -195,6 +229,9 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+# A moment after: the first queue turn after a request's starvation limit is passed.
+_AFTER = 1e-6
+
 # ---- the plan: what every draw starts from ----------------------------------------------------
 
 _Key = tuple[bool, bool, int]  # (not booked, not starving, rank by priority): smaller goes first
@@ -231,48 +268,83 @@ class _Plan:
         self.max_reserved = fair.max_reserved_cards
         self.default = [DEFAULT_LENGTH.total_seconds()]
         # Cards are numbered: the draws index them by number, which hashes far faster.
-        self.cards = [c for c in snapshot.cards if c.usable]
-        self.numbers = {c.id: n for n, c in enumerate(self.cards)}
+        # Only cards some waiting request could use matter, and only the sessions on them. In
+        # the order of their ids, so that the lowest number is the card placement prefers.
+        wanted: dict[tuple[str, bool], set[uuid.UUID | None]] = {}
+        for q in queued:
+            r = q.request
+            wanted.setdefault((r.model, r.kind == "mig"), set()).add(r.cluster_id)
+        self.cards = sorted(
+            (c for c in snapshot.cards if c.usable and _wanted(c, wanted)), key=lambda c: c.id.int
+        )
+        numbers = {c.id.int: n for n, c in enumerate(self.cards)}
         self.reserved = {
-            self.numbers[card]: req
-            for card, req in snapshot.reserved.items()
-            if card in self.numbers
+            numbers[card.int]: req for card, req in snapshot.reserved.items() if card.int in numbers
         }
         self.booked = dict(snapshot.booked)
         self.specs = {q.request.tier: q.request for q in queued}
         limit = fair.starvation_limit.total_seconds()
         order = priorities(queued, usage, now, fair)
         by_id = {q.id: q for q in queued}
+        # Sorted length tables, one per (owner, tier) asked for.
+        tables: dict[tuple[int, str], list[float]] = {}
+        sorted_once: dict[int, list[float]] = {}  # by the id of the lengths given: many share one
+
+        def table_of(user_id: uuid.UUID, tier: str) -> list[float]:
+            found = tables.get((user_id.int, tier))
+            if found is None:
+                given = history.lengths(user_id, tier) or self.default
+                found = sorted_once.get(id(given))
+                if found is None:
+                    found = sorted_once[id(given)] = sorted(given)
+                tables[(user_id.int, tier)] = found
+            return found
+
         self.waiters = []
         for rank, p in enumerate(order):
             q = by_id[p.request_id]
             starves = (q.enqueued_at - now).total_seconds() + limit
-            lengths = history.lengths(q.user_id, q.request.tier) or self.default
-            self.waiters.append(_Waiter(rank, q, q.booked, rank, starves, sorted(lengths)))
+            lengths = table_of(q.user_id, q.request.tier)
+            self.waiters.append(_Waiter(rank, q, q.booked, rank, starves, lengths))
         self.starving_turns = sorted(
-            {self.turn(w.starves_at) for w in self.waiters if w.starves_at > 0}
+            {self.turn(w.starves_at + _AFTER) for w in self.waiters if w.starves_at >= 0}
         )
-        self.to_starve = sorted((w.starves_at, w.n) for w in self.waiters if w.starves_at > 0)
-        # Each running session on a usable card (one on a draining or missing card frees
-        # nothing anyone may use): its length table, where the lengths beyond what it has run
-        # start in it and how many there are, how long it has run, and its notice's deadline.
-        self.running: list[tuple[int, str | None]] = []  # card number, MIG profile
-        self.sessions: list[tuple[Sequence[float], int, int, float, float]] = []
-        tables: dict[tuple[uuid.UUID, str], list[float]] = {}
+        self.to_starve = sorted((w.starves_at, w.n) for w in self.waiters if w.starves_at >= 0)
+        # Each running session on a card that matters: its card's number and MIG profile
+        # (`running`); its length table, where the lengths beyond what it has run start in it
+        # and how many there are, how long it has run, and its notice's deadline (`sessions`).
+        # Most sessions have no deadline and lengths beyond what they ran (`plain`: number,
+        # table, first, span, elapsed, in milliseconds); the others are drawn one by one
+        # (`special`: number -> table, first, span, elapsed, deadline, in seconds).
+        self.running: list[tuple[int, str | None]] = []
+        self.plain: list[tuple[int, list[int], int, int, int]] = []
+        self.special: dict[int, tuple[Sequence[float], int, int, float, float]] = {}
+        now_s = now.timestamp()
+        right, number_of, table_at = bisect.bisect_right, numbers.get, tables.get
+        add_running, add_plain = self.running.append, self.plain.append
+        in_ms: dict[int, list[int]] = {}  # each table in whole milliseconds, for `plain`
         for s in running:
-            card = self.numbers.get(s.card_id)
+            card = number_of(s.card_id.int)
             if card is None:
                 continue
-            table = tables.get((s.user_id, s.tier))
-            if table is None:
-                table = tables[(s.user_id, s.tier)] = sorted(
-                    history.lengths(s.user_id, s.tier) or self.default
-                )
-            elapsed = max((now - s.started_at).total_seconds(), 0.0)
-            ends_by = math.inf if s.ends_by is None else (s.ends_by - now).total_seconds()
-            first = bisect.bisect_right(table, elapsed)
-            self.running.append((card, s.mig_profile))
-            self.sessions.append((table, first, len(table) - first, elapsed, max(ends_by, 0.0)))
+            table = table_at((s.user_id.int, s.tier)) or table_of(s.user_id, s.tier)
+            elapsed = now_s - s.started_at.timestamp()
+            if elapsed < 0:
+                elapsed = 0.0
+            n = len(self.running)
+            add_running((card, s.mig_profile))
+            if s.ends_by is None:
+                ms = in_ms.get(id(table))
+                if ms is None:
+                    ms = in_ms[id(table)] = [int(x * 1000) for x in table]
+                elapsed_ms = int(elapsed * 1000)
+                first = right(ms, elapsed_ms)
+                if first < len(ms):
+                    add_plain((n, ms, first, len(ms) - first, elapsed_ms))
+                    continue
+            first = right(table, elapsed)
+            ends_by = math.inf if s.ends_by is None else s.ends_by.timestamp() - now_s
+            self.special[n] = (table, first, len(table) - first, elapsed, max(ends_by, 0.0))
 
     def at(self, seconds: float) -> datetime | None:
         return None if math.isinf(seconds) else self.now + timedelta(seconds=seconds)
@@ -282,10 +354,16 @@ class _Plan:
         return math.ceil(seconds / self.tick - 1e-9) * self.tick
 
 
+def _wanted(card: CardSnapshot, wanted: dict[tuple[str, bool], set[uuid.UUID | None]]) -> bool:
+    clusters = wanted.get((card.model, card.pool != HAMI_CORE))
+    return clusters is not None and (None in clusters or card.cluster_id in clusters)
+
+
 # ---- one draw ---------------------------------------------------------------------------------
 
 _GENERAL = "general"
-_PoolKey = tuple[str, uuid.UUID, str, object]  # model, cluster, pool kind, who may use it
+# Model, cluster (its id as an int: hashed fast), pool kind, who may use it.
+_PoolKey = tuple[str, int, str, object]
 
 
 class _Pool:
@@ -294,10 +372,14 @@ class _Pool:
 
     def __init__(self) -> None:
         self.empty: list[int] = []  # a heap of card numbers; stale entries skipped when met
-        # tier -> sessions on the card -> cards carved to the tier with room for one more
-        self.room: dict[str, dict[int, set[int]]] = {}
-        self.by_used: dict[int, set[int]] = {}  # every hami-core card, by its sessions
-        self.carved: dict[str, set[int]] = {}  # hami-core cards carved to each tier
+        # (tier, sessions on it) -> the hami-core cards carved so: where the fullest card with
+        # room for a tier is found, and the card a starving request holds.
+        self.at: dict[tuple[str | None, int], set[int]] = {}
+        self.room: dict[str | None, set[int]] = {}  # tier -> its cards with room for one more
+        # The most sessions of each waited-for tier a card of the pool takes; whether every
+        # card of the pool takes the same number.
+        self.limits: dict[str, int] = {}
+        self.uniform = True
         self.instances: dict[str, int] = {}  # free MIG instances per profile
         self.mig_card: int | None = None  # one of its MIG cards: where an instance frees
         self.by_tier: dict[str, list[tuple[_Key, int]]] = {}  # waiters, a heap per tier
@@ -306,9 +388,10 @@ class _Pool:
     def copy(self) -> _Pool:
         out = _Pool()
         out.empty = list(self.empty)
-        out.room = {t: {u: set(c) for u, c in r.items()} for t, r in self.room.items()}
-        out.by_used = {u: set(c) for u, c in self.by_used.items()}
-        out.carved = {t: set(c) for t, c in self.carved.items()}
+        out.at = {k: set(c) for k, c in self.at.items()}
+        out.room = {k: set(c) for k, c in self.room.items()}
+        out.limits = self.limits
+        out.uniform = self.uniform
         out.instances = dict(self.instances)
         out.mig_card = self.mig_card
         out.by_tier = {t: list(h) for t, h in self.by_tier.items()}
@@ -316,66 +399,67 @@ class _Pool:
         return out
 
 
-@dataclass
-class _Card:
-    n: int
-    card: CardSnapshot
-    pool: _PoolKey
-    tier: str | None
-    used: int
-    limit: int
+_NONE: set[int] = set()
 
 
 class _State:
-    """Cards and pools as one draw changes them. A draw starts from a copy of the plan's
-    state; a card's own state is copied when the draw first touches it."""
+    """Cards and pools as one draw changes them; a draw starts from a copy of the plan's.
+    Each card's state is kept in lists indexed by its number (copied whole per draw, which is
+    far cheaper than an object per card): its pool, the tier it is carved to, its sessions
+    and how many of its tier's sessions it takes."""
 
     def __init__(self, plan: _Plan, template: _State | None = None) -> None:
         self.plan = plan
-        self.starving = [w.starves_at <= 0 for w in plan.waiters]
+        # As the queue says: starving once it has waited longer than the limit, not at it.
+        self.starving = [w.starves_at < 0 for w in plan.waiters]
         self.started = [math.inf] * len(plan.waiters)
         self.reservations: dict[int, int] = {}  # waiter -> the card held for it
-        self._template = template
         if template is None:
+            count = len(plan.cards)
             self.pools: dict[_PoolKey, _Pool] = {}
-            self.cards: dict[int, _Card] = {}
+            self.pool: list[_PoolKey] = [("", 0, "", None)] * count
+            self.tier: list[str | None] = [None] * count
+            self.used: list[int] = [0] * count
+            self.limit: list[int] = [0] * count
             self._build()
         else:
             self.pools = {k: p.copy() for k, p in template.pools.items()}
-            self.cards = {}
+            self.pool, self.tier = list(template.pool), list(template.tier)
+            self.used, self.limit = list(template.used), list(template.limit)
             self.reservations = dict(template.reservations)
-
-    def state(self, card_id: int) -> _Card:
-        found = self.cards.get(card_id)
-        if found is None:
-            assert self._template is not None
-            t = self._template.cards[card_id]
-            found = self.cards[card_id] = _Card(t.n, t.card, t.pool, t.tier, t.used, t.limit)
-        return found
 
     def pool_key(self, card: CardSnapshot, holder: object = None) -> _PoolKey:
         if holder is None:
-            booking = self.plan.booked.get(card.id)
-            holder = ("booking", booking) if booking is not None else _GENERAL
-        key = (card.model, card.cluster_id, card.pool, holder)
+            booking = self.plan.booked.get(card.id) if self.plan.booked else None
+            holder = ("booking", booking.int) if booking is not None else _GENERAL
+        key = (card.model, card.cluster_id.int, card.pool, holder)
         if key not in self.pools:
             pool = self.pools[key] = _Pool()
             if isinstance(holder, tuple) and holder[0] == "request":
                 self.enter(pool, self.plan.waiters[holder[1]])  # for it alone
+                pool.limits = self._limits([card])
             else:
                 for w in self.plan.waiters:
                     if self.may_use(w, key):
                         self.enter(pool, w)
         return key
 
+    def _limits(self, cards: Sequence[CardSnapshot]) -> dict[str, int]:
+        shapes = {(c.split_count, c.memory_mib): c for c in cards}.values()
+        return {
+            tier: max((slot_limit(c, spec) for c in shapes), default=0)
+            for tier, spec in self.plan.specs.items()
+        }
+
     def may_use(self, w: _Waiter, key: _PoolKey) -> bool:
         r = w.request.request
         model, cluster, kind, holder = key
-        if r.model != model or (r.cluster_id is not None and r.cluster_id != cluster):
+        if r.model != model or (r.cluster_id is not None and r.cluster_id.int != cluster):
             return False
         if (kind == HAMI_CORE) == (r.kind == "mig"):
             return False
-        return holder in (_GENERAL, ("booking", r.booking_id), ("request", w.n))
+        booking = ("booking", r.booking_id.int) if r.booking_id is not None else None
+        return holder in (_GENERAL, booking, ("request", w.n))
 
     def key(self, w: _Waiter) -> _Key:
         return (not w.booked, not self.starving[w.n], w.rank)
@@ -388,81 +472,133 @@ class _State:
 
     def _build(self) -> None:
         plan = self.plan
+        members: dict[_PoolKey, list[CardSnapshot]] = {}
         for n, card in enumerate(plan.cards):
             key = self.pool_key(card)
+            members.setdefault(key, []).append(card)
+            self.pool[n] = key
             if card.pool == HAMI_CORE:
                 tier = card.carved_tier if card.allocated_slots else None
-                used = len(card.allocated_slots)
-                state = _Card(n, card, key, tier, used, self.limit(card, tier))
-                self.cards[n] = state
-                self.attach(state)
+                self.tier[n], self.used[n] = tier, len(card.allocated_slots)
+                self.limit[n] = self.limit_of(card, tier)
+                self.attach(n)
             else:
                 pool = self.pools[key]
                 pool.mig_card = n if pool.mig_card is None else pool.mig_card
                 for i in card.mig_instances:
                     if not i.occupied:
                         pool.instances[i.profile] = pool.instances.get(i.profile, 0) + 1
-                self.cards[n] = _Card(n, card, key, None, 0, 0)
+        for key, cards in members.items():
+            self.pools[key].limits = self._limits(cards)
+            self.pools[key].uniform = len({(c.split_count, c.memory_mib) for c in cards}) == 1
         for card_id, request_id in plan.reserved.items():
             holder = next((w for w in plan.waiters if w.request.id == request_id), None)
             if holder is not None and plan.cards[card_id].pool == HAMI_CORE:
                 self.hold(card_id, holder)
 
-    def limit(self, card: CardSnapshot, tier: str | None) -> int:
+    def limit_of(self, card: CardSnapshot, tier: str | None) -> int:
         spec = self.plan.specs.get(tier) if tier is not None else None
         # A tier no one waits for: its free slots serve no one, only its emptying does.
         return 0 if spec is None else slot_limit(card, spec)
 
     # Every change to a hami-core card is: detach, change, attach.
 
-    def detach(self, state: _Card) -> None:
-        pool = self.pools[state.pool]
-        card_id = state.n
-        pool.by_used.get(state.used, set()).discard(card_id)
-        if state.tier is not None:
-            pool.carved.get(state.tier, set()).discard(card_id)
-            pool.room.get(state.tier, {}).get(state.used, set()).discard(card_id)
+    def detach(self, n: int) -> None:
+        if self.used[n]:
+            pool = self.pools[self.pool[n]]
+            pool.at.get((self.tier[n], self.used[n]), _NONE).discard(n)
+            pool.room.get(self.tier[n], _NONE).discard(n)
 
-    def attach(self, state: _Card) -> None:
-        pool = self.pools[state.pool]
-        card_id = state.n
-        pool.by_used.setdefault(state.used, set()).add(card_id)
-        if state.used == 0:
-            state.tier, state.limit = None, 0
-            heapq.heappush(pool.empty, card_id)
+    def attach(self, n: int) -> None:
+        pool = self.pools[self.pool[n]]
+        if self.used[n] <= 0:
+            self.used[n], self.tier[n], self.limit[n] = 0, None, 0
+            heapq.heappush(pool.empty, n)
             return
-        if state.tier is not None:
-            pool.carved.setdefault(state.tier, set()).add(card_id)
-            if state.used < state.limit:
-                pool.room.setdefault(state.tier, {}).setdefault(state.used, set()).add(card_id)
+        key = (self.tier[n], self.used[n])
+        cards = pool.at.get(key)
+        if cards is None:
+            pool.at[key] = {n}
+        else:
+            cards.add(n)
+        if self.used[n] < self.limit[n]:
+            pool.room.setdefault(self.tier[n], set()).add(n)
+
+    def with_room(self, key: _PoolKey, tier: str) -> int | None:
+        """The fullest card of the pool carved to `tier` with room for one more session."""
+        pool = self.pools[key]
+        if not pool.room.get(tier):
+            return None
+        for used in range(pool.limits.get(tier, 0) - 1, 0, -1):
+            cards = pool.at.get((tier, used))
+            if not cards:
+                continue
+            if pool.uniform:  # every card of the pool has room at this count
+                return min(cards)  # the lowest id, as placement breaks ties
+            found = [c for c in cards if self.limit[c] > used]
+            if found:
+                return min(found)
+        return None
 
     def release(self, card_id: int, profile: str | None) -> None:
-        state = self.state(card_id)
+        """A session on the card ended: detach, one session fewer, attach, written out (it runs
+        once per session ending, the forecast's most frequent step)."""
+        pool = self.pools[self.pool[card_id]]
         if profile is not None:
-            pool = self.pools[state.pool]
             pool.instances[profile] = pool.instances.get(profile, 0) + 1
             return
-        self.detach(state)
-        state.used = max(state.used - 1, 0)
-        self.attach(state)
+        at, used, tier = pool.at, self.used[card_id], self.tier[card_id]
+        if used:
+            at.get((tier, used), _NONE).discard(card_id)
+        used -= 1
+        if used <= 0:
+            pool.room.get(tier, _NONE).discard(card_id)
+            self.used[card_id], self.tier[card_id], self.limit[card_id] = 0, None, 0
+            heapq.heappush(pool.empty, card_id)
+            return
+        self.used[card_id] = used
+        cards = at.get((tier, used))
+        if cards is None:
+            at[(tier, used)] = {card_id}
+        else:
+            cards.add(card_id)
+        if used < self.limit[card_id]:  # room now, if not before
+            room = pool.room.get(tier)
+            if room is None:
+                pool.room[tier] = {card_id}
+            else:
+                room.add(card_id)
 
     def hold(self, card_id: int, w: _Waiter) -> None:
         """Hold a card for a starving request: it takes no one else's session from now."""
-        state = self.state(card_id)
-        self.detach(state)
-        state.pool = self.pool_key(state.card, ("request", w.n))
-        self.attach(state)
+        self.detach(card_id)
+        self.pool[card_id] = self.pool_key(self.plan.cards[card_id], ("request", w.n))
+        self.attach(card_id)
         self.reservations[w.n] = card_id
 
     def unhold(self, w: _Waiter) -> None:
         card_id = self.reservations.pop(w.n, None)
         if card_id is None:
             return
-        state = self.state(card_id)
-        self.detach(state)
-        del self.pools[state.pool]  # held for this request alone, which no longer waits
-        state.pool = self.pool_key(state.card)
-        self.attach(state)
+        self.detach(card_id)
+        del self.pools[self.pool[card_id]]  # held for this request alone, which waits no more
+        self.pool[card_id] = self.pool_key(self.plan.cards[card_id])
+        self.attach(card_id)
+
+
+# An end is a heap key: its time in whole milliseconds, then which session ends (a running
+# one's index, or past those a session the draw started). Ints order far faster than tuples.
+_WHICH_BITS = 24
+_WHICH = (1 << _WHICH_BITS) - 1
+
+
+def _key_of(seconds: float, which: int) -> int:
+    assert which <= _WHICH, "too many sessions for one forecast"
+    return (int(max(seconds, 0.0) * 1000) << _WHICH_BITS) | which
+
+
+def _at_of(key: int) -> float:
+    return (key >> _WHICH_BITS) / 1000
 
 
 class _Draw:
@@ -474,36 +610,31 @@ class _Draw:
         # Waiters by when they start to starve, and the starving ones by rank (started ones are
         # dropped from its front when met).
         self._next_to_starve = 0
-        self._starving_ranks = [w.n for w in plan.waiters if w.starves_at <= 0]
+        self._starving_ranks = [w.n for w in plan.waiters if w.starves_at < 0]
         # (when, which): `which` below the running sessions' count is one of them; above, a
         # session the draw started (`_extra`).
         self._extra: list[tuple[int, str | None]] = []
-        self.ends = self._draw_ends()
+        self.ends: list[int] = self._draw_ends()
 
-    def _draw_ends(self) -> list[tuple[float, int]]:
+    def _draw_ends(self) -> list[int]:
+        """When each running session ends in this draw, as heap keys (see `_key_of`)."""
         plan, rnd = self.plan, self.rnd.random
         ends = [
-            (min(table[first + int(rnd() * span)] - elapsed, ends_by), n)
-            for n, (table, first, span, elapsed, ends_by) in enumerate(plan.sessions)
-            if span
+            ((table[first + int(rnd() * span)] - elapsed) << _WHICH_BITS) | n
+            for n, table, first, span, elapsed in plan.plain
         ]
-        for n, (table, _, span, elapsed, ends_by) in enumerate(plan.sessions):
-            if not span:  # longer than any seen: as long again, on average
+        for n, (table, first, span, elapsed, ends_by) in plan.special.items():
+            if span:
+                left = table[first + int(rnd() * span)] - elapsed
+            else:  # longer than any seen: as long again, on average
                 left = max(elapsed, table[-1]) * self.rnd.expovariate(1.0)
-                ends.append((min(left, ends_by), n))
+            ends.append(_key_of(min(left, ends_by), n))
         heapq.heapify(ends)
         return ends
 
     def _push_end(self, at: float, card_id: int, profile: str | None) -> None:
         self._extra.append((card_id, profile))
-        heapq.heappush(self.ends, (at, len(self.plan.sessions) + len(self._extra) - 1))
-
-    def _end(self, which: int) -> None:
-        sessions = self.plan.running
-        if which < len(sessions):
-            self.s.release(*sessions[which])
-        else:
-            self.s.release(*self._extra[which - len(sessions)])
+        heapq.heappush(self.ends, _key_of(at, len(self.plan.running) + len(self._extra) - 1))
 
     # -- the queue's turn --
 
@@ -520,22 +651,28 @@ class _Draw:
     def _empty_card(self, pool: _Pool, key: _PoolKey, w: _Waiter) -> int | None:
         while pool.empty:
             card_id = pool.empty[0]
-            state = self.s.state(card_id)
-            if state.used or state.pool != key:
+            if self.s.used[card_id] or self.s.pool[card_id] != key:
                 heapq.heappop(pool.empty)
                 continue
-            return card_id if slot_limit(state.card, w.request.request) > 0 else None
+            card = self.plan.cards[card_id]
+            return card_id if slot_limit(card, w.request.request) > 0 else None
         return None
 
-    def _best(self) -> tuple[_Key, int, _PoolKey] | None:
-        """The first waiter, in the queue's order, that something free now fits; and where."""
-        best: tuple[_Key, int, _PoolKey] | None = None
+    def _best(self) -> tuple[_Key, int, _PoolKey, int | None] | None:
+        """The first waiter, in the queue's order, that something free now fits; the pool,
+        and the card (None: a MIG instance of the pool)."""
+        best: tuple[_Key, int, _PoolKey, int | None] | None = None
         waiters = self.plan.waiters
         for key, pool in self.s.pools.items():
-            for tier, room in pool.room.items():
-                head = self._head(pool.by_tier.get(tier, [])) if any(room.values()) else None
-                if head is not None and (best is None or head[0] < best[0]):
-                    best = (head[0], head[1], key)
+            for tier, heap in pool.by_tier.items():
+                if not pool.room.get(tier):
+                    continue  # no card of the tier has room (an exclusive or MIG tier never)
+                head = self._head(heap)
+                if head is None or (best is not None and head[0] >= best[0]):
+                    continue
+                card = self.s.with_room(key, tier)
+                if card is not None:
+                    best = (head[0], head[1], key, card)
             for profile, free in pool.instances.items():
                 if free <= 0:
                     continue
@@ -544,40 +681,35 @@ class _Draw:
                     if head is None or waiters[head[1]].request.request.mig_profile != profile:
                         continue
                     if best is None or head[0] < best[0]:
-                        best = (head[0], head[1], key)
+                        best = (head[0], head[1], key, None)
             if pool.empty and (head := self._head(pool.any_tier)):
-                w = waiters[head[1]]
-                if (best is None or head[0] < best[0]) and self._empty_card(
-                    pool, key, w
-                ) is not None:
-                    best = (head[0], head[1], key)
+                if best is not None and head[0] >= best[0]:
+                    continue
+                card = self._empty_card(pool, key, waiters[head[1]])
+                if card is not None:
+                    best = (head[0], head[1], key, card)
         return best
 
-    def _place(self, w: _Waiter, key: _PoolKey, at: float) -> None:
+    def _place(self, w: _Waiter, key: _PoolKey, card: int | None, at: float) -> None:
         r = w.request.request
         pool = self.s.pools[key]
-        if r.kind == "mig":
+        if card is None:  # a MIG instance
             pool.instances[r.mig_profile or ""] -= 1
             assert pool.mig_card is not None
             card_id, profile = pool.mig_card, r.mig_profile
         else:
-            profile = None
-            room = pool.room.get(r.tier, {})
-            fullest = max((used for used, cards in room.items() if cards), default=None)
-            if fullest is not None:
-                card_id = next(iter(room[fullest]))
-                state = self.s.state(card_id)
-                self.s.detach(state)
-            else:
-                found = self._empty_card(pool, key, w)
-                assert found is not None
-                card_id = found
-                heapq.heappop(pool.empty)
-                state = self.s.state(card_id)
-                self.s.detach(state)
-                state.tier, state.limit = r.tier, slot_limit(state.card, r)
-            state.used += 1
-            self.s.attach(state)
+            card_id, profile = card, None
+            # Room on a carved card goes first, as placement fills the fullest card first.
+            if r.kind == "fraction":
+                fuller = self.s.with_room(key, r.tier)
+                card_id = card if fuller is None else fuller
+            s = self.s
+            s.detach(card_id)
+            if s.used[card_id] == 0:
+                s.tier[card_id] = r.tier
+                s.limit[card_id] = slot_limit(self.plan.cards[card_id], r)
+            s.used[card_id] += 1
+            s.attach(card_id)
         self.s.started[w.n] = at
         self.waiting -= 1
         self.s.unhold(w)
@@ -606,22 +738,23 @@ class _Draw:
             for key, pool in self.s.pools.items()
             if key[3] == _GENERAL and self.s.may_use(w, key)
         ]
+        buckets = [
+            (used, tier, cards) for p in pools for (tier, used), cards in p.at.items() if cards
+        ]
         if r.kind == "fraction":
-            for pool in pools:
-                carved = pool.carved.get(r.tier)
-                if carved:  # all full, or the request would have fitted
-                    return next(iter(carved))
-        for used in range(0, 1 + max((max(p.by_used, default=0) for p in pools), default=0)):
-            for pool in pools:
-                cards = pool.by_used.get(used)
-                if cards:
-                    return next(iter(cards))
-        return None
+            same = [(used, cards) for used, tier, cards in buckets if tier == r.tier]
+            if same:  # the fullest, lowest id first
+                most = max(used for used, _ in same)
+                return min(min(cards) for used, cards in same if used == most)
+        if not buckets:
+            return None
+        least = min(used for used, _, _ in buckets)  # the emptiest, lowest id first
+        return min(min(cards) for used, _, cards in buckets if used == least)
 
     def _turn(self, at: float) -> None:
         plan, s = self.plan, self.s
         to_starve = plan.to_starve
-        while self._next_to_starve < len(to_starve) and to_starve[self._next_to_starve][0] <= at:
+        while self._next_to_starve < len(to_starve) and to_starve[self._next_to_starve][0] < at:
             w = plan.waiters[to_starve[self._next_to_starve][1]]
             self._next_to_starve += 1
             if s.started[w.n] != math.inf:
@@ -644,8 +777,8 @@ class _Draw:
                         continue
             if best is None:
                 break
-            _, n, key = best
-            self._place(plan.waiters[n], key, at)
+            _, n, key, card = best
+            self._place(plan.waiters[n], key, card, at)
 
     def run(self) -> list[float]:
         plan = self.plan
@@ -659,7 +792,7 @@ class _Draw:
             # The next turn: when something ends, or when a request starts to starve.
             upcoming = math.inf
             if self.ends:
-                upcoming = plan.turn(self.ends[0][0])
+                upcoming = plan.turn(_at_of(self.ends[0]))
             while next_starving < len(starving_turns) and starving_turns[next_starving] <= at:
                 next_starving += 1
             if next_starving < len(starving_turns):
@@ -667,6 +800,11 @@ class _Draw:
             if math.isinf(upcoming):
                 break
             at = max(upcoming, at + plan.tick)
-            while self.ends and self.ends[0][0] <= at:
-                self._end(heapq.heappop(self.ends)[1])
+            # Every session ended by this turn leaves its card (`_end`, inlined: the hot loop).
+            ends, release, extra = self.ends, self.s.release, self._extra
+            running, first_extra = plan.running, len(plan.running)
+            limit = (int(at * 1000) + 1) << _WHICH_BITS
+            while ends and ends[0] < limit:
+                which = heapq.heappop(ends) & _WHICH
+                release(*(running[which] if which < first_extra else extra[which - first_extra]))
         return self.s.started
