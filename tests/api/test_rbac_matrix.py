@@ -117,7 +117,7 @@ CASES = [
     Case("PUT", "/api/v1/users/{target}/super-admin", SUPER),
     Case("DELETE", "/api/v1/users/{target}/super-admin", SUPER),
     Case("GET", "/api/v1/groups/{A1}/members", SEES_ORG_A),
-    Case("GET", "/api/v1/groups/{A1}/fair-share", SEES_ORG_A),
+    Case("GET", "/api/v1/groups/{A1}/fair-share", SEES_ORG_A | {"guest_a1"}),
     Case("PUT", "/api/v1/groups/{A1}/members/{target}", ADMINS_A1, lambda r: {"role": "member"}),
     Case("DELETE", "/api/v1/groups/{A1}/members/{target}", ADMINS_A1),
     Case("GET", "/api/v1/orgs/{A}/admins", ADMINS_A),

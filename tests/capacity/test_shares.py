@@ -10,7 +10,7 @@ import pytest
 
 from gshare.capacity import repository, shares
 from gshare.identity.authz import Context
-from gshare.identity.models import Group
+from gshare.identity.models import Group, Membership, User
 from gshare.identity.permissions import Actor
 from gshare.kit.errors import Forbidden, NotFound
 from tests.capacity.builders import admit, another_group, capacity_world
@@ -77,7 +77,33 @@ async def test_a_member_sees_the_groups_use_against_its_share_and_the_orgs_group
     assert f"is {weighed[w.group_id]:.2f} cards" in words
     assert "below its share" in words
 
-    # The group's admin also sees each member's use, most first.
+    # A guest of the group queues in it, so sees it too; not its members.
+    guest = Actor(uuid.uuid4(), "guest@example.org", guest_of={w.group_id: org_id})
+    assert (await _share(sessions, guest, w.group_id, t0, w.settings)).members is None
+    # A guest whose membership expired is no member to list.
+    async with sessions() as db, db.begin():
+        gone = User(
+            id=uuid.uuid4(),
+            email="gone@example.org",
+            name="Gone",
+            password_hash="x",
+            must_change_password=False,
+            created_at=t0,
+            password_changed_at=t0,
+        )
+        db.add(gone)
+        await db.flush()
+        db.add(
+            Membership(
+                user_id=gone.id,
+                group_id=w.group_id,
+                role="guest",
+                expires_at=t0 - timedelta(days=1),
+                created_at=t0 - timedelta(days=9),
+            )
+        )
+
+    # The group's admin also sees each current member's use, most first.
     admin = Actor(uuid.uuid4(), "admin@example.org", group_admin_of={w.group_id: org_id})
     members = (await _share(sessions, admin, w.group_id, t0, w.settings)).members
     assert members is not None

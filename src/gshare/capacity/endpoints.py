@@ -327,8 +327,10 @@ async def preview_admission(
 async def get_group_fair_share(
     group_id: uuid.UUID, ctx: Ctx, settings: AppSettings
 ) -> GroupShareOut:
-    """The group's GPU use against its share over the decay window, its organization's groups
-    beside it (names, use, shares; no people), and each member's use for the group's admins."""
+    """The group's GPU use against its share over the decay window, and its organization's
+    groups beside it (their names, use and shares, so that members see where their group
+    stands; no people), for whoever is in or administers the group; each current member's use
+    for the group's admins."""
     return views.group_share_out(await shares.group_share(ctx, group_id, settings))
 
 

@@ -344,6 +344,9 @@ def dequeue(
     return DequeueResult(tuple(admitted), tuple(unaffordable), index.reserved, usage)
 
 
+_CURVE_STEPS = 5000
+
+
 @dataclass(frozen=True)
 class UsePoint:
     """A moment of a group's (or user's) GPU use: the cards in use then, and the decayed
@@ -369,6 +372,8 @@ def usage_curve(
     step = settings.sampling_interval
     if until <= since or step <= timedelta(0) or every <= timedelta(0):
         return []
+    # At most `_CURVE_STEPS` steps whatever the settings: a coarser step decays as much.
+    step = max(step, (until - since) / _CURVE_STEPS)
     alpha = decay_alpha(step, settings.half_life)
     # The cards in use change only at the intervals' edges: walk the edges in time order.
     edges: list[tuple[datetime, float]] = []

@@ -115,7 +115,12 @@ async def group_share(ctx: Context, group_id: uuid.UUID, settings: Settings) -> 
 async def _members(
     ctx: Context, group_id: uuid.UUID, intervals: list[repository.UseInterval]
 ) -> list[MemberUse]:
-    ids = (await identity.members_of_groups(ctx.db, [group_id])).get(group_id, [])
+    listed = (await identity.members_of_groups(ctx.db, [group_id])).get(group_id, [])
+    # Members now: a guest whose membership expired is no longer one.
+    current = await identity.current_memberships_among(
+        ctx.db, [(u, group_id) for u in listed], ctx.now
+    )
+    ids = [u for u in listed if (u, group_id) in current]
     emails = await identity.emails(ctx.db, ids)
     usage = await repository.usage_of(ctx.db, "user", ids)
     now_in_use: dict[uuid.UUID, float] = {}
@@ -133,7 +138,7 @@ def in_words(found: GroupShare) -> str:
     half_life = f"{hours:g} hour" + ("" if hours == 1 else "s")
     share = (
         f"its share is {g.share:.2f} of {found.cards} cards, split equally among the "
-        f"{found.active_groups} groups running or waiting"
+        f"{found.active_groups} group{'' if found.active_groups == 1 else 's'} running or waiting"
         if g.share is not None
         else f"there are {found.cards} cards"
     )

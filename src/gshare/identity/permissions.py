@@ -98,8 +98,9 @@ class Action(StrEnum):
     # of booked and free capacity (no group, no title) to anyone.
     BOOKING_READ = "booking.read"
     BOOKING_MANAGE = "booking.manage"  # book, edit and cancel for a group one administers
-    # A group's GPU use against its share, beside its organization's other groups (no users):
-    # whoever sees the group. Each member's use within it: the group's admins.
+    # A group's GPU use against its share, beside its organization's other groups (their names
+    # and numbers, no people: so that members see where their group stands): whoever sees the
+    # group, and its guests. Each member's use within it: the group's admins.
     FAIR_SHARE_READ = "fair_share.read"
     FAIR_SHARE_USERS_READ = "fair_share.users_read"
 
@@ -195,6 +196,13 @@ def _sees_group(actor: Actor, scope: Scope) -> bool:
         scope.group_id is not None
         and scope.org_id is not None
         and actor.sees_group(scope.group_id, scope.org_id)
+    )
+
+
+def _in_group(actor: Actor, scope: Scope) -> bool:
+    """Whoever sees the group, and its guests: they queue in it too."""
+    return _sees_group(actor, scope) or (
+        scope.group_id is not None and scope.group_id in actor.guest_of
     )
 
 
@@ -334,7 +342,7 @@ RULES: dict[Action, Rule] = {
     Action.WORKER_HEALTH: _never,
     Action.BOOKING_READ: _signed_in,
     Action.BOOKING_MANAGE: _group_admin,
-    Action.FAIR_SHARE_READ: _sees_group,
+    Action.FAIR_SHARE_READ: _in_group,
     Action.FAIR_SHARE_USERS_READ: _group_admin,
 }
 
