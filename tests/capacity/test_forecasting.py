@@ -66,6 +66,7 @@ async def test_a_queued_request_gets_a_forecast_from_the_tiers_finished_sessions
     assert standing.start is not None
     assert standing.start.likely == t0 + timedelta(minutes=40)
     assert standing.estimated_wait == timedelta(minutes=30)
+    assert standing.waits_for == f"a whole {w.model.name} card"
 
     # Nothing changed: nothing is done. A new request changes the fingerprint.
     again, same = await _refresh(sessions, t0 + timedelta(seconds=30), w.settings, unless=mark)

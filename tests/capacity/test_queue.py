@@ -29,6 +29,7 @@ from gshare.capacity.queue import (
     priorities,
     sample_usage,
     usage_curve,
+    waits_for_words,
     why_ahead,
     with_entry_penalty,
 )
@@ -440,3 +441,14 @@ def test_the_usage_curve_folds_use_in_as_sampling_does() -> None:
         assert point.usage == pytest.approx(usage.by_user[key])
     assert len(curve) == 9
     assert usage_curve(intervals, NOW, NOW, step, FAIR) == []
+
+
+def test_what_a_request_waits_for_is_said_in_words() -> None:
+    quarter = asking(1, "1/4").request
+    assert waits_for_words(quarter, "1/4") == f"a 1/4 slot of a shared {MODEL} card"
+    whole = asking(2, "exclusive").request
+    assert waits_for_words(whole, "exclusive") == f"a whole {MODEL} card"
+    mig = replace(quarter, kind="mig", mig_profile="3g.40gb")
+    assert waits_for_words(mig, "3g.40gb") == f"a MIG 3g.40gb instance of an {MODEL} card"
+    tied = replace(quarter, cluster_id=uuid.UUID(int=7))
+    assert waits_for_words(tied, "1/4").endswith(", on the cluster that holds its volumes")

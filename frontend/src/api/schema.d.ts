@@ -705,8 +705,10 @@ export interface paths {
         };
         /**
          * Get Group Fair Share
-         * @description The group's GPU use against its share over the decay window, its organization's groups
-         *     beside it (names, use, shares; no people), and each member's use for the group's admins.
+         * @description The group's GPU use against its share over the decay window, and its organization's
+         *     groups beside it (their names, use and shares, so that members see where their group
+         *     stands; no people), for whoever is in or administers the group; each current member's use
+         *     for the group's admins.
          */
         get: operations["get_group_fair_share"];
         put?: never;
@@ -3480,6 +3482,11 @@ export interface components {
              * Format: uuid
              */
             user_id: string;
+            /**
+             * Waits For
+             * @description What it waits for, in words (queued only).
+             */
+            waits_for?: string | null;
         };
         /** QueuePage */
         QueuePage: {
@@ -3793,6 +3800,11 @@ export interface components {
             vram_mib: number | null;
             /** Vram Used Mib */
             vram_used_mib: number | null;
+            /**
+             * Waits For
+             * @description What it waits for, in words (waiting only).
+             */
+            waits_for?: string | null;
         };
         /**
          * SessionUsageOut

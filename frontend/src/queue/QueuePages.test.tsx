@@ -247,6 +247,7 @@ describe('my requests', () => {
             priority: null,
             user_email: 'ada@example.org',
             ahead: { requests: 3, groups: 2, reasons: { booking: 1, waited_too_long: 0, priority: 2, earlier: 0 }, in_words: words },
+            waits_for: 'a 1/4 slot of a shared A100-80GB card',
           }),
         ],
       }),
@@ -254,6 +255,7 @@ describe('my requests', () => {
     renderApp('/requests');
     const table = await screen.findByRole('table', { name: 'My requests' });
     expect(within(table).getByText(words)).toBeInTheDocument();
+    expect(within(table).getByText('Waits for a 1/4 slot of a shared A100-80GB card.')).toBeInTheDocument();
   });
 
   it("lists the caller's own requests without priorities and cancels one", async () => {

@@ -96,6 +96,11 @@ function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
             </Badge>
           </Tooltip>
           {item.status === 'queued' && item.card_freed_at && <CardFreed at={item.card_freed_at} admin={admin} />}
+          {item.status === 'queued' && item.waits_for && (
+            <Text size="xs" maw={320}>
+              Waits for {item.waits_for}.
+            </Text>
+          )}
           {item.status === 'queued' && item.ahead && (
             <Text size="xs" c="dimmed" maw={320}>
               {item.ahead.in_words}

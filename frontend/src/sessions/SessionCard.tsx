@@ -100,6 +100,7 @@ export function SessionFacts({ session }: { session: SessionOut }) {
           <StartEstimate start={session.start} waitSeconds={session.estimated_wait_seconds ?? null} />
         </Fact>
       )}
+      {waiting && session.waits_for && <Fact label="Waits for">{session.waits_for}</Fact>}
       {waiting && session.ahead && <Fact label="Why">{session.ahead.in_words}</Fact>}
       {waiting && <StartsSooner session={session} />}
     </Stack>

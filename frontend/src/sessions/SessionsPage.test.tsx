@@ -76,13 +76,17 @@ describe('my sessions', () => {
       first_likely_at: '2026-11-30T14:20:00Z',
       forecast_at: '2026-11-30T12:00:00Z',
     };
-    stubFetch({ 'GET /api/v1/me': member, 'GET /api/v1/sessions': listOf({ ...queued, start }) });
+    stubFetch({
+      'GET /api/v1/me': member,
+      'GET /api/v1/sessions': listOf({ ...queued, start, waits_for: 'a 1/2 slot of a shared A100-80GB card' }),
+    });
     renderApp('/sessions');
     await screen.findByRole('article', { name: 'training' });
     const waiting = card('training');
     expect(waiting).toHaveTextContent(`Startslikely around ${formatClock(start.likely_at)}, almost surely before ${formatClock(start.surely_by)}`);
     expect(waiting).not.toHaveTextContent('estimated wait');
     expect(waiting).not.toHaveTextContent('first said');
+    expect(waiting).toHaveTextContent('Waits fora 1/2 slot of a shared A100-80GB card');
   });
 
   it('shows each session with its state, slice, price, queue place and what can be done with it', async () => {

@@ -618,6 +618,7 @@ class Standing:
     priority: Priority
     ahead: queue.Ahead
     start: StartForecast | None = None
+    waits_for: str = ""
 
 
 def _start_of(row: AdmissionRequest) -> StartForecast | None:
@@ -656,7 +657,8 @@ async def standings(
         else:  # not forecast yet: the tier's median length per round of its slots
             usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
             wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
-        out[q.id] = Standing(position, wait, priority, ahead[q.id], start)
+        words = queue.waits_for_words(q.request, tier.name)
+        out[q.id] = Standing(position, wait, priority, ahead[q.id], start, words)
     return out
 
 

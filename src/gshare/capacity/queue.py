@@ -255,6 +255,23 @@ def ahead_in_words(ahead: Ahead) -> str:
     return f"{ahead.requests} requests are ahead, from {groups}: {parts}."
 
 
+def waits_for_words(request: PlacementRequest, tier_name: str) -> str:
+    """What a queued request waits for, for its owner: "a 1/4 slot of a shared A100-80GB
+    card", "a whole A100-80GB card", "a MIG 3g.40gb instance of an A100-80GB card", and "on
+    the cluster that holds its volumes" when it may start on that cluster only."""
+    model = request.model
+    article = "an" if model[:1].upper() in "AEIOU" else "a"
+    if request.kind == "exclusive":
+        words = f"a whole {model} card"
+    elif request.kind == "mig":
+        words = f"a MIG {request.mig_profile or tier_name} instance of {article} {model} card"
+    else:
+        words = f"a {tier_name} slot of a shared {model} card"
+    if request.cluster_id is not None:
+        words += ", on the cluster that holds its volumes"
+    return words
+
+
 @dataclass(frozen=True)
 class DequeueResult:
     admitted: tuple[tuple[QueuedRequest, Placement], ...]

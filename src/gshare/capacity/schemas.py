@@ -333,6 +333,9 @@ class QueueItemOut(ResponseModel):
     )
     priority: PriorityOut | None = Field(description="Shown to admins only.")
     ahead: AheadOut | None = Field(default=None, description="Why it waits (queued only).")
+    waits_for: str | None = Field(
+        default=None, description="What it waits for, in words (queued only)."
+    )
     start: StartOut | None = Field(
         default=None, description="When it will start (queued only, once forecast)."
     )

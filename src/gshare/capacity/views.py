@@ -309,6 +309,7 @@ async def queue_out(
                 priority=_priority_out(standing) if with_priorities and standing else None,
                 ahead=ahead_out(standing.ahead) if standing else None,
                 start=start_out(standing.start) if standing else None,
+                waits_for=standing.waits_for if standing else None,
             )
         )
     return items

@@ -211,6 +211,9 @@ class SessionOut(ResponseModel):
     queue_position: int | None = None
     estimated_wait_seconds: int | None = None
     ahead: AheadOut | None = Field(default=None, description="Why it waits (waiting only).")
+    waits_for: str | None = Field(
+        default=None, description="What it waits for, in words (waiting only)."
+    )
     start: StartOut | None = Field(
         default=None, description="When it will start (waiting only, once forecast)."
     )

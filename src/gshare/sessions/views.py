@@ -133,6 +133,7 @@ async def sessions_out(
                 else None,
                 ahead=capacity_views.ahead_out(standing.ahead) if standing else None,
                 start=capacity_views.start_out(standing.start) if standing else None,
+                waits_for=standing.waits_for if standing else None,
                 gpu_util_percent=row.gpu_util_percent,
                 vram_used_mib=row.vram_used_mib,
                 peak_vram_mib=row.peak_vram_mib,
