@@ -170,12 +170,18 @@ async def test_more_sessions_than_cards_queue_and_start_as_others_stop(build: Bu
     assert started["state"] == "starting"
     assert started["billing"] is True
     async with build.sessions() as db:
-        kinds = set(
-            await db.scalars(
-                select(Notification.kind).where(Notification.user_id == w.capacity.user_ids[1])
+        told = {
+            n.kind: n
+            for n in await db.scalars(
+                select(Notification).where(Notification.user_id == w.capacity.user_ids[1])
             )
-        )
-    assert "session.started" in kinds
+        }
+    # Kept unread, with when it started, for an owner whose console was closed.
+    started_notice = told["session.started"]
+    assert started_notice.read_at is None
+    now = build.clock.now()
+    assert started_notice.data["started_at"] == now.isoformat()
+    assert f"A card was free at {now:%H:%M} UTC" in started_notice.body
     await assert_ledger_clean(build.sessions)
 
 

@@ -625,23 +625,38 @@ async def follow_queue(db: AsyncSession, summary: DequeueSummary, now: datetime)
 
 
 async def announce_started(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:
-    """A session that waited in the queue started: tell its owner."""
+    """A session that waited in the queue started: tell its owner, with the time, in a
+    notification that stays unread until they open it (they may have closed the console)."""
     await _tell_owner(
         db,
         row,
         "session.started",
         now,
         title=f"Your session {row.name} is starting",
-        body="A card was free; it left the queue.",
+        body=f"A card was free at {now:%H:%M} UTC on {now:%a %d %b}; it left the queue.",
+        data={"started_at": now.isoformat()},
     )
 
 
 async def _tell_owner(
-    db: AsyncSession, row: InteractiveSession, kind: str, now: datetime, *, title: str, body: str
+    db: AsyncSession,
+    row: InteractiveSession,
+    kind: str,
+    now: datetime,
+    *,
+    title: str,
+    body: str,
+    data: dict[str, str] | None = None,
 ) -> None:
     """A notification to the session's owner about it (the console links it to the session)."""
     await notify_user(
-        db, row.owner_id, kind, title=title, body=body, now=now, data={"session_id": str(row.id)}
+        db,
+        row.owner_id,
+        kind,
+        title=title,
+        body=body,
+        now=now,
+        data={"session_id": str(row.id), **(data or {})},
     )
 
 
