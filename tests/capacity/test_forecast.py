@@ -309,3 +309,25 @@ def test_a_corrected_p50_is_never_after_its_p90(
 
 def test_nothing_waiting_forecasts_nothing() -> None:
     assert forecast(CapacitySnapshot(()), [], [], Usage(), NOW, History()) == {}
+
+
+def test_a_card_held_for_a_booking_takes_anyone_once_the_hold_ends() -> None:
+    booking = uuid.UUID(int=78)
+    other = asking(1, "exclusive")
+    held_until = NOW + timedelta(minutes=15)
+    snapshot = CapacitySnapshot(
+        (card(1, EXCLUSIVE, 0), card(2)),
+        booked={cid(2): booking},
+        booked_until={cid(2): held_until},
+    )
+    estimates = forecast(
+        snapshot,
+        [running(1, EXCLUSIVE, timedelta(0))],
+        [other],
+        Usage(),
+        NOW,
+        lengths(EXCLUSIVE, 60),
+        FAIR,
+        ONE,
+    )
+    assert estimates[other.id].likely == held_until

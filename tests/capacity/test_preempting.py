@@ -591,7 +591,12 @@ async def test_sessions_in_a_bookings_way_are_told_ahead_and_paused_at_its_start
     # The paused borrower waits to resume, yet the card is held for the class: a member asking
     # now takes it on the queue's next turn (the worker's, woken by the request).
     await admission_loop_turn(build)
-    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    resuming = await w.read(0, borrower["id"])
+    assert resuming["state"] == "resuming"
+    # It is told why: the card is held for another group's booking, until the notice passes.
+    held = resuming["held_for_booking"]
+    assert held["cards"] == 1
+    assert held["until"].startswith((starts + timedelta(minutes=5)).isoformat()[:19])
     member = await w.create(1, "exclusive", group_id=str(lab.id))
     await admission_loop_turn(build)
     assert (await w.read(1, member["id"]))["state"] == "starting"

@@ -2848,6 +2848,21 @@ export interface components {
             members: components["schemas"]["WalletOut"][];
             wallet: components["schemas"]["WalletOut"];
         };
+        /**
+         * HeldForBookingOut
+         * @description Cards of the model held for other groups' bookings as their windows start: they take
+         *     no other session until the hold ends.
+         */
+        HeldForBookingOut: {
+            /** Cards */
+            cards: number;
+            /**
+             * Until
+             * Format: date-time
+             * @description When the last of these holds ends.
+             */
+            until: string;
+        };
         /** ImageCreate */
         ImageCreate: {
             /**
@@ -3451,6 +3466,8 @@ export interface components {
              * Format: uuid
              */
             group_id: string;
+            /** @description Cards of its model held for another group's booking now. */
+            held_for_booking?: components["schemas"]["HeldForBookingOut"] | null;
             /**
              * Id
              * Format: uuid
@@ -3717,6 +3734,8 @@ export interface components {
             gpu_util_percent: number | null;
             /** Group Id */
             group_id: string | null;
+            /** @description Cards of its model held for another group's booking now. */
+            held_for_booking?: components["schemas"]["HeldForBookingOut"] | null;
             /**
              * Id
              * Format: uuid

@@ -57,6 +57,7 @@ export type EffectivePolicyOut = Schemas['EffectivePolicyOut'];
 export type EffectiveValueOut = Schemas['EffectiveValueOut'];
 export type QueueItemOut = Schemas['QueueItemOut'];
 export type StartOut = Schemas['StartOut'];
+export type HeldForBookingOut = Schemas['HeldForBookingOut'];
 export type GroupShareOut = Schemas['GroupShareOut'];
 export type GroupStandingOut = Schemas['GroupStandingOut'];
 export type PriorityOut = Schemas['PriorityOut'];

@@ -7,7 +7,7 @@ import { apiError, json, stubFetch } from '../test/fetchStub';
 import { emptyPage, makeMe, SUPER_ADMIN } from '../test/fixtures';
 import { renderApp } from '../test/render';
 import type { NoticeOut } from './notices';
-import { formatWait, startInWords } from './QueueTable';
+import { formatWait, heldInWords, startInWords } from './QueueTable';
 
 const superAdmin = json(200, makeMe({ csrf_token: 'csrf-admin' }, [SUPER_ADMIN]));
 const noNotices = json(200, { items: [], counts: [] });
@@ -306,6 +306,13 @@ describe('my requests', () => {
     const at = '2026-11-30T12:40:00Z';
     expect(startInWords({ ...base, likely_at: at, surely_by: at }, now)).toBe(`likely around ${clock(at)}`);
     expect(startInWords({ ...base, likely_at: at, surely_by: null }, now)).toBe(`likely around ${clock(at)}, possibly much later`);
+  });
+
+  it("says how many cards are held for another group's booking, and until when", () => {
+    const until = '2026-11-30T10:15:00Z';
+    const now = Date.parse('2026-11-30T10:00:00Z');
+    expect(heldInWords({ cards: 1, until }, now)).toBe(`1 card of this model is held for another group's booking until ${clock(until)}.`);
+    expect(heldInWords({ cards: 2, until }, now)).toBe(`2 cards of this model are held for another group's booking until ${clock(until)}.`);
   });
 
   it('formats waits in words', () => {

@@ -1,6 +1,6 @@
 import { Badge, Group, Stack, Table, Text, Tooltip } from '@mantine/core';
 import { useCancelRequest, useQueue } from '../api/hooks/capacity';
-import type { PriorityOut, QueueItemOut, QueueStatus, StartOut } from '../api/types';
+import type { HeldForBookingOut, PriorityOut, QueueItemOut, QueueStatus, StartOut } from '../api/types';
 import { ConfirmButton } from '../ui/ConfirmButton';
 import { formatDateTime, formatDuration } from '../ui/format';
 import { QueryState } from '../ui/QueryState';
@@ -80,6 +80,17 @@ function CardFreed({ at, admin }: { at: string; admin: boolean }) {
   );
 }
 
+/** "2 cards of this model are held for another group's booking until 10:15." */
+export function heldInWords(held: HeldForBookingOut, now = Date.now()): string {
+  const cards = held.cards === 1 ? '1 card of this model is' : `${held.cards} cards of this model are`;
+  return `${cards} held for another group's booking until ${formatClock(held.until, now)}.`;
+}
+
+export function HeldForBooking({ held }: { held: HeldForBookingOut }) {
+  const now = useNow(true, 60_000);
+  return <>{heldInWords(held, now)}</>;
+}
+
 function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
   const cancel = useCancelRequest();
   const status = STATUS[item.status];
@@ -104,6 +115,11 @@ function QueueRow({ item, admin }: { item: QueueItemOut; admin: boolean }) {
           {item.status === 'queued' && item.ahead && (
             <Text size="xs" c="dimmed" maw={320}>
               {item.ahead.in_words}
+            </Text>
+          )}
+          {item.status === 'queued' && item.held_for_booking && (
+            <Text size="xs" c="dimmed" maw={320}>
+              <HeldForBooking held={item.held_for_booking} />
             </Text>
           )}
         </Stack>

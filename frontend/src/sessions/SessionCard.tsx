@@ -6,7 +6,7 @@ import { useMe } from '../api/hooks/me';
 import { queries } from '../api/keys';
 import type { UsableTierOut } from '../api/types';
 import type { SessionOut } from '../api/hooks/sessions';
-import { formatWait, StartEstimate } from '../queue/QueueTable';
+import { formatWait, HeldForBooking, StartEstimate } from '../queue/QueueTable';
 import { formatCredits } from '../ui/amount';
 import { formatDateTime, formatRelative } from '../ui/format';
 import { KeepRunningButton, SessionActions } from './SessionActions';
@@ -102,6 +102,11 @@ export function SessionFacts({ session }: { session: SessionOut }) {
       )}
       {waiting && session.waits_for && <Fact label="Waits for">{session.waits_for}</Fact>}
       {waiting && session.ahead && <Fact label="Why">{session.ahead.in_words}</Fact>}
+      {waiting && session.held_for_booking && (
+        <Fact label="Held">
+          <HeldForBooking held={session.held_for_booking} />
+        </Fact>
+      )}
       {waiting && <StartsSooner session={session} />}
     </Stack>
   );

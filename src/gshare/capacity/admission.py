@@ -619,6 +619,8 @@ class Standing:
     ahead: queue.Ahead
     start: StartForecast | None = None
     waits_for: str = ""
+    # Cards of its model held for other groups' bookings, and when the last hold ends.
+    held_for_booking: tuple[int, datetime] | None = None
 
 
 def _start_of(row: AdmissionRequest) -> StartForecast | None:
@@ -645,6 +647,7 @@ async def standings(
     snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
+    holds = await repository.booked_holds(db, now)
     seen: dict[str, int] = {}
     out: dict[uuid.UUID, Standing] = {}
     for priority in ordered:
@@ -658,7 +661,9 @@ async def standings(
             usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
             wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
         words = queue.waits_for_words(q.request, tier.name)
-        out[q.id] = Standing(position, wait, priority, ahead[q.id], start, words)
+        others = [h for h in holds if h.model == q.request.model and h.group_id != q.group_id]
+        held = (len({h.card_id for h in others}), max(h.until for h in others)) if others else None
+        out[q.id] = Standing(position, wait, priority, ahead[q.id], start, words, held)
     return out
 
 

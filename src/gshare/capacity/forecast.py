@@ -306,8 +306,16 @@ class _Plan:
             starves = (q.enqueued_at - now).total_seconds() + limit
             lengths = table_of(q.user_id, q.request.tier)
             self.waiters.append(_Waiter(rank, q, q.booked, rank, starves, lengths))
-        self.starving_turns = sorted(
+        # Cards held for a booking take anyone's sessions once the hold ends.
+        self.hold_ends = sorted(
+            ((until - now).total_seconds(), numbers[card.int])
+            for card, until in snapshot.booked_until.items()
+            if card.int in numbers and card in snapshot.booked
+        )
+        # Turns that come without any session ending: a request starts to starve, a hold ends.
+        self.event_turns = sorted(
             {self.turn(w.starves_at + _AFTER) for w in self.waiters if w.starves_at >= 0}
+            | {self.turn(max(end, 0.0)) for end, _ in self.hold_ends}
         )
         self.to_starve = sorted((w.starves_at, w.n) for w in self.waiters if w.starves_at >= 0)
         # Each running session on a card that matters: its card's number and MIG profile
@@ -439,6 +447,7 @@ class _State:
                 self.enter(pool, self.plan.waiters[holder[1]])  # for it alone
                 pool.limits = self._limits([card])
             else:
+                pool.limits = self._limits([card])  # the template sets its members' own
                 for w in self.plan.waiters:
                     if self.may_use(w, key):
                         self.enter(pool, w)
@@ -576,6 +585,15 @@ class _State:
         self.attach(card_id)
         self.reservations[w.n] = card_id
 
+    def unbook(self, card_id: int) -> None:
+        """The card's hold for a booking ended: it takes anyone's sessions."""
+        key = self.pool[card_id]
+        if not (isinstance(key[3], tuple) and key[3][0] == "booking"):
+            return  # held for a starving request meanwhile: that hold goes on
+        self.detach(card_id)
+        self.pool[card_id] = self.pool_key(self.plan.cards[card_id], _GENERAL)
+        self.attach(card_id)
+
     def unhold(self, w: _Waiter) -> None:
         card_id = self.reservations.pop(w.n, None)
         if card_id is None:
@@ -610,6 +628,7 @@ class _Draw:
         # Waiters by when they start to starve, and the starving ones by rank (started ones are
         # dropped from its front when met).
         self._next_to_starve = 0
+        self._next_hold = 0
         self._starving_ranks = [w.n for w in plan.waiters if w.starves_at < 0]
         # (when, which): `which` below the running sessions' count is one of them; above, a
         # session the draw started (`_extra`).
@@ -753,6 +772,9 @@ class _Draw:
 
     def _turn(self, at: float) -> None:
         plan, s = self.plan, self.s
+        while self._next_hold < len(plan.hold_ends) and plan.hold_ends[self._next_hold][0] <= at:
+            s.unbook(plan.hold_ends[self._next_hold][1])
+            self._next_hold += 1
         to_starve = plan.to_starve
         while self._next_to_starve < len(to_starve) and to_starve[self._next_to_starve][0] < at:
             w = plan.waiters[to_starve[self._next_to_starve][1]]
@@ -782,21 +804,21 @@ class _Draw:
 
     def run(self) -> list[float]:
         plan = self.plan
-        starving_turns = plan.starving_turns
-        next_starving = 0
+        event_turns = plan.event_turns
+        next_event = 0
         at = 0.0
         while at <= plan.horizon:
             self._turn(at)
             if not self.waiting:
                 break
-            # The next turn: when something ends, or when a request starts to starve.
+            # The next turn: when something ends, a request starts to starve, or a hold ends.
             upcoming = math.inf
             if self.ends:
                 upcoming = plan.turn(_at_of(self.ends[0]))
-            while next_starving < len(starving_turns) and starving_turns[next_starving] <= at:
-                next_starving += 1
-            if next_starving < len(starving_turns):
-                upcoming = min(upcoming, starving_turns[next_starving])
+            while next_event < len(event_turns) and event_turns[next_event] <= at:
+                next_event += 1
+            if next_event < len(event_turns):
+                upcoming = min(upcoming, event_turns[next_event])
             if math.isinf(upcoming):
                 break
             at = max(upcoming, at + plan.tick)

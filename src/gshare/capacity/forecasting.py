@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -72,6 +72,8 @@ async def refresh(
         return ForecastSummary(0, 0), mark
     state.queued, _ = await bookings.mark_booked(db, state.queued, now)
     snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
+    holds = await repository.booked_holds(db, now)
+    snapshot = replace(snapshot, booked_until={h.card_id: h.until for h in holds})
     tiers = {str(t.id): t for t, _ in state.tiers.values()}
     sessions = [
         forecast.RunningSession(

@@ -20,6 +20,7 @@ import heapq
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 Pool = Literal["hami-core", "mig"]
@@ -84,6 +85,8 @@ class CapacitySnapshot:
     cards: tuple[CardSnapshot, ...]
     reserved: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
     booked: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    # When each of the `booked` cards stops being held (known to the start forecast only).
+    booked_until: Mapping[uuid.UUID, datetime] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

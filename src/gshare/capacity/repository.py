@@ -1098,3 +1098,33 @@ async def usable_card_count(db: AsyncSession) -> int:
         select(func.count()).select_from(GpuCard).where(GpuCard.healthy, ~GpuCard.missing)
     )
     return int(found or 0)
+
+
+_BOOKED_HOLDS_UNTIL = text(
+    "SELECT n.card_id, n.booking_id, b.group_id, c.model, max(n.deadline "  # noqa: S608
+    f"  + make_interval(mins => least(b.notice_minutes, {HOLD_AFTER_START_MINUTES}))) AS until "
+    "FROM capacity_notices n "
+    "JOIN capacity_bookings b ON b.id = n.booking_id AND b.status = 'active' "
+    f"AND {AT_A_WINDOW_START} "
+    "JOIN gpu_cards c ON c.id = n.card_id "
+    "WHERE n.booking_id IS NOT NULL AND n.card_id IS NOT NULL "
+    "AND n.status IN ('pending', 'paused', 'freed') "
+    f"AND n.deadline > CAST(:now AS timestamptz) - interval '{HOLD_AFTER_START_MINUTES} min' "
+    "AND CAST(:now AS timestamptz) < n.deadline "
+    f"+ make_interval(mins => least(b.notice_minutes, {HOLD_AFTER_START_MINUTES})) "
+    "GROUP BY n.card_id, n.booking_id, b.group_id, c.model"
+)
+
+
+class BookedHold(NamedTuple):
+    card_id: uuid.UUID
+    booking_id: uuid.UUID
+    group_id: uuid.UUID
+    model: str
+    until: datetime
+
+
+async def booked_holds(db: AsyncSession, now: datetime) -> list[BookedHold]:
+    """The cards held for a booking's members now (as `_BOOKED_HOLDS_SQL` finds them), with
+    the booking's group, the card's model, and when the hold ends."""
+    return [BookedHold(*r) for r in await db.execute(_BOOKED_HOLDS_UNTIL, {"now": now})]

@@ -313,6 +313,14 @@ class StartOut(ResponseModel):
     forecast_at: datetime = Field(description="When the forecast was last refreshed.")
 
 
+class HeldForBookingOut(ResponseModel):
+    """Cards of the model held for other groups' bookings as their windows start: they take
+    no other session until the hold ends."""
+
+    cards: int
+    until: datetime = Field(description="When the last of these holds ends.")
+
+
 class QueueItemOut(ResponseModel):
     id: uuid.UUID
     user_id: uuid.UUID
@@ -335,6 +343,9 @@ class QueueItemOut(ResponseModel):
     ahead: AheadOut | None = Field(default=None, description="Why it waits (queued only).")
     waits_for: str | None = Field(
         default=None, description="What it waits for, in words (queued only)."
+    )
+    held_for_booking: HeldForBookingOut | None = Field(
+        default=None, description="Cards of its model held for another group's booking now."
     )
     start: StartOut | None = Field(
         default=None, description="When it will start (queued only, once forecast)."

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +27,7 @@ from gshare.capacity.schemas import (
     GpuModelOut,
     GroupShareOut,
     GroupStandingOut,
+    HeldForBookingOut,
     MemberUseOut,
     MigChoicesOut,
     PolicyOut,
@@ -239,6 +241,10 @@ def group_share_out(found: shares.GroupShare) -> GroupShareOut:
     )
 
 
+def held_out(held: tuple[int, datetime] | None) -> HeldForBookingOut | None:
+    return None if held is None else HeldForBookingOut(cards=held[0], until=held[1])
+
+
 def start_out(start: admission.StartForecast | None) -> StartOut | None:
     if start is None:
         return None
@@ -310,6 +316,7 @@ async def queue_out(
                 ahead=ahead_out(standing.ahead) if standing else None,
                 start=start_out(standing.start) if standing else None,
                 waits_for=standing.waits_for if standing else None,
+                held_for_booking=held_out(standing.held_for_booking) if standing else None,
             )
         )
     return items

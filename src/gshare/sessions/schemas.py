@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gshare.capacity.schemas import AheadOut, NoticeReason, StartOut
+from gshare.capacity.schemas import AheadOut, HeldForBookingOut, NoticeReason, StartOut
 from gshare.kit.schemas import Printable, RequestModel, ResponseModel, UtcDatetime
 from gshare.sessions import startup
 from gshare.sessions.lifecycle import State
@@ -213,6 +213,9 @@ class SessionOut(ResponseModel):
     ahead: AheadOut | None = Field(default=None, description="Why it waits (waiting only).")
     waits_for: str | None = Field(
         default=None, description="What it waits for, in words (waiting only)."
+    )
+    held_for_booking: HeldForBookingOut | None = Field(
+        default=None, description="Cards of its model held for another group's booking now."
     )
     start: StartOut | None = Field(
         default=None, description="When it will start (waiting only, once forecast)."

@@ -134,6 +134,9 @@ async def sessions_out(
                 ahead=capacity_views.ahead_out(standing.ahead) if standing else None,
                 start=capacity_views.start_out(standing.start) if standing else None,
                 waits_for=standing.waits_for if standing else None,
+                held_for_booking=capacity_views.held_out(standing.held_for_booking)
+                if standing
+                else None,
                 gpu_util_percent=row.gpu_util_percent,
                 vram_used_mib=row.vram_used_mib,
                 peak_vram_mib=row.peak_vram_mib,
