@@ -25,7 +25,16 @@ NEWCOMER_EMAIL = "sam.okafor@example.org"
 NEWCOMER_PASSWORD = "harbor-lilac-compass-47"
 
 # A user's own screens, under each of which the console must have settled.
-USER_SCREENS = ("/", "/sessions", "/sessions/new", "/requests", "/volumes", "/bookings", "/wallet")
+USER_SCREENS = (
+    "/",
+    "/sessions",
+    "/sessions/new",
+    "/requests",
+    "/volumes",
+    "/bookings",
+    "/group",
+    "/wallet",
+)
 ADMIN_SCREENS = (
     "/admin/orgs",
     "/admin/groups",
