@@ -327,32 +327,41 @@ class _Plan:
         self.running: list[tuple[int, str | None]] = []
         self.plain: list[tuple[int, list[int], int, int, int]] = []
         self.special: dict[int, tuple[Sequence[float], int, int, float, float]] = {}
-        now_s = now.timestamp()
-        right, number_of, table_at = bisect.bisect_right, numbers.get, tables.get
+        now_ms = int(now.timestamp() * 1000)
+        right, number_of = bisect.bisect_right, numbers.get
         add_running, add_plain = self.running.append, self.plain.append
-        in_ms: dict[int, list[int]] = {}  # each table in whole milliseconds, for `plain`
+        # Per (owner, tier): the table, and the same in whole milliseconds for `plain`.
+        in_ms: dict[tuple[int, str], tuple[list[float], list[int]]] = {}
+        ms_of: dict[int, list[int]] = {}  # by the id of the table: many share one
+        n = 0
         for s in running:
             card = number_of(s.card_id.int)
             if card is None:
                 continue
-            table = table_at((s.user_id.int, s.tier)) or table_of(s.user_id, s.tier)
-            elapsed = now_s - s.started_at.timestamp()
-            if elapsed < 0:
-                elapsed = 0.0
-            n = len(self.running)
+            key = (s.user_id.int, s.tier)
+            pair = in_ms.get(key)
+            if pair is None:
+                table = table_of(s.user_id, s.tier)
+                ms = ms_of.get(id(table))
+                if ms is None:
+                    ms = ms_of[id(table)] = [int(x * 1000) for x in table]
+                pair = in_ms[key] = (table, ms)
+            table, ms = pair
+            elapsed_ms = now_ms - int(s.started_at.timestamp() * 1000)
+            if elapsed_ms < 0:
+                elapsed_ms = 0
             add_running((card, s.mig_profile))
             if s.ends_by is None:
-                ms = in_ms.get(id(table))
-                if ms is None:
-                    ms = in_ms[id(table)] = [int(x * 1000) for x in table]
-                elapsed_ms = int(elapsed * 1000)
                 first = right(ms, elapsed_ms)
                 if first < len(ms):
                     add_plain((n, ms, first, len(ms) - first, elapsed_ms))
+                    n += 1
                     continue
+            elapsed = elapsed_ms / 1000
             first = right(table, elapsed)
-            ends_by = math.inf if s.ends_by is None else s.ends_by.timestamp() - now_s
+            ends_by = math.inf if s.ends_by is None else s.ends_by.timestamp() - now_ms / 1000
             self.special[n] = (table, first, len(table) - first, elapsed, max(ends_by, 0.0))
+            n += 1
 
     def at(self, seconds: float) -> datetime | None:
         return None if math.isinf(seconds) else self.now + timedelta(seconds=seconds)
