@@ -5,12 +5,9 @@ hour. Run by the worker after each queue turn, and only when the queue or what r
 
 from __future__ import annotations
 
-import hashlib
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -40,17 +37,14 @@ class ForecastSummary:
 REFRESH_AT_LEAST_EVERY = timedelta(minutes=5)
 
 
-def fingerprint(rows: Sequence[AdmissionRequest], running: Sequence[Any], now: datetime) -> str:
-    """What a forecast depends on that changes between queue turns: who waits, what runs
-    where under which deadline, and the time to `REFRESH_AT_LEAST_EVERY`. The same
-    fingerprint: a forecast that is still good."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(str(int(now.timestamp() // REFRESH_AT_LEAST_EVERY.total_seconds())).encode())
-    for r in sorted(rows, key=lambda r: r.id):
-        digest.update(f"q{r.id}{r.tier_id}{r.cluster_id}".encode())
-    for s in sorted(running, key=lambda s: (str(s.card_id), str(s.admitted_at))):
-        digest.update(f"r{s.card_id}{s.tier_id}{s.admitted_at}{s.ends_by}".encode())
-    return digest.hexdigest()
+async def fingerprint(db: AsyncSession, now: datetime) -> tuple[str, int]:
+    """What a forecast depends on that changes between queue turns (who waits, what runs
+    where, under which deadlines: a digest the database computes, so that an unchanged queue
+    costs one row), and the time to `REFRESH_AT_LEAST_EVERY`; with how many GPU requests wait.
+    The same fingerprint: a forecast that is still good."""
+    digest, waiting = await repository.forecast_state(db)
+    period = int(now.timestamp() // REFRESH_AT_LEAST_EVERY.total_seconds())
+    return f"{digest}/{period}", waiting
 
 
 async def refresh(
@@ -62,11 +56,11 @@ async def refresh(
     is told once."""
     if not await repository.try_lock_forecasts(db):
         return ForecastSummary(0, 0, skipped=True), unless or ""
+    mark, waiting = await fingerprint(db, now)
+    if not waiting or mark == unless:
+        return ForecastSummary(0, 0, skipped=bool(waiting)), mark
     rows = await repository.queued(db)
     running = await repository.forecast_running(db)
-    mark = fingerprint(rows, running, now)
-    if not rows or mark == unless:
-        return ForecastSummary(0, 0, skipped=bool(rows)), mark
     state = await queue_state(db, rows)
     if not state.queued:
         return ForecastSummary(0, 0), mark

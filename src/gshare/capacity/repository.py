@@ -967,6 +967,26 @@ async def held_by_group_and_tier(
 
 # ---- start forecasts -----------------------------------------------------------------------
 
+_FORECAST_STATE = text(
+    "SELECT md5(concat_ws('|', "
+    " (SELECT string_agg(concat(id, tier_id, cluster_id), ',' ORDER BY id) "
+    "  FROM admission_requests WHERE status = 'queued'), "
+    " (SELECT string_agg(concat(id, card_id), ',' ORDER BY id) FROM gpu_allocations "
+    "  WHERE status = 'live' AND card_id IS NOT NULL), "
+    " (SELECT string_agg(concat(id, deadline), ',' ORDER BY id) FROM capacity_notices "
+    "  WHERE status = 'pending'))), "
+    "(SELECT count(*) FROM admission_requests WHERE status = 'queued' AND tier_id IS NOT NULL)"
+)
+
+
+async def forecast_state(db: AsyncSession) -> tuple[str, int]:
+    """A digest of what a start forecast depends on that changes between queue turns (who
+    waits, what runs where, the pending notices' deadlines), computed in the database, and how
+    many GPU requests wait."""
+    digest, waiting = (await db.execute(_FORECAST_STATE)).one()
+    return str(digest), int(waiting)
+
+
 _FORECAST_RUNNING = text(
     "SELECT a.card_id, a.tier_id, a.user_id, a.admitted_at, a.mig_profile, "
     "  (SELECT min(n.deadline) FROM capacity_notices n "
