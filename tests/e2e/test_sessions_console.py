@@ -411,6 +411,12 @@ async def test_a_drained_session_counts_down_pauses_and_resumes_by_itself(
         await expect(card.get_by_text("Resuming", exact=True)).to_be_visible(
             timeout=STATE_DEADLINE_MS
         )
+        # While it waits it says what for, and, as the forecast finds (it arrives over the
+        # event stream), that nothing may start it while the whole cluster is drained.
+        await expect(card).to_contain_text(re.compile(r"Waits fora 1/4 slot of a shared \S+ card"))
+        await expect(card).to_contain_text(
+            "not within the next 7 days, as things stand", timeout=STATE_DEADLINE_MS
+        )
         await shot(page, "sessions-drain-paused-and-queued")
         ended = await admin.post(f"/api/v1/drains/{made.json()['id']}/end")
         assert ended.status_code == 200, ended.text
