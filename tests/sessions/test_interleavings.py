@@ -369,11 +369,24 @@ class Actors:
             rows = list(await db.scalars(select(InteractiveSession)))
             holds = list(await db.scalars(select(CreditHold).where(CreditHold.status == "open")))
             live = list(await db.scalars(select(Allocation).where(Allocation.status == "live")))
-            queued = set(
+            waiting = list(
                 await db.scalars(
-                    select(AdmissionRequest.id).where(AdmissionRequest.status == "queued")
+                    select(AdmissionRequest).where(AdmissionRequest.status == "queued")
                 )
             )
+            queued = {r.id for r in waiting}
+        # A start forecast is never earlier than when it was made, nor after its p90; once
+        # one is known, the first shown and the one last told are kept with it.
+        for request in waiting:
+            if request.forecast_at is None:
+                continue
+            FORECASTS.add(request.id)
+            if request.likely_start_at is not None:
+                assert request.first_likely_start_at is not None
+                assert request.forecast_at <= request.likely_start_at
+                assert request.told_likely_start_at is not None
+                if request.surely_start_by is not None:
+                    assert request.likely_start_at <= request.surely_start_by
         open_holds = {h.id for h in holds}
         live_requests = {a.request_id for a in live}
         for row in rows:
@@ -604,6 +617,7 @@ class Interleavings(RuleBasedStateMachine):
 IDS = random.Random(0)  # every id a run issues: `uuid.uuid4` draws from it during the test
 REACHED: set[str] = set()  # every state some run's check saw
 NOTICES: set[str] = set()  # every notice kind and status some run's check saw
+FORECASTS: set[uuid.UUID] = set()  # every queued request some run saw forecast
 
 
 def _runs(count: int) -> settings:
@@ -629,11 +643,14 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     Interleavings.TestCase.settings = _runs(24)
     REACHED.clear()
     NOTICES.clear()
+    FORECASTS.clear()
     Interleavings.TestCase("runTest").runTest()
     # The runs walk the whole lifecycle: a state never reached is a part never tried.
     assert set(REACHED) == set(lifecycle.STATES), sorted(set(lifecycle.STATES) - REACHED)
     # And every kind of notice, through every way a notice ends.
     assert {"preemption", "drain", "pending", "paused", "freed", "withdrawn"} == NOTICES, NOTICES
+    # And requests waited long enough to be given a start forecast.
+    assert FORECASTS
 
 
 class BookingInterleavings(Interleavings):

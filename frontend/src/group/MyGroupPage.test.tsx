@@ -39,7 +39,7 @@ describe('my group', () => {
     });
     renderApp('/group');
     expect(await screen.findByText('Optics runs 1.25 cards now; its share is 2.00 of 4 cards.')).toBeInTheDocument();
-    expect(screen.getByRole('img', { name: /Optics's cards in use and recent use over the last 8 hours, against its share of 2.00 cards/ })).toBeInTheDocument();
+    expect(await screen.findByRole('img', { name: /Optics's cards in use and recent use over the last 8 hours, against its share of 2.00 cards/ })).toBeInTheDocument();
     const groups = screen.getByRole('table', { name: 'Groups of Research' });
     expect(within(groups).getByText('not running or waiting')).toBeInTheDocument();
     expect(within(groups).getByText('yours')).toBeInTheDocument();

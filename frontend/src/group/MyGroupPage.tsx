@@ -1,53 +1,15 @@
-import '@mantine/charts/styles.css';
-import { LineChart } from '@mantine/charts';
-import { Badge, Box, Card, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Card, Loader, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { useMe } from '../api/hooks/me';
 import { queries } from '../api/keys';
 import type { GroupShareOut, GroupStandingOut } from '../api/types';
-import { timeAxis } from '../sessions/UsageCharts';
 import { PageHeader } from '../ui/PageHeader';
 import { QueryState } from '../ui/QueryState';
+import { cards, hours } from './numbers';
 
-const cards = (value: number) => value.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-
-function hours(seconds: number): string {
-  const h = seconds / 3600;
-  return `${h.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${h === 1 ? 'hour' : 'hours'}`;
-}
-
-/** The group's use over two half-lives: cards run, and the decayed usage the queue weighed. */
-function UseChart({ share }: { share: GroupShareOut }) {
-  const points = share.history.map((p) => ({ t: new Date(p.at).getTime(), inUse: p.in_use, usage: p.usage }));
-  if (points.length === 0) return null;
-  const axis = timeAxis(share.history[0].at, share.history[points.length - 1].at);
-  const mine = share.group.share;
-  return (
-    <Box
-      role="img"
-      aria-label={`${share.group.name}'s cards in use and recent use over the last ${hours(2 * share.half_life_seconds)}${
-        mine === null ? '' : `, against its share of ${cards(mine)} cards`
-      }`}
-    >
-      <LineChart
-        h={200}
-        data={points}
-        dataKey="t"
-        series={[
-          { name: 'inUse', label: 'Cards in use', color: 'blue.6' },
-          { name: 'usage', label: 'Recent use (what the queue weighs)', color: 'grape.6' },
-        ]}
-        curveType="linear"
-        withDots={false}
-        withLegend
-        valueFormatter={cards}
-        referenceLines={mine === null ? [] : [{ y: mine, label: `Share ${cards(mine)}`, color: 'teal.6' }]}
-        {...axis}
-      />
-    </Box>
-  );
-}
+// The charts load when first drawn, not with the console.
+const UseChart = lazy(() => import('./UseChart').then((module) => ({ default: module.UseChart })));
 
 function Standings({ share }: { share: GroupShareOut }) {
   const row = (g: GroupStandingOut) => (
@@ -122,7 +84,9 @@ function ShareView({ share }: { share: GroupShareOut }) {
         <Text size="sm" mb="sm">
           {share.in_words}
         </Text>
-        <UseChart share={share} />
+        <Suspense fallback={<Loader size="sm" aria-label="Loading the chart" />}>
+          <UseChart share={share} />
+        </Suspense>
       </Card>
       <Card withBorder>
         <Title order={4} mb="xs">
