@@ -288,6 +288,8 @@ class _Plan:
         }
         self.booked = dict(snapshot.booked)
         self.specs = {q.request.tier: q.request for q in queued}
+        # Sessions of a tier a card of a shape (split count, memory) takes: see `limit_of`.
+        self.limits: dict[tuple[int, int, str | None], int] = {}
         limit = fair.starvation_limit.total_seconds()
         order = priorities(queued, usage, now, fair)
         by_id = {q.id: q for q in queued}
@@ -520,9 +522,14 @@ class _State:
                 self.hold(card_id, holder)
 
     def limit_of(self, card: CardSnapshot, tier: str | None) -> int:
-        spec = self.plan.specs.get(tier) if tier is not None else None
-        # A tier no one waits for: its free slots serve no one, only its emptying does.
-        return 0 if spec is None else slot_limit(card, spec)
+        """How many sessions of `tier` the card takes; 0 for a tier no one waits for (its free
+        slots serve no one, only its emptying does). Cards of one shape answer alike."""
+        key = (card.split_count, card.memory_mib, tier)
+        found = self.plan.limits.get(key)
+        if found is None:
+            spec = self.plan.specs.get(tier) if tier is not None else None
+            found = self.plan.limits[key] = 0 if spec is None else slot_limit(card, spec)
+        return found
 
     # Every change to a hami-core card is: detach, change, attach.
 
@@ -688,7 +695,7 @@ class _Draw:
                 heapq.heappop(pool.empty)
                 continue
             card = self.plan.cards[card_id]
-            return card_id if slot_limit(card, w.request.request) > 0 else None
+            return card_id if self.s.limit_of(card, w.request.request.tier) > 0 else None
         return None
 
     def _best(self) -> tuple[_Key, int, _PoolKey, int | None] | None:
@@ -740,7 +747,7 @@ class _Draw:
             s.detach(card_id)
             if s.used[card_id] == 0:
                 s.tier[card_id] = r.tier
-                s.limit[card_id] = slot_limit(self.plan.cards[card_id], r)
+                s.limit[card_id] = s.limit_of(self.plan.cards[card_id], r.tier)
             s.used[card_id] += 1
             s.attach(card_id)
         self.s.started[w.n] = at
