@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from gshare.credits.amounts import MICRO
 from gshare.credits.models import CreditRefill
 from gshare.kit.clock import FrozenClock
 from gshare.kit.settings import Settings
-from gshare.worker.loops import Worker, worker_loops
+from gshare.worker.loops import Loop, Worker, worker_loops
 from tests.credits.builders import assert_ledger_clean, funded_wallets, grants
 from tests.eventually import eventually
 from tests.processes import clean_env
@@ -90,3 +91,24 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
         "reconcile, orphan resources, admission queue, fair-share usage, monthly refill, "
         "housekeeping, operator tokens"
     ) in output
+
+
+async def test_stopping_cuts_short_a_tick_that_does_not_end(caplog) -> None:
+    """A tick stuck (on the database, say) cannot keep the worker from stopping: after the
+    grace it is cancelled, and the log names it."""
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def stuck() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never set
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    worker = Worker([Loop("stuck loop", 60, stuck)])
+    worker.start()
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(worker.stop(grace_seconds=0.05), 5)
+    assert cancelled.is_set()
+    assert "cancelled stuck loop" in caplog.text

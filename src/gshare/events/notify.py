@@ -17,6 +17,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 log = logging.getLogger(__name__)
+# How long closing the LISTEN connection waits for the server before cutting it.
+CLOSE_TIMEOUT_SECONDS = 5.0
 
 AUTH_CHANNEL = "gshare_auth"
 
@@ -95,7 +97,11 @@ class Listener:
     async def _close(self) -> None:
         conn = getattr(self, "_conn", None)
         if conn is not None and not conn.is_closed():
-            await conn.close()
+            try:
+                # A graceful close waits for the server; one that does not answer is cut.
+                await asyncio.wait_for(conn.close(), CLOSE_TIMEOUT_SECONDS)
+            except (TimeoutError, OSError, asyncpg.PostgresError):
+                conn.terminate()
 
     async def _watch(self) -> None:
         delay = 0.5

@@ -56,6 +56,8 @@ class Loop:
 
 
 RELAY_GATHER_SECONDS = 0.025
+# How long stopping waits for each loop's tick to end before cutting it short.
+STOP_GRACE_SECONDS = 10.0
 
 
 def event_relay(settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> Loop:
@@ -274,11 +276,24 @@ class Worker:
         finally:
             await listener.stop()
 
-    async def stop(self) -> None:
+    async def stop(self, grace_seconds: float = STOP_GRACE_SECONDS) -> None:
+        """Let each loop finish its tick, for `grace_seconds` at most; then cancel what still
+        runs (a tick is safe to cut short: its transaction rolls back), naming it, so that a
+        tick stuck on the database cannot keep the process from stopping."""
         for undo in self._undo:
             undo()
         self._undo = []
         self._stop.set()
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=grace_seconds)
+            if stuck:
+                log.warning(
+                    "stopping: cancelled %s, still running after %.0f s",
+                    ", ".join(sorted(t.get_name() for t in stuck)),
+                    grace_seconds,
+                )
+                for task in stuck:
+                    task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def run_until(self, stop: asyncio.Event) -> None:
