@@ -345,12 +345,8 @@ async def calendar(
 # ---- changing ------------------------------------------------------------------------------
 
 
-async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
-    return await identity.scope_of_group(ctx.db, group_id)
-
-
 async def _draft(ctx: Context, body: BookingIn) -> tuple[Booking, GpuTier, GpuModel, uuid.UUID]:
-    scope = await _group_scope(ctx, body.group_id)
+    scope = await identity.scope_of_group(ctx.db, body.group_id)
     require(ctx, Action.BOOKING_MANAGE, scope, target_type="group", target_id=body.group_id)
     assert scope.org_id is not None
     tier, model = await service.tier_with_model(ctx.db, body.tier_id)

@@ -32,12 +32,13 @@ more than the cards hold; the same inputs and seed give the same forecast.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import gc
 import heapq
 import math
 import random
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -117,28 +118,25 @@ def forecast(
     """Each queued request's `Estimate` (see the module's docstring)."""
     if not queued:
         return {}
-    # The draws make and drop many small objects, none of them cyclic: the cycle collector
-    # would only walk the whole heap over and over. Reference counting still frees them.
+    with _no_cycle_collection():
+        return _estimates(_Plan(snapshot, running, queued, usage, now, history, fair, settings))
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The draws make and drop many small objects, none of them cyclic: the cycle collector
+    would only walk the whole heap over and over. Reference counting still frees them."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _forecast(snapshot, running, queued, usage, now, history, fair, settings)
+        yield
     finally:
         if collecting:
             gc.enable()
 
 
-def _forecast(
-    snapshot: CapacitySnapshot,
-    running: Sequence[RunningSession],
-    queued: Sequence[QueuedRequest],
-    usage: Usage,
-    now: datetime,
-    history: History,
-    fair: FairShareSettings,
-    settings: ForecastSettings,
-) -> dict[uuid.UUID, Estimate]:
-    plan = _Plan(snapshot, running, queued, usage, now, history, fair, settings)
+def _estimates(plan: _Plan) -> dict[uuid.UUID, Estimate]:
+    settings = plan.settings
     rnd = random.Random(settings.seed)  # noqa: S311 (a simulation, not a secret)
     template = _State(plan)
     starts: list[list[float]] = [[] for _ in plan.waiters]
@@ -268,6 +266,7 @@ class _Plan:
         settings: ForecastSettings,
     ) -> None:
         self.now = now
+        self.settings = settings
         self.horizon = settings.horizon.total_seconds()
         self.tick = max(settings.tick.total_seconds(), 1.0)
         self.max_reserved = fair.max_reserved_cards

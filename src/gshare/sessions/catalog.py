@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gshare.capacity import service as capacity
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
-from gshare.identity.permissions import Action, Scope, is_allowed
+from gshare.identity.permissions import Action, is_allowed
 from gshare.kit.errors import Conflict, NotFound
 from gshare.kit.ids import new_id
 from gshare.sessions import repository
@@ -113,14 +113,10 @@ async def _refuse_in_use(ctx: Context, row: Volume) -> None:
         )
 
 
-async def _group_scope(ctx: Context, group_id: uuid.UUID) -> Scope:
-    return await identity.scope_of_group(ctx.db, group_id)
-
-
 async def group_volumes(ctx: Context, group_id: uuid.UUID) -> tuple[list[Volume], bool]:
     """The group's shared volumes, and whether the caller administers the group (and so may
     see whose sessions use them)."""
-    scope = await _group_scope(ctx, group_id)
+    scope = await identity.scope_of_group(ctx.db, group_id)
     require(ctx, Action.VOLUME_READ_GROUP, scope, target_type="group", target_id=group_id)
     found = await repository.volumes_of(ctx.db, group_ids=[group_id])
     return found, is_allowed(ctx.actor, Action.VOLUME_MANAGE_GROUP, scope)
@@ -129,7 +125,7 @@ async def group_volumes(ctx: Context, group_id: uuid.UUID) -> tuple[list[Volume]
 async def create_shared_volume(
     ctx: Context, group_id: uuid.UUID, body: SharedVolumeCreate
 ) -> Volume:
-    scope = await _group_scope(ctx, group_id)
+    scope = await identity.scope_of_group(ctx.db, group_id)
     require(ctx, Action.VOLUME_MANAGE_GROUP, scope, target_type="group", target_id=group_id)
     db = ctx.db
     row = Volume(
@@ -149,7 +145,7 @@ async def create_shared_volume(
 
 
 async def delete_shared_volume(ctx: Context, group_id: uuid.UUID, volume_id: uuid.UUID) -> None:
-    scope = await _group_scope(ctx, group_id)
+    scope = await identity.scope_of_group(ctx.db, group_id)
     require(ctx, Action.VOLUME_MANAGE_GROUP, scope, target_type="volume", target_id=volume_id)
     row = await repository.volume(ctx.db, volume_id, lock=True)
     if row is None or row.kind != "shared" or row.group_id != group_id or row.deleted_at:
