@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from ipaddress import IPv4Network
+from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.models import AuditEntry
 from gshare.identity.models import LoginSession, SignInFailure
@@ -340,6 +343,41 @@ async def test_guesses_sent_in_parallel_do_not_slip_past_the_throttle(build: Bui
     assert set(outcomes) <= {401, 429}
     assert outcomes.count(401) <= 10, outcomes  # the limit is 10 a minute
     assert outcomes.count(429) >= 30
+
+
+async def test_a_guess_ending_while_another_reads_the_failures_is_still_counted(
+    build: Builder, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gap between reading the failures stored and the attempts under way: a parallel
+    guess that commits its failure and ends in between must not go uncounted."""
+    from gshare.identity import repository, signin
+    from gshare.identity.throttle import LONGEST_WINDOW
+
+    user = await build.user()
+    async with build.sessions() as db, db.begin():
+        for i in range(9):  # one short of the limit of 10 a minute
+            at = clock.now() - timedelta(seconds=i + 1)
+            await repository.add_failure(db, user.email, f"192.0.2.{i}", at, keep=LONGEST_WINDOW)
+    other = signin._begin(user.email, "192.0.2.200", clock.now())
+    read = repository.failure_times
+    ended: list[bool] = []
+
+    async def read_then_other_guess_fails(db: AsyncSession, **where: Any) -> list[datetime]:
+        times = await read(db, **where)
+        if where.get("email_key") and not ended:
+            ended.append(True)
+            async with build.sessions() as own, own.begin():
+                await repository.add_failure(
+                    own, user.email, "192.0.2.200", clock.now(), keep=LONGEST_WINDOW
+                )
+            other.end()
+        return times
+
+    monkeypatch.setattr(repository, "failure_times", read_then_other_guess_fails)
+    response = await build.anonymous(client_ip="192.0.2.201").post(
+        LOGIN, json={"email": user.email, "password": "wrong-again"}
+    )
+    assert response.status_code == 429, response.json()
 
 
 async def test_guessing_the_current_password_is_throttled(build: Builder) -> None:

@@ -27,7 +27,7 @@ from gshare.kit.settings import Settings
 from gshare.sessions import metering, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.credits.builders import assert_ledger_clean, funded_wallets
-from tests.eventually import eventually_sync
+from tests.eventually import eventually, eventually_sync
 from tests.processes import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,6 +228,11 @@ _TICKS_REACHED = text(
 )
 
 
+async def _split(sessions: async_sessionmaker[AsyncSession], ids: list[uuid.UUID]) -> bool:
+    async with sessions() as db:
+        return bool(await db.scalar(_TICKS_REACHED, {"ids": ids, "step": STEP_SECONDS}) > 1)
+
+
 def _ticks_done(progress: Path) -> list[int]:
     return [int(line) for line in progress.read_text().split()]
 
@@ -254,8 +259,14 @@ async def test_a_worker_killed_mid_tick_and_restarted_bills_every_second_once(
                 timeout=30,
                 interval=0.01,
             )
-            # A random moment within the next tick or two.
-            time.sleep(rng.uniform(0, 0.4))
+            if kill % 2 == 0:
+                # Aimed: as soon as one batch of a tick is committed and the next is not.
+                await eventually(
+                    partial(_split, sessions, ids), "a tick half done", timeout=30, interval=0.005
+                )
+            else:
+                # A random moment within the next tick or two.
+                time.sleep(rng.uniform(0, 0.4))
             child.send_signal(signal.SIGKILL)
             assert child.wait(10) == -signal.SIGKILL
             done = _ticks_done(progress)

@@ -158,10 +158,12 @@ async def _throttle(
 ) -> None:
     since = now - LONGEST_WINDOW
     bucket = client_bucket(client)
-    by_account = await repository.failure_times(db, email_key=email_key, since=since)
-    by_client = await repository.failure_times(db, client=bucket, since=since)
-    by_account += _attempts.others(f"account:{email_key}", attempt, now)
-    by_client += _attempts.others(f"client:{bucket}", attempt, now)
+    # Attempts under way are read before the failures stored: one that ends between the two
+    # reads has committed its failure first, so it is counted once or twice, never missed.
+    by_account = _attempts.others(f"account:{email_key}", attempt, now)
+    by_client = _attempts.others(f"client:{bucket}", attempt, now)
+    by_account += await repository.failure_times(db, email_key=email_key, since=since)
+    by_client += await repository.failure_times(db, client=bucket, since=since)
     wait = max(
         wait_seconds(sorted(by_account), now, ACCOUNT_LIMITS),
         wait_seconds(sorted(by_client), now, CLIENT_LIMITS),
