@@ -135,6 +135,8 @@ CASES = [
     Case("GET", "/api/v1/wallets/{target_wallet}", ADMINS_A1),
     Case("GET", "/api/v1/wallets/{target_wallet}/entries", ADMINS_A1),
     Case("GET", "/api/v1/wallets/{target_wallet}/consumption", ADMINS_A1),
+    Case("GET", "/api/v1/wallets/{target_wallet}/alert", ADMINS_A1),
+    Case("PUT", "/api/v1/wallets/{target_wallet}/alert", ADMINS_A1, lambda r: {"below": "5"}),
     Case("GET", "/api/v1/orgs/{A}/wallet", ADMINS_A),
     Case("GET", "/api/v1/groups/{A1}/wallet", ADMINS_A1),
     Case("GET", "/api/v1/users/{target}/wallet", ADMINS_A1),
@@ -206,6 +208,9 @@ CASES = [
         lambda r: {"group_id": "{A1}", "tier_id": None, "cpu_cores": 1},
     ),
     Case("GET", "/api/v1/queue", EVERYONE),
+    Case("GET", "/api/v1/usage", EVERYONE),
+    Case("GET", "/api/v1/usage.csv", EVERYONE),
+    Case("GET", "/api/v1/usage/idle-sessions", EVERYONE),
     Case("GET", "/api/v1/queue?scope=all", ANY_ADMIN),
     Case("DELETE", "/api/v1/queue/{no_request}", EVERYONE),
     # Drains are the super admin's; notices are read by the admins of the groups involved.

@@ -22,7 +22,7 @@ from gshare.sessions.models import CatalogImage, InteractiveSession, Volume
 SPEC: dict[str, Any] = spec()
 METHODS = {"get", "post", "put", "patch", "delete"}
 # Strings whose shape already bounds them.
-BOUNDED_FORMATS = {"uuid", "date-time"}
+BOUNDED_FORMATS = {"uuid", "date-time", "date"}
 
 # Where each stored string input ends up. A free-text input must be listed here or in
 # NOT_STORED, so a new field is a decision rather than an oversight.

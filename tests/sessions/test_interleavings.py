@@ -47,7 +47,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from gshare.api.app import create_app
 from gshare.capacity import tasks as capacity_tasks
@@ -61,6 +61,8 @@ from gshare.kit.embedded_db import EmbeddedPostgres, drop_database, ensure_datab
 from gshare.kit.settings import Settings
 from gshare.sessions import lifecycle, repository, service, startup, tasks
 from gshare.sessions.models import InteractiveSession
+from gshare.usage import service as usage_service
+from gshare.usage import tasks as usage_tasks
 from tests.builders import Builder
 from tests.capacity.builders import set_policy
 from tests.conftest import TEMPLATE
@@ -276,11 +278,19 @@ class Actors:
             assert answer.json()["error"]["code"] == "booking_conflict", answer.text
 
     async def meter(self, seconds: int) -> None:
+        """The worker's metering tick, then its usage rollup's."""
         self.build.clock.advance(timedelta(seconds=seconds))
         await tasks.meter(self.build.sessions, self.settings, self.build.clock.now())
+        await self.roll_up()
 
     async def reconcile(self) -> None:
         await tasks.reconcile_once(self.build.sessions, self.settings, self.build.clock.now())
+
+    async def roll_up(self) -> None:
+        """The usage rollup, as it runs once its settling delay has passed: counting up to now
+        (the clock cannot jump that far here: the API's keys last five minutes of it)."""
+        later = self.build.clock.now() + usage_service.SETTLE
+        await usage_tasks.roll_up(self.build.sessions, self.settings, later)
 
     async def cancel(self, session: Owned) -> None:
         """An admin cancels the session's admission request from the queue."""
@@ -424,7 +434,28 @@ class Actors:
             if await db.scalar(select(Notice.id).where(Notice.reason == "booking").limit(1)):
                 NOTICES.add("booking")
         await assert_ledger_clean(self.build.sessions)
+        await self._usage_is_exact()
         return rows
+
+    async def _usage_is_exact(self) -> None:
+        """Each GPU allocation's hours add up to its mark: held time to the time counted,
+        credits to those counted, never beyond what its hold captured nor past its release;
+        and the days hold what the hours hold."""
+        async with self.build.sessions() as db:
+            rows = (await db.execute(_USAGE_OF_ALLOCATIONS)).all()
+            hours, days = (await db.execute(_USAGE_TOTALS)).one()
+        for a in rows:
+            counted = (a.rolled_until or a.admitted_at) - a.admitted_at
+            assert abs(a.held - counted.total_seconds()) < 1e-3, a
+            assert a.credits == a.rolled_credits, a
+            assert a.rolled_credits <= (a.captured if a.hold_id is not None else 0), a
+            assert a.released_at is None or (a.rolled_until or a.admitted_at) <= a.released_at
+            assert (a.rolled_until or a.admitted_at) <= self.build.clock.now(), a
+            if a.rolled_until is not None and a.rolled_until > a.admitted_at:
+                USAGE.add("counted")
+            if a.released_at is not None and a.rolled_until == a.released_at:
+                USAGE.add("counted to the end")
+        assert hours == days
 
     @property
     def settings(self) -> Settings:
@@ -618,6 +649,21 @@ IDS = random.Random(0)  # every id a run issues: `uuid.uuid4` draws from it duri
 REACHED: set[str] = set()  # every state some run's check saw
 NOTICES: set[str] = set()  # every notice kind and status some run's check saw
 FORECASTS: set[uuid.UUID] = set()  # every queued request some run saw forecast
+USAGE: set[str] = set()  # how far some run's check saw allocations counted
+
+# Each GPU allocation with its mark, its hold's captures and what its hours add up to.
+_USAGE_OF_ALLOCATIONS = text(
+    "SELECT a.id, a.admitted_at, a.released_at, a.rolled_until, a.rolled_credits, a.hold_id, "
+    "h.captured, coalesce(u.held, 0) AS held, coalesce(u.credits, 0) AS credits "
+    "FROM gpu_allocations a LEFT JOIN credit_holds h ON h.id = a.hold_id "
+    "LEFT JOIN (SELECT allocation_id, sum(held_seconds) AS held, sum(credits) AS credits "
+    "FROM usage_hours GROUP BY allocation_id) u ON u.allocation_id = a.id "
+    "WHERE a.model IS NOT NULL"
+)
+_USAGE_TOTALS = text(
+    "SELECT (SELECT coalesce(sum(credits), 0) FROM usage_hours), "
+    "(SELECT coalesce(sum(credits), 0) FROM usage_days)"
+)
 
 
 def _runs(count: int) -> settings:
@@ -644,6 +690,7 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     REACHED.clear()
     NOTICES.clear()
     FORECASTS.clear()
+    USAGE.clear()
     Interleavings.TestCase("runTest").runTest()
     # The runs walk the whole lifecycle: a state never reached is a part never tried.
     assert set(REACHED) == set(lifecycle.STATES), sorted(set(lifecycle.STATES) - REACHED)
@@ -651,6 +698,8 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     assert {"preemption", "drain", "pending", "paused", "freed", "withdrawn"} == NOTICES, NOTICES
     # And requests waited long enough to be given a start forecast.
     assert FORECASTS
+    # And the usage rollup counted allocations, some of them to their end.
+    assert {"counted", "counted to the end"} == USAGE, USAGE
 
 
 class BookingInterleavings(Interleavings):

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,8 +23,7 @@ from gshare.kit.settings import Settings
 from gshare.sessions import metering, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.credits.builders import assert_ledger_clean, funded_wallets
-from tests.eventually import eventually, eventually_sync
-from tests.processes import clean_env
+from tests.killed import Plan, run_with_kills
 
 ROOT = Path(__file__).resolve().parents[2]
 # Hourly rates, some of which do not divide into whole seconds, so rounding is exercised.
@@ -201,25 +196,6 @@ STEP_SECONDS = 197.3  # under the lead metering keeps in each hold, so no hold r
 KILLS = 5
 
 
-def _reached(child: subprocess.Popen[bytes], progress: Path, errors: Path, target: int) -> bool:
-    """Whether the metering worker has done `target` ticks; fails if it has died."""
-    assert child.poll() is None, errors.read_text()[-2000:]
-    return len(_ticks_done(progress)) >= target
-
-
-def _start_child(
-    url: str, progress: Path, start: datetime, first: int, errors: Path
-) -> subprocess.Popen[bytes]:
-    args = [url, str(progress), start.isoformat(), str(STEP_SECONDS), str(first), str(TICKS), "40"]
-    with errors.open("ab") as stderr:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.sessions.metering_child", *args],
-            cwd=ROOT,
-            env=clean_env(PYTHONPATH=str(ROOT)),
-            stderr=stderr,
-        )
-
-
 # How many different ticks the sessions were last metered at: more than one after a kill means
 # it landed between two batches of one tick.
 _TICKS_REACHED = text(
@@ -233,10 +209,6 @@ async def _split(sessions: async_sessionmaker[AsyncSession], ids: list[uuid.UUID
         return bool(await db.scalar(_TICKS_REACHED, {"ids": ids, "step": STEP_SECONDS}) > 1)
 
 
-def _ticks_done(progress: Path) -> list[int]:
-    return [int(line) for line in progress.read_text().split()]
-
-
 async def test_a_worker_killed_mid_tick_and_restarted_bills_every_second_once(
     sessions: async_sessionmaker[AsyncSession],
     database_url: str,
@@ -246,44 +218,19 @@ async def test_a_worker_killed_mid_tick_and_restarted_bills_every_second_once(
     rng = random.Random(20261202)
     start = clock.now()
     ids = await running_sessions(sessions, start, rng, users=30, per_user=10)
-    progress, errors = tmp_path / "progress", tmp_path / "errors"
-    progress.touch()
-    child = _start_child(database_url, progress, start, 1, errors)
-    try:
-        split_ticks = 0
-        for kill in range(KILLS):
-            target = (kill + 1) * TICKS // (KILLS + 2) + rng.randrange(3)
-            eventually_sync(
-                partial(_reached, child, progress, errors, target),
-                "the metering worker to make progress",
-                timeout=30,
-                interval=0.01,
-            )
-            if kill % 2 == 0:
-                # Aimed: as soon as one batch of a tick is committed and the next is not.
-                await eventually(
-                    partial(_split, sessions, ids), "a tick half done", timeout=30, interval=0.005
-                )
-            else:
-                # A random moment within the next tick or two.
-                time.sleep(rng.uniform(0, 0.4))
-            child.send_signal(signal.SIGKILL)
-            assert child.wait(10) == -signal.SIGKILL
-            done = _ticks_done(progress)
-            async with sessions() as db:
-                positions = await db.scalar(_TICKS_REACHED, {"ids": ids, "step": STEP_SECONDS})
-            split_ticks += positions > 1
-            await assert_billed_once(sessions, ids, through=None)
-            # Resume at the tick after the last one recorded: one that committed but was not yet
-            # recorded runs again, and must bill nothing twice.
-            child = _start_child(database_url, progress, start, done[-1] + 1, errors)
-        assert child.wait(60) == 0, errors.read_text()[-2000:]
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    split_ticks = 0
 
-    assert _ticks_done(progress)[-1] == TICKS
+    async def after_kill() -> None:
+        nonlocal split_ticks
+        async with sessions() as db:
+            positions = await db.scalar(_TICKS_REACHED, {"ids": ids, "step": STEP_SECONDS})
+        split_ticks += positions > 1
+        await assert_billed_once(sessions, ids, through=None)
+
+    plan = Plan(database_url, tmp_path, start, STEP_SECONDS, TICKS, 40, "meter", KILLS)
+    # Aimed kills land as soon as one batch of a tick is committed and the next is not.
+    await run_with_kills(plan, rng, partial(_split, sessions, ids), after_kill)
+
     last = start + timedelta(seconds=TICKS * STEP_SECONDS)
     found = await assert_billed_once(sessions, ids, through=last)
     assert all(b.captured > 0 for b in found)

@@ -1440,6 +1440,72 @@ export interface paths {
         patch: operations["update_tier"];
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Usage
+         * @description GPU hours held, idle GPU hours and credits charged over a period of UTC days, per user,
+         *     group, organization, model, tier or cluster, with a series per day, week or month. Each
+         *     caller sees their own use and that of what they administer (a super admin, everything);
+         *     filters narrow it and never widen it. Counted up to a few minutes ago.
+         */
+        get: operations["get_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Usage
+         * @description The report as CSV, one line per key and period, streamed however long: columns
+         *     `period_start, key, name, gpu_hours, idle_gpu_hours, session_hours, measured_hours,
+         *     credits, vram_peak_mib` (see the reference for each).
+         */
+        get: operations["export_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage/idle-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Idle Sessions
+         * @description The sessions that held a card idle longest over the period, with their owner and group:
+         *     the caller's own, and those of what they administer.
+         */
+        get: operations["get_idle_sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -1622,6 +1688,34 @@ export interface paths {
          */
         get: operations["get_wallet"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallets/{wallet_id}/alert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Wallet Alert
+         * @description The wallet's low-credit alert (its thresholds are None when none is set), and how long
+         *     its balance lasts at the rate billed now: for whoever may read the wallet.
+         */
+        get: operations["get_wallet_alert"];
+        /**
+         * Put Wallet Alert
+         * @description Tell the wallet's owner (for a group's or organization's wallet, its admins) once when
+         *     its balance falls below `below`, or lasts fewer than `runway_hours` hours at the rate its
+         *     sessions are billed now; told again only after it was back above. Both None removes the
+         *     alert. Its owner, and the admins over the wallet, may set it.
+         */
+        put: operations["put_wallet_alert"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2863,6 +2957,45 @@ export interface components {
              */
             until: string;
         };
+        /** IdleSessionOut */
+        IdleSessionOut: {
+            /** Credits */
+            credits: string;
+            /** Gpu Hours */
+            gpu_hours: number;
+            /** Group Name */
+            group_name: string;
+            /** Idle Gpu Hours */
+            idle_gpu_hours: number;
+            /** Model */
+            model: string;
+            /** Owner Email */
+            owner_email: string;
+            /**
+             * Session Id
+             * Format: uuid
+             */
+            session_id: string;
+            /**
+             * Session Name
+             * @description None once the session is gone.
+             */
+            session_name: string | null;
+            /** Tier */
+            tier: string;
+            /** Vram Limit Mib */
+            vram_limit_mib: number;
+            /** Vram Peak Mib */
+            vram_peak_mib: number | null;
+        };
+        /** IdleSessionsOut */
+        IdleSessionsOut: {
+            /**
+             * Items
+             * @description Most idle GPU hours first; at most 20.
+             */
+            items: components["schemas"]["IdleSessionOut"][];
+        };
         /** ImageCreate */
         ImageCreate: {
             /**
@@ -3839,9 +3972,9 @@ export interface components {
              */
             cost_total: string;
             /** @description The latest report while it runs; none once it is paused or has ended. */
-            current: components["schemas"]["UsagePointOut"] | null;
+            current: components["schemas"]["gshare__sessions__schemas__UsagePointOut"] | null;
             /** Points */
-            points: components["schemas"]["UsagePointOut"][];
+            points: components["schemas"]["gshare__sessions__schemas__UsagePointOut"][];
             /**
              * Session Id
              * Format: uuid
@@ -4180,28 +4313,86 @@ export interface components {
             /** Vram Mib */
             vram_mib: number;
         };
-        /** UsagePointOut */
-        UsagePointOut: {
+        /** UsageFiguresOut */
+        UsageFiguresOut: {
             /**
-             * At
-             * Format: date-time
+             * Credits
+             * @description Credits charged, as the ledger captured them.
              */
-            at: string;
+            credits: string;
             /**
-             * Gpu Util Percent
-             * @description Mean over the reports it stands for.
+             * Gpu Hours
+             * @description Cards held, in hours, each weighed by its share of the card: a quarter card for an hour is 0.25.
              */
-            gpu_util_percent: number | null;
+            gpu_hours: number;
             /**
-             * Samples
-             * @description How many reports it stands for: older ones are thinned.
+             * Idle Gpu Hours
+             * @description Of those, the hours whose reported utilization was under the idle threshold.
              */
-            samples: number;
+            idle_gpu_hours: number;
             /**
-             * Vram Used Mib
-             * @description Peak over the reports it stands for.
+             * Idle Share
+             * @description idle_gpu_hours / gpu_hours; None when nothing was held.
              */
-            vram_used_mib: number | null;
+            idle_share: number | null;
+            /**
+             * Measured Hours
+             * @description Session hours the cluster reported utilization for; time without reports is never counted idle.
+             */
+            measured_hours: number;
+            /**
+             * Session Hours
+             * @description Sessions holding a card, in hours, unweighed.
+             */
+            session_hours: number;
+            /**
+             * Vram Peak Mib
+             * @description The highest VRAM use reported.
+             */
+            vram_peak_mib: number | null;
+        };
+        /** UsageReportOut */
+        UsageReportOut: {
+            /** By */
+            by: string;
+            /** Every */
+            every: string;
+            /**
+             * Rows
+             * @description By key.
+             */
+            rows: components["schemas"]["UsageRowOut"][];
+            /**
+             * Since
+             * Format: date
+             */
+            since: string;
+            totals: components["schemas"]["UsageFiguresOut"];
+            /**
+             * Until
+             * Format: date
+             * @description The last day counted, inclusive (UTC days).
+             */
+            until: string;
+        };
+        /** UsageRowOut */
+        UsageRowOut: {
+            /**
+             * Key
+             * @description What the row groups by: a user, group, organization or cluster id, a model, or a model and tier; None when not grouped.
+             */
+            key: string | null;
+            /**
+             * Name
+             * @description The key's name: an email, a name, or the key itself.
+             */
+            name: string | null;
+            /**
+             * Series
+             * @description Per period, oldest first; empty if none.
+             */
+            series: components["schemas"]["gshare__usage__schemas__UsagePointOut"][];
+            totals: components["schemas"]["UsageFiguresOut"];
         };
         /** UsePointOut */
         UsePointOut: {
@@ -4380,6 +4571,51 @@ export interface components {
              */
             state: "queued" | "starting" | "running" | "pausing" | "paused" | "resuming" | "stopping" | "stopped" | "failed" | "lost";
         };
+        /** WalletAlertOut */
+        WalletAlertOut: {
+            /** Below */
+            below: string | null;
+            /**
+             * Below Told At
+             * @description Told, and not armed again yet.
+             */
+            below_told_at: string | null;
+            /** Runway Hours */
+            runway_hours: number | null;
+            /**
+             * Runway Now Hours
+             * @description Hours the balance lasts at the rate billed now; None when nothing is billed.
+             */
+            runway_now_hours: number | null;
+            /** Runway Told At */
+            runway_told_at: string | null;
+            /**
+             * Set At
+             * @description None: no alert is set.
+             */
+            set_at: string | null;
+            /**
+             * Wallet Id
+             * Format: uuid
+             */
+            wallet_id: string;
+        };
+        /**
+         * WalletAlertRequest
+         * @description Both None: no alert.
+         */
+        WalletAlertRequest: {
+            /**
+             * Below
+             * @description Tell when the balance falls below this many credits.
+             */
+            below?: string | null;
+            /**
+             * Runway Hours
+             * @description Tell when the balance lasts fewer hours than this at the rate the wallet's running sessions are billed now (personal wallets only).
+             */
+            runway_hours?: number | null;
+        };
         /** WalletOut */
         WalletOut: {
             /** Available */
@@ -4522,6 +4758,72 @@ export interface components {
              * @enum {string}
              */
             reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "booking_start" | "drain" | "xid";
+        };
+        /** UsagePointOut */
+        gshare__sessions__schemas__UsagePointOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Gpu Util Percent
+             * @description Mean over the reports it stands for.
+             */
+            gpu_util_percent: number | null;
+            /**
+             * Samples
+             * @description How many reports it stands for: older ones are thinned.
+             */
+            samples: number;
+            /**
+             * Vram Used Mib
+             * @description Peak over the reports it stands for.
+             */
+            vram_used_mib: number | null;
+        };
+        /** UsagePointOut */
+        gshare__usage__schemas__UsagePointOut: {
+            /**
+             * Credits
+             * @description Credits charged, as the ledger captured them.
+             */
+            credits: string;
+            /**
+             * Gpu Hours
+             * @description Cards held, in hours, each weighed by its share of the card: a quarter card for an hour is 0.25.
+             */
+            gpu_hours: number;
+            /**
+             * Idle Gpu Hours
+             * @description Of those, the hours whose reported utilization was under the idle threshold.
+             */
+            idle_gpu_hours: number;
+            /**
+             * Idle Share
+             * @description idle_gpu_hours / gpu_hours; None when nothing was held.
+             */
+            idle_share: number | null;
+            /**
+             * Measured Hours
+             * @description Session hours the cluster reported utilization for; time without reports is never counted idle.
+             */
+            measured_hours: number;
+            /**
+             * Period Start
+             * Format: date
+             */
+            period_start: string;
+            /**
+             * Session Hours
+             * @description Sessions holding a card, in hours, unweighed.
+             */
+            session_hours: number;
+            /**
+             * Vram Peak Mib
+             * @description The highest VRAM use reported.
+             */
+            vram_peak_mib: number | null;
         };
     };
     responses: never;
@@ -10976,6 +11278,182 @@ export interface operations {
             };
         };
     };
+    get_usage: {
+        parameters: {
+            query?: {
+                /** @description The first UTC day; default: this month's. */
+                since?: string | null;
+                /** @description The last UTC day, inclusive; default: today. */
+                until?: string | null;
+                /** @description What each row is. */
+                by?: "user" | "group" | "organization" | "model" | "tier" | "cluster" | "none";
+                /** @description The series' period; none: totals only. */
+                every?: "day" | "week" | "month" | "none";
+                org_id?: string | null;
+                group_id?: string | null;
+                user_id?: string | null;
+                model?: string | null;
+                tier?: string | null;
+                cluster_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReportOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    export_usage: {
+        parameters: {
+            query?: {
+                /** @description The first UTC day; default: this month's. */
+                since?: string | null;
+                /** @description The last UTC day, inclusive; default: today. */
+                until?: string | null;
+                /** @description What each row is. */
+                by?: "user" | "group" | "organization" | "model" | "tier" | "cluster" | "none";
+                /** @description The series' period; none: totals only. */
+                every?: "day" | "week" | "month" | "none";
+                org_id?: string | null;
+                group_id?: string | null;
+                user_id?: string | null;
+                model?: string | null;
+                tier?: string | null;
+                cluster_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_idle_sessions: {
+        parameters: {
+            query?: {
+                /** @description The first UTC day; default: this month's. */
+                since?: string | null;
+                /** @description The last UTC day, inclusive; default: today. */
+                until?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleSessionsOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_users: {
         parameters: {
             query?: {
@@ -11799,6 +12277,144 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_wallet_alert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletAlertOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_wallet_alert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wallet_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletAlertRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletAlertOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -39,6 +39,7 @@ from gshare.kit.schema_version import current_revision, head_revision
 from gshare.kit.settings import Settings
 from gshare.kit.web import declare
 from gshare.sessions.endpoints import router as sessions_router
+from gshare.usage.endpoints import router as usage_router
 from gshare.worker.endpoints import router as worker_router
 from gshare.worker.health import Recorder
 from gshare.worker.hooks import connect_hooks
@@ -153,6 +154,7 @@ def create_app(
     app.include_router(clusters_router)
     app.include_router(capacity_router)
     app.include_router(sessions_router)
+    app.include_router(usage_router)
     app.include_router(worker_router)
     app.include_router(events_router)
     if unchecked := unchecked_internal_routes(app.routes):

@@ -238,6 +238,13 @@ class AdmissionRequest(Base):
     )
 
 
+# GPU allocations the usage rollup has not counted to their end.
+UNROLLED = (
+    "model IS NOT NULL AND (released_at IS NULL OR rolled_until IS NULL "
+    "OR rolled_until < released_at)"
+)
+
+
 class Allocation(Base):
     """What one admitted request holds: a slot or MIG instance of a card (none for CPU only),
     the CPU and memory it asked for, the price it was admitted at and its credit hold.
@@ -277,6 +284,10 @@ class Allocation(Base):
     admitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     release_reason: Mapped[str | None] = mapped_column(String(20))
+    # How far the usage rollup has counted it (usage/rollup.py's Mark); NULL: from its start.
+    rolled_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    rolled_credits: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    rolled_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         CheckConstraint("status IN ('live', 'lost', 'released')", name="status_known"),
@@ -316,6 +327,11 @@ class Allocation(Base):
         ),
         Index("ix_gpu_allocations_held", "user_id", postgresql_where=text("status <> 'released'")),
         Index("ix_gpu_allocations_tier_released", "tier_id", "released_at"),
+        Index(
+            "ix_gpu_allocations_unrolled",
+            "id",
+            postgresql_where=text(UNROLLED),
+        ),
     )
 
 

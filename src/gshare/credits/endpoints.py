@@ -18,6 +18,8 @@ from gshare.credits.schemas import (
     MonthlyGrantPut,
     TransferOut,
     TransferRequest,
+    WalletAlertOut,
+    WalletAlertRequest,
     WalletOut,
     WalletTreeOut,
 )
@@ -75,6 +77,32 @@ async def consumption(
 ) -> ConsumptionOut:
     """Credits consumed per day (UTC), oldest first, days without use included."""
     return await service.consumption(ctx, wallet_id, days)
+
+
+@router.get(
+    "/wallets/{wallet_id}/alert",
+    response_model=WalletAlertOut,
+    **declare(Action.WALLET_READ_USER, 404),
+)
+async def get_wallet_alert(wallet_id: uuid.UUID, ctx: Ctx) -> WalletAlertOut:
+    """The wallet's low-credit alert (its thresholds are None when none is set), and how long
+    its balance lasts at the rate billed now: for whoever may read the wallet."""
+    return await service.get_alert(ctx, wallet_id)
+
+
+@router.put(
+    "/wallets/{wallet_id}/alert",
+    response_model=WalletAlertOut,
+    **declare(Action.WALLET_ALERT_SET, 400, 404),
+)
+async def put_wallet_alert(
+    wallet_id: uuid.UUID, body: WalletAlertRequest, ctx: Ctx
+) -> WalletAlertOut:
+    """Tell the wallet's owner (for a group's or organization's wallet, its admins) once when
+    its balance falls below `below`, or lasts fewer than `runway_hours` hours at the rate its
+    sessions are billed now; told again only after it was back above. Both None removes the
+    alert. Its owner, and the admins over the wallet, may set it."""
+    return await service.set_alert(ctx, wallet_id, body.below, body.runway_hours)
 
 
 @router.get(

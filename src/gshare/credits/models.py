@@ -230,3 +230,28 @@ class CreditRefill(Base):
         CheckConstraint("amount >= 0 AND shortfall >= 0", name="amounts_not_negative"),
         CheckConstraint("period ~ '^[0-9]{4}-[0-9]{2}$'", name="period_format"),
     )
+
+
+class WalletAlert(Base):
+    """When a wallet's owner (or its admins) is told that its credits run low (alerts.py): below
+    a balance, or under a runway in hours; and when each was last told, until it is armed again."""
+
+    __tablename__ = "wallet_alerts"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("credit_accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    below: Mapped[int | None] = mapped_column(BigInteger)
+    runway_hours: Mapped[int | None] = mapped_column(Integer)
+    set_by: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    set_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    below_told_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    runway_told_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint("below IS NOT NULL OR runway_hours IS NOT NULL", name="something_to_watch"),
+        CheckConstraint(
+            "(below IS NULL OR below >= 0) AND (runway_hours IS NULL OR runway_hours > 0)",
+            name="thresholds_in_range",
+        ),
+    )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,6 +19,7 @@ from gshare.credits.models import (
     CreditHold,
     CreditRefill,
     CreditTransfer,
+    WalletAlert,
 )
 from gshare.events import outbox
 from gshare.kit.ids import new_id
@@ -686,3 +687,91 @@ async def record_refill(
             "period": period,
         },
     )
+
+
+# ---- wallet alerts -------------------------------------------------------------------------
+
+
+async def alert_of(db: AsyncSession, account_id: uuid.UUID) -> WalletAlert | None:
+    query = select(WalletAlert).where(WalletAlert.account_id == account_id)
+    found: WalletAlert | None = await db.scalar(query)
+    return found
+
+
+async def burn_per_hour(db: AsyncSession, account_id: uuid.UUID) -> int:
+    """The hourly rate of the wallet's open holds: what its running sessions are billed."""
+    query = select(func.coalesce(func.sum(CreditHold.rate_per_hour), 0)).where(
+        CreditHold.account_id == account_id, CreditHold.status == "open"
+    )
+    return int(await db.scalar(query) or 0)
+
+
+# Alerts with each wallet's balance and burn, locked (others' skipped), a batch from `after`.
+_ALERTS_DUE = text(
+    "SELECT w.account_id, w.below, w.runway_hours, w.below_told_at, w.runway_told_at, "
+    "a.kind, a.owner_id, a.balance, "
+    "(SELECT coalesce(sum(h.rate_per_hour), 0) FROM credit_holds h "
+    "WHERE h.account_id = w.account_id AND h.status = 'open') AS burn "
+    "FROM wallet_alerts w JOIN credit_accounts a ON a.id = w.account_id "
+    "WHERE w.account_id > :after AND a.closed_at IS NULL "
+    "ORDER BY w.account_id LIMIT :limit FOR UPDATE OF w SKIP LOCKED"
+)
+
+
+async def alerts_due(db: AsyncSession, after: uuid.UUID, limit: int) -> list[Any]:
+    return list((await db.execute(_ALERTS_DUE, {"after": after, "limit": limit})).all())
+
+
+async def mark_alert(
+    db: AsyncSession,
+    account_id: uuid.UUID,
+    below_told_at: datetime | None,
+    runway_told_at: datetime | None,
+) -> None:
+    await db.execute(
+        update(WalletAlert)
+        .where(WalletAlert.account_id == account_id)
+        .values(below_told_at=below_told_at, runway_told_at=runway_told_at)
+    )
+
+
+async def put_alert(
+    db: AsyncSession,
+    account_id: uuid.UUID,
+    below: int | None,
+    runway_hours: int | None,
+    set_by: uuid.UUID,
+    now: datetime,
+) -> None:
+    """Set or replace a wallet's alert, armed anew; one row however many set it at once."""
+    values = {
+        "below": below,
+        "runway_hours": runway_hours,
+        "set_by": set_by,
+        "set_at": now,
+        "below_told_at": None,
+        "runway_told_at": None,
+    }
+    await db.execute(
+        insert(WalletAlert)
+        .values(account_id=account_id, **values)
+        .on_conflict_do_update(index_elements=[WalletAlert.account_id], set_=values)
+    )
+
+
+async def remove_alert(db: AsyncSession, account_id: uuid.UUID) -> None:
+    await db.execute(delete(WalletAlert).where(WalletAlert.account_id == account_id))
+
+
+_NEAR_BUDGET = text(
+    "SELECT a.owner_id FROM credit_accounts a LEFT JOIN wallet_alerts w ON w.account_id = a.id "
+    "WHERE a.kind = 'user' AND a.owner_id = ANY(:ids) AND a.closed_at IS NULL AND ("
+    "w.below_told_at IS NOT NULL OR w.runway_told_at IS NOT NULL "
+    "OR (a.monthly_grant > 0 AND a.balance * 10 < a.monthly_grant)) ORDER BY a.owner_id"
+)
+
+
+async def near_budget(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+    if not user_ids:
+        return []
+    return list(await db.scalars(_NEAR_BUDGET, {"ids": list(user_ids)}))

@@ -132,3 +132,30 @@ class InvariantReportOut(ResponseModel):
     in_wallets: str
     held: str
     consumed: str
+
+
+class WalletAlertRequest(RequestModel):
+    """Both None: no alert."""
+
+    below: AmountText | None = Field(
+        default=None, description="Tell when the balance falls below this many credits."
+    )
+    runway_hours: int | None = Field(
+        default=None,
+        ge=1,
+        le=24 * 366,
+        description="Tell when the balance lasts fewer hours than this at the rate the wallet's "
+        "running sessions are billed now (personal wallets only).",
+    )
+
+
+class WalletAlertOut(ResponseModel):
+    wallet_id: uuid.UUID
+    below: str | None
+    runway_hours: int | None
+    set_at: datetime | None = Field(description="None: no alert is set.")
+    below_told_at: datetime | None = Field(description="Told, and not armed again yet.")
+    runway_told_at: datetime | None
+    runway_now_hours: float | None = Field(
+        description="Hours the balance lasts at the rate billed now; None when nothing is billed."
+    )

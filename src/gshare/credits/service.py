@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.credits import invariants, operations, repository, views
+from gshare.credits import alerts, invariants, operations, repository, views
 from gshare.credits.amounts import AmountError, format_amount, parse_amount
 from gshare.credits.ledger import Draw
 from gshare.credits.models import CreditAccount, CreditHold
@@ -20,6 +20,7 @@ from gshare.credits.schemas import (
     ConsumptionOut,
     EntryOut,
     TransferOut,
+    WalletAlertOut,
     WalletOut,
     WalletTreeOut,
 )
@@ -536,3 +537,71 @@ async def hold_for_session(
         now=ctx.now,
         for_group_wallet_id=group_wallet,
     )
+
+
+# ---- wallet alerts -------------------------------------------------------------------------
+
+
+async def _alert_out(db: AsyncSession, account: CreditAccount) -> WalletAlertOut:
+    alert = await repository.alert_of(db, account.id)
+    reading = alerts.Reading(account.balance, await repository.burn_per_hour(db, account.id))
+    return WalletAlertOut(
+        wallet_id=account.id,
+        below=None if alert is None or alert.below is None else format_amount(alert.below),
+        runway_hours=None if alert is None else alert.runway_hours,
+        set_at=None if alert is None else alert.set_at,
+        below_told_at=None if alert is None else alert.below_told_at,
+        runway_told_at=None if alert is None else alert.runway_told_at,
+        runway_now_hours=alerts.runway_hours(reading),
+    )
+
+
+async def get_alert(ctx: Context, wallet_id: uuid.UUID) -> WalletAlertOut:
+    return await _alert_out(ctx.db, await _readable(ctx, wallet_id))
+
+
+async def set_alert(
+    ctx: Context, wallet_id: uuid.UUID, below_text: str | None, runway_hours: int | None
+) -> WalletAlertOut:
+    """Set, replace or (both None) remove a wallet's alert. A new threshold is armed at once:
+    a wallet already below it is told on the next check."""
+    account = await repository.wallet(ctx.db, wallet_id)
+    if account is None or account.owner_id is None:
+        raise NotFound("No such wallet.", code="wallet_not_found")
+    _, scope = await _read_scope(ctx, account)
+    require(ctx, Action.WALLET_ALERT_SET, scope, target_type="wallet", target_id=account.id)
+    below = None if below_text is None else amount_of(below_text, allow_zero=True)
+    if below is not None and below > alerts.MOST_BELOW:
+        raise InvalidAmount("That threshold is beyond any wallet's balance.")
+    if runway_hours is not None and account.kind != "user":
+        raise BadRequest(
+            "A runway applies to personal wallets only: group and organization wallets are not "
+            "billed for sessions.",
+            code="runway_not_billed",
+        )
+    if below is None and runway_hours is None:
+        await repository.remove_alert(ctx.db, account.id)
+    else:
+        await repository.put_alert(
+            ctx.db, account.id, below, runway_hours, ctx.actor.user_id, ctx.now
+        )
+    org_id, group_id = await _audit_scope(ctx, account, None)
+    await audit(
+        ctx,
+        "credits.wallet_alert",
+        target_type="wallet",
+        target_id=account.id,
+        org_id=org_id,
+        group_id=group_id,
+        detail={
+            "below": None if below is None else format_amount(below),
+            "runway_hours": runway_hours,
+        },
+    )
+    return await _alert_out(ctx.db, account)
+
+
+async def near_budget(db: AsyncSession, user_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+    """Which of these users are near the end of their credits: their wallet's alert has been
+    told and not armed again, or it holds less than a tenth of its monthly grant."""
+    return await repository.near_budget(db, user_ids)

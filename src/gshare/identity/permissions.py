@@ -47,6 +47,7 @@ class Action(StrEnum):
     WALLET_READ_GROUP = "wallet.read_group"
     WALLET_READ_USER = "wallet.read_user"
     WALLET_TREE = "wallet.tree"
+    WALLET_ALERT_SET = "wallet.alert_set"
     CREDITS_MINT = "credits.mint"
     CREDITS_MOVE_ORG_GROUP = "credits.move_org_group"
     CREDITS_MOVE_GROUP_USER = "credits.move_group_user"
@@ -103,6 +104,8 @@ class Action(StrEnum):
     # group, and its guests. Each member's use within it: the group's admins.
     FAIR_SHARE_READ = "fair_share.read"
     FAIR_SHARE_USERS_READ = "fair_share.users_read"
+    # GPU time, idle time and credits used: anyone their own; admins what they administer.
+    USAGE_READ = "usage.read"
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,16 @@ def _self_or_user_admin(actor: Actor, scope: Scope) -> bool:
     return any(actor.administers_group(g, o) for g, o in target.groups.items())
 
 
+def _keeps_wallet(actor: Actor, scope: Scope) -> bool:
+    """Who may set a wallet's alert: whoever may read it (its owner for a personal wallet, and
+    the admins over it)."""
+    if scope.user is not None:
+        return _self_or_user_admin(actor, scope)
+    if scope.group_id is not None:
+        return _group_admin(actor, scope)
+    return _org_admin(actor, scope)
+
+
 def _admin_in_org(actor: Actor, scope: Scope) -> bool:
     return scope.org_id is not None and (
         scope.org_id in actor.org_admin_of or scope.org_id in actor.group_admin_of.values()
@@ -302,6 +315,7 @@ RULES: dict[Action, Rule] = {
     Action.WALLET_READ_GROUP: _group_admin,
     Action.WALLET_READ_USER: _self_or_user_admin,
     Action.WALLET_TREE: _admin_in_org,
+    Action.WALLET_ALERT_SET: _keeps_wallet,
     Action.CREDITS_MINT: _never,
     Action.CREDITS_MOVE_ORG_GROUP: _org_admin,
     Action.CREDITS_MOVE_GROUP_USER: _group_admin,
@@ -344,6 +358,7 @@ RULES: dict[Action, Rule] = {
     Action.BOOKING_MANAGE: _group_admin,
     Action.FAIR_SHARE_READ: _in_group,
     Action.FAIR_SHARE_USERS_READ: _group_admin,
+    Action.USAGE_READ: _signed_in,
 }
 
 

@@ -681,6 +681,16 @@ async def active_among(db: AsyncSession, ids: Sequence[uuid.UUID]) -> set[uuid.U
     return await repository.active_among(db, ids)
 
 
+async def admin_ids(
+    db: AsyncSession, *, org_id: uuid.UUID | None = None, group_id: uuid.UUID | None = None
+) -> list[uuid.UUID]:
+    """The active admins of an organization, or of a group (its own grants only), in a stable
+    order."""
+    found = await repository.grants(db, org_id=org_id, group_id=group_id)
+    ids = sorted({view.user.id for view in found if view.user.active}, key=str)
+    return ids
+
+
 async def super_admin_ids(db: AsyncSession) -> list[uuid.UUID]:
     """The active super admins, to tell of what needs one of them."""
     return await repository.super_admin_ids(db)

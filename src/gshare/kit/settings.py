@@ -212,6 +212,13 @@ class Settings(BaseSettings):
         le=3600,
         description="Seconds between checks that warn and pause idle and over-long sessions.",
     )
+    usage_rollup_interval_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between runs of the usage rollup, which counts GPU time, credits and "
+        "idle time into the hourly and daily rows the usage reports read.",
+    )
     idle_threshold_percent: float = Field(
         default=5,
         ge=0,

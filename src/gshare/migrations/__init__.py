@@ -13,4 +13,5 @@ def load_all_models() -> None:
     import gshare.identity.models
     import gshare.kit.idempotency
     import gshare.sessions.models
+    import gshare.usage.models
     import gshare.worker.models  # noqa: F401

@@ -625,3 +625,23 @@ _REWRITE_SAMPLES = text(
     "CAST(:vrams AS integer[]), CAST(:counts AS integer[])) AS v(at, util, vram, n) "
     "WHERE s.session_id = :session_id AND s.at = v.at"
 )
+
+
+_SAMPLES_IN = text(
+    "SELECT s.session_id, s.at, s.gpu_util_percent, s.vram_used_mib FROM session_samples AS s "
+    "JOIN unnest(CAST(:ids AS uuid[]), CAST(:after AS timestamptz[]), "
+    "CAST(:through AS timestamptz[])) AS v(id, after, through) "
+    "ON s.session_id = v.id AND s.at > v.after AND s.at <= v.through"
+)
+
+
+async def samples_in(
+    db: AsyncSession, spans: Sequence[tuple[uuid.UUID, datetime, datetime]]
+) -> list[Any]:
+    """The samples of each (session, after, through) taken after `after` and no later than
+    `through`, in one query."""
+    if not spans:
+        return []
+    ids, after, through = (list(x) for x in zip(*spans, strict=True))
+    result = await db.execute(_SAMPLES_IN, {"ids": ids, "after": after, "through": through})
+    return list(result.all())

@@ -46,6 +46,19 @@ async def record(db: AsyncSession, points: Sequence[tuple[uuid.UUID, Point]]) ->
     )
 
 
+async def samples_in(
+    db: AsyncSession, spans: Sequence[tuple[uuid.UUID, datetime, datetime]]
+) -> dict[uuid.UUID, list[Point]]:
+    """Each session's samples taken after its span's first time and no later than its second,
+    for the usage rollup."""
+    out: dict[uuid.UUID, list[Point]] = {}
+    for row in await repository.samples_in(db, spans):
+        out.setdefault(row.session_id, []).append(
+            Point(row.at, row.gpu_util_percent, row.vram_used_mib, 1)
+        )
+    return out
+
+
 def _point(row: SessionSample) -> Point:
     return Point(row.at, row.gpu_util_percent, row.vram_used_mib, row.samples)
 

@@ -23,7 +23,7 @@ from gshare.clusters.tasks import (
     keep_local_cluster,
     refresh_operator_tokens,
 )
-from gshare.credits.tasks import period_of, refill_month
+from gshare.credits.tasks import check_alerts, period_of, refill_month
 from gshare.events.notify import Listener
 from gshare.events.outbox import on_commit_of_events
 from gshare.events.relay import relay_pending
@@ -36,6 +36,7 @@ from gshare.kit.idempotency import forget_before
 from gshare.kit.settings import Settings
 from gshare.sessions import tasks as session_tasks
 from gshare.sessions.entry import forget_used_tickets
+from gshare.usage import tasks as usage_tasks
 from gshare.worker.health import Recorder
 from gshare.worker.hooks import connect_hooks
 
@@ -78,6 +79,9 @@ def worker_loops(
 ) -> list[Loop]:
     zone = ZoneInfo(settings.credits_timezone)
     connect_hooks()
+
+    async def wallet_alerts() -> object:
+        return await check_alerts(sessions, clock.now())
 
     async def refill() -> object:
         now = clock.now()
@@ -160,6 +164,12 @@ def worker_loops(
     async def reconcile() -> object:
         return await session_tasks.reconcile_once(sessions, settings, clock.now())
 
+    async def usage_rollup() -> object:
+        return await usage_tasks.roll_up(sessions, settings, clock.now())
+
+    async def usage_digests() -> object:
+        return await usage_tasks.send_digests(sessions, clock.now())
+
     return [
         event_relay(settings, sessions),
         # Every session change records an event, so a local commit wakes the apply at once.
@@ -173,10 +183,13 @@ def worker_loops(
         Loop("metering", settings.metering_interval_seconds, metering),
         Loop("idle reaping", settings.idle_check_interval_seconds, reaping),
         Loop("session reconcile", 60, reconcile),
+        Loop("usage rollup", settings.usage_rollup_interval_seconds, usage_rollup),
+        Loop("weekly usage digests", 3600, usage_digests),
         Loop("orphan resources", 600, orphans),
         Loop("admission queue", settings.dequeue_interval_seconds, dequeue, CAPACITY_CHANNEL),
         Loop("fair-share usage", settings.fair_share_interval_seconds, fair_share),
         Loop("monthly refill", settings.refill_interval_seconds, refill),
+        Loop("wallet alerts", settings.metering_interval_seconds, wallet_alerts),
         Loop("housekeeping", 3600, housekeeping),
         Loop("operator tokens", 300, operator_tokens),
     ]
