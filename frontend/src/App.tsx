@@ -37,6 +37,7 @@ import { VolumesPage } from './sessions/VolumesPage';
 import { Shell } from './shell/Shell';
 import { cssVariablesResolver, theme } from './theme';
 import { RouteErrorBoundary } from './ui/RouteErrorBoundary';
+import { UsagePage } from './usage/UsagePage';
 import { WalletPage } from './wallet/WalletPage';
 
 interface AppProvidersProps {
@@ -80,6 +81,7 @@ export function AppRoutes() {
           <Route path="volumes" element={page(<VolumesPage />)} />
           <Route path="bookings" element={page(<BookingsPage />)} />
           <Route path="group" element={page(<MyGroupPage />)} />
+          <Route path="usage" element={page(<UsagePage />)} />
           <Route path="admin" element={<RequireAdmin />}>
             <Route index element={<Navigate to="orgs" replace />} />
             <Route path="orgs" element={page(<OrgsPage />)} />

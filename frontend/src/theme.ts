@@ -3,6 +3,7 @@ import {
   createTheme,
   darken,
   defaultVariantColorsResolver,
+  luminance,
   Modal,
   Notification,
   NumberInput,
@@ -43,13 +44,32 @@ export const theme = createTheme({
   },
 });
 
-/** Secondary ("dimmed") text one shade darker than Mantine's default, for the same contrast. */
-export const cssVariablesResolver: CSSVariablesResolver = () => ({
+/** The palest background text is drawn on: striped and hovered table rows (gray 0). */
+export const PALEST_BACKGROUND = '#f8f9fa';
+
+export function contrast(a: string, b: string): number {
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/** The lightest of a colour's darker shades that keeps 4.5:1 (WCAG AA) on every background. */
+export function readableText(shades: readonly string[]): string {
+  const candidates = [shades[8], shades[9], darken(shades[9], 0.15), darken(shades[9], 0.3), darken(shades[9], 0.45)];
+  return candidates.find((c) => contrast(c, PALEST_BACKGROUND) >= 4.5) ?? candidates[candidates.length - 1];
+}
+
+/** Secondary ("dimmed") text one shade darker than Mantine's default, for the same contrast;
+ * and text in a colour (`c="red"`, `c="green"`) in the darkest shade that still keeps it, so
+ * that coloured figures stay readable on striped rows. */
+export const cssVariablesResolver: CSSVariablesResolver = (resolved) => ({
   variables: {},
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     // Placeholders ("Any time", "No end date") are read as text, so they keep 4.5:1 too.
     '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+    ...Object.fromEntries(
+      Object.entries(resolved.colors).map(([name, shades]) => [`--mantine-color-${name}-text`, readableText(shades)]),
+    ),
   },
   dark: {},
 });

@@ -74,6 +74,7 @@ NOT_STORED = {
     ("PasswordResetRequest", "initial_password"),
     ("ClusterRegister", "kubeconfig"),  # kept in a file, never in the database
     ("MintRequest", "amount"),  # parsed into a bigint
+    ("WalletAlertRequest", "below"),
     ("MintRequest", "memo"),  # a text column
     ("TransferRequest", "amount"),
     ("TransferRequest", "memo"),

@@ -6,13 +6,22 @@ Screens that need a running session are checked in test_sessions_console.py, on 
 
 from __future__ import annotations
 
+import itertools
 import json
+import uuid
+from datetime import datetime, timedelta
 
 import pytest
 from playwright.async_api import Page, expect
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.credits import operations
+from gshare.credits import repository as credits
+from gshare.credits.amounts import MICRO
+from gshare.identity.models import User
 from gshare.kit.clock import SystemClock
+from gshare.usage.models import NO_CLUSTER, UsageDay, UsageHour
 from tests.capacity.builders import add_cluster, apply, cards
 from tests.e2e.a11y import violations
 from tests.e2e.steps import ADMIN_EMAIL, ADMIN_PASSWORD, admin_api, member_of_a_new_lab, sign_in
@@ -33,6 +42,7 @@ USER_SCREENS = (
     "/volumes",
     "/bookings",
     "/group",
+    "/usage",
     "/wallet",
 )
 ADMIN_SCREENS = (
@@ -49,6 +59,74 @@ ADMIN_SCREENS = (
     "/admin/worker",
     "/admin/audit",
 )
+
+
+async def _used_gpus(
+    sessions: async_sessionmaker[AsyncSession], org_id: str, group_id: str, now: datetime
+) -> None:
+    """The member has used GPUs these last days, idled some of it, and paid for it: the
+    wallet's and the Usage page's charts have something to draw."""
+    async with sessions() as db, db.begin():
+        user_id = await db.scalar(select(User.id).where(User.email == MEMBER_EMAIL))
+        assert user_id is not None
+        org, group = uuid.UUID(org_id), uuid.UUID(group_id)
+        wallets = [
+            await credits.account_id(db, kind, owner, now)
+            for kind, owner in (("org", org), ("group", group), ("user", user_id))
+        ]
+        await operations.mint(db, wallet_id=wallets[0], amount=50 * MICRO, now=now)
+        for source, target in itertools.pairwise(wallets):
+            await operations.move(
+                db, from_id=source, to_id=target, amount=20 * MICRO, kind="allocation", now=now
+            )
+        hold = await operations.place_hold(
+            db,
+            wallet_id=wallets[2],
+            session_id=uuid.uuid4(),
+            rate_per_hour=2 * MICRO,
+            window_seconds=3600,
+            now=now,
+        )
+        await operations.settle_hold(db, hold_id=hold.id, used=3 * MICRO // 2, now=now)
+        for n, model in itertools.product(range(5), ("A100-80GB", "H100-80GB")):
+            db.add(
+                UsageDay(
+                    day=(now - timedelta(days=n)).date(),
+                    user_id=user_id,
+                    group_id=group,
+                    org_id=org,
+                    model=model,
+                    tier="1/4",
+                    cluster_id=NO_CLUSTER,
+                    held_seconds=7200.0 * (n + 1),
+                    gpu_seconds=1800.0 * (n + 1),
+                    idle_gpu_seconds=600.0,
+                    measured_seconds=7200.0,
+                    credits=MICRO,
+                    vram_peak_mib=9000,
+                )
+            )
+        db.add(
+            UsageHour(
+                allocation_id=uuid.uuid4(),
+                hour=now.replace(minute=0, second=0, microsecond=0),
+                session_id=uuid.uuid4(),
+                user_id=user_id,
+                group_id=group,
+                org_id=org,
+                cluster_id=None,
+                model="A100-80GB",
+                tier="1/4",
+                vram_limit_mib=20480,
+                held_seconds=3600.0,
+                gpu_seconds=900.0,
+                idle_gpu_seconds=600.0,
+                measured_seconds=3600.0,
+                credits=MICRO,
+                vram_peak_mib=9000,
+                vram_mib_seconds=0.0,
+            )
+        )
 
 
 async def _settled(page: Page, base: str, path: str) -> None:
@@ -74,6 +152,7 @@ async def test_every_screen_has_no_serious_accessibility_violation(
     async with sessions() as db, db.begin():
         cluster_id = await add_cluster(db, now, name="lab-east")
     assert await apply(sessions, cluster_id, 1, cards(4), now)
+    await _used_gpus(sessions, org["id"], group["id"], now)
     async with admin_api(server) as api:
         wallet = (await api.get(f"/api/v1/groups/{group['id']}/wallet")).json()
         created = await api.post(

@@ -88,8 +88,8 @@ async def test_the_worker_process_refills_and_stops_on_sigterm(
     assert proc.returncode == 0, output
     assert (
         "worker running: event relay, session apply, metering, idle reaping, session "
-        "reconcile, orphan resources, admission queue, fair-share usage, monthly refill, "
-        "housekeeping, operator tokens"
+        "reconcile, usage rollup, weekly usage digests, orphan resources, admission queue, "
+        "fair-share usage, monthly refill, wallet alerts, housekeeping, operator tokens"
     ) in output
 
 

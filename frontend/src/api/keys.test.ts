@@ -37,6 +37,8 @@ describe('query keys', () => {
       [queries.queue('all').queryKey, scopes.queue],
       [queries.notifications(false, 20).queryKey, scopes.notifications],
       [queries.unreadNotifications().queryKey, scopes.notifications],
+      [queries.usage({ since: '2026-11-01', by: 'group', every: 'day' }).queryKey, scopes.usage],
+      [queries.idleSessions('2026-11-01', '2026-11-30').queryKey, scopes.usage],
     ];
     for (const [key, prefix] of cases) expect(startsWith(key, prefix), JSON.stringify(key)).toBe(true);
   });
@@ -48,6 +50,8 @@ describe('query keys', () => {
     expect(queries.users({ q: '' }).queryKey).toEqual(queries.users().queryKey);
     expect(queries.orgGroups('o1').queryKey).not.toEqual(queries.allOrgGroups('o1').queryKey);
     expect(queries.walletConsumption('w1', 30).queryKey).not.toEqual(queries.walletConsumption('w1', 7).queryKey);
+    expect(queries.usage({ by: 'group', user_id: null }).queryKey).toEqual(queries.usage({ by: 'group' }).queryKey);
+    expect(queries.usage({ by: 'group' }).queryKey).not.toEqual(queries.usage({ by: 'user' }).queryKey);
   });
 
   it('fetch from the endpoint they name, with the filters as query parameters', async () => {

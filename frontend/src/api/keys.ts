@@ -1,7 +1,7 @@
 import { infiniteQueryOptions, queryOptions, type QueryKey } from '@tanstack/react-query';
 import type { AuditFilters, EntryFilters, UserFilters } from './filters';
 import type { components } from './schema';
-import type { PolicyScope } from './types';
+import type { PolicyScope, UsageQuery } from './types';
 import { api, compact, unwrap } from './client';
 import { fetchMe } from './me';
 
@@ -35,6 +35,7 @@ export const scopes = {
   worker: ['worker'],
   bookings: ['bookings'],
   shares: ['shares'],
+  usage: ['usage'],
   passwordCheck: ['password-check'],
 } as const satisfies Record<string, QueryKey>;
 
@@ -318,6 +319,25 @@ export const queries = {
       queryKey: [...scopes.shares, groupId],
       queryFn: () =>
         unwrap(api.GET('/api/v1/groups/{group_id}/fair-share', { params: { path: { group_id: groupId } } })),
+    }),
+
+  /**
+   * GPU hours, idle GPU hours and credits over a period of UTC days, per key of `by`, with a
+   * series per `every`: the caller's own use and that of what they administer (the server
+   * decides). It changes slowly and no live event names it: pages ask again every few minutes.
+   */
+  usage: (query: UsageQuery) => {
+    const params = compact({ ...query });
+    return queryOptions({
+      queryKey: [...scopes.usage, 'report', params],
+      queryFn: () => unwrap(api.GET('/api/v1/usage', { params: { query: params } })),
+    });
+  },
+  /** The sessions that held a card idle longest over the period (at most 20), most idle first. */
+  idleSessions: (since: string, until: string) =>
+    queryOptions({
+      queryKey: [...scopes.usage, 'idle-sessions', since, until],
+      queryFn: () => unwrap(api.GET('/api/v1/usage/idle-sessions', { params: { query: { since, until } } })),
     }),
 
   /** The bookings of the caller's groups (every one for the super admin), soonest first. */

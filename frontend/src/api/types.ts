@@ -1,5 +1,5 @@
 // Named aliases for the generated component schemas; never edit shapes here.
-import type { components } from './schema';
+import type { components, operations } from './schema';
 
 type Schemas = components['schemas'];
 
@@ -61,8 +61,19 @@ export type HeldForBookingOut = Schemas['HeldForBookingOut'];
 export type GroupShareOut = Schemas['GroupShareOut'];
 export type GroupStandingOut = Schemas['GroupStandingOut'];
 export type PriorityOut = Schemas['PriorityOut'];
+export type UsageReportOut = Schemas['UsageReportOut'];
+export type UsageRowOut = Schemas['UsageRowOut'];
+export type UsageFiguresOut = Schemas['UsageFiguresOut'];
+export type UsagePeriodOut = Schemas['gshare__usage__schemas__UsagePointOut'];
+export type IdleSessionsOut = Schemas['IdleSessionsOut'];
+export type IdleSessionOut = Schemas['IdleSessionOut'];
 
 export type CardPool = CardOut['pool'];
 export type TierKind = TierOut['kind'];
 export type PolicyScope = PolicyOut['scope'];
 export type QueueStatus = QueueItemOut['status'];
+
+/** What `/api/v1/usage` (and its CSV) take: the period, the grouping, the series and the filters. */
+export type UsageQuery = NonNullable<operations['get_usage']['parameters']['query']>;
+export type UsageGrouping = NonNullable<UsageQuery['by']>;
+export type UsageEvery = NonNullable<UsageQuery['every']>;

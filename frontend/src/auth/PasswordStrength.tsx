@@ -59,7 +59,7 @@ export function PasswordStrength({ password, email, name }: PasswordStrengthProp
         </Text>
       )}
       {verdict.warning && (
-        <Text size="xs" c="orange.8">
+        <Text size="xs" c="orange">
           {verdict.warning}
         </Text>
       )}

@@ -22,7 +22,7 @@ function Part({ part }: { part: DayPart }) {
       <Text size="xs" c="dimmed" style={{ fontVariantNumeric: 'tabular-nums', whiteSpace: 'nowrap' }}>
         {part.wholeDay ? 'All day' : `${part.from}–${part.to}`}
       </Text>
-      <Text size="sm" fw={part.booked > 0 ? 600 : undefined} c={short ? 'red.8' : undefined}>
+      <Text size="sm" fw={part.booked > 0 ? 600 : undefined} c={short ? 'red' : undefined}>
         {figures}
       </Text>
     </Box>

@@ -17,6 +17,7 @@ const MAIN_LINKS = [
   { to: '/bookings', label: 'Bookings' },
   { to: '/group', label: 'My group' },
   { to: '/requests', label: 'My requests' },
+  { to: '/usage', label: 'Usage' },
   { to: '/wallet', label: 'Wallet' },
 ];
 

@@ -70,7 +70,7 @@ const COLUMNS: PagedColumn<EntryOut>[] = [
     header: 'Amount',
     sortValue: (entry) => Number(entry.amount),
     cell: (entry) => (
-      <Text span inherit c={isNegative(entry.amount) ? 'red.8' : 'green.8'}>
+      <Text span inherit c={isNegative(entry.amount) ? 'red' : 'green'}>
         <Amount value={entry.amount} signed />
       </Text>
     ),

@@ -1,9 +1,10 @@
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
-import { emptyPage, makeConsumption, makeEntry, makeMe, makeWallet } from '../test/fixtures';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { emptyPage, makeConsumption, makeEntry, makeMe, makeWallet, SUPER_ADMIN } from '../test/fixtures';
 import { apiError, json, stubFetch } from '../test/fetchStub';
 import { renderApp } from '../test/render';
+import { makeFigures, makeReport } from '../usage/testData';
 
 const wallet = makeWallet({
   balance: '1234.5',
@@ -16,6 +17,9 @@ const wallet = makeWallet({
   },
 });
 const base = `/api/v1/wallets/${wallet.id}`;
+
+/** The caller's own use this month, as `/api/v1/usage?by=none&every=none` answers it. */
+const noUseYet = json(200, makeReport({ by: 'none', every: 'none', totals: makeFigures() }));
 
 const history = [
   makeEntry({ id: 3, kind: 'capture', amount: '-3.5', balance_after: '1234.5', at: '2026-11-28T09:00:00Z' }),
@@ -32,11 +36,14 @@ const history = [
   makeEntry({ id: 1, kind: 'refill', amount: '238', balance_after: '238', counterparty_name: 'Optics', at: '2026-11-01T00:00:05Z' }),
 ];
 
+afterEach(() => vi.useRealTimers());
+
 describe('wallet page', () => {
   it('is linked from the top bar and shows the figures, usage chart and history with running balance', async () => {
     const api = stubFetch({
       'GET /api/v1/me': json(200, makeMe()),
       'GET /api/v1/wallets/me': json(200, wallet),
+      'GET /api/v1/usage': noUseYet,
       [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id, { '2026-11-28': '3.5', '2026-11-27': '0.004167' })),
       [`GET ${base}/entries`]: json(200, { items: history, next_cursor: null }),
     });
@@ -76,10 +83,51 @@ describe('wallet page', () => {
     expect(rows[2]).toHaveTextContent('Monthly refill');
   });
 
+  it("says how much GPU time the caller used this month, and how much of it idle, even an admin's own", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // Late on Nov 30 in UTC: the month is still November's.
+    vi.setSystemTime(new Date('2026-11-30T23:30:00Z'));
+    const me = makeMe({}, [SUPER_ADMIN]);
+    const totals = makeFigures({ gpu_hours: 41, idle_gpu_hours: 6, idle_share: 6 / 41, credits: '12' });
+    const api = stubFetch({
+      'GET /api/v1/me': json(200, me),
+      'GET /api/v1/wallets/me': json(200, wallet),
+      'GET /api/v1/usage': json(200, makeReport({ by: 'none', every: 'none', totals })),
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
+      [`GET ${base}/entries`]: json(200, emptyPage),
+    });
+    renderApp('/wallet');
+
+    expect(await screen.findByText('This month: 41 GPU-hours, 6 of them idle (12 credits).')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'More on the Usage page' })).toHaveAttribute('href', '/usage');
+    // Filtered to the caller, so an admin's line is their own use, not what they administer.
+    expect(Object.fromEntries(api.callsTo('GET', '/api/v1/usage')[0].query)).toEqual({
+      since: '2026-11-01',
+      by: 'none',
+      every: 'none',
+      user_id: me.user.id,
+    });
+  });
+
+  it('says when no GPU was used this month', async () => {
+    stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': json(200, wallet),
+      'GET /api/v1/usage': noUseYet,
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
+      [`GET ${base}/entries`]: json(200, emptyPage),
+    });
+    renderApp('/wallet');
+
+    expect(await screen.findByText('No GPU use this month yet.')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'More on the Usage page' })).toBeInTheDocument();
+  });
+
   it('shows empty states for a new wallet', async () => {
     stubFetch({
       'GET /api/v1/me': json(200, makeMe()),
       'GET /api/v1/wallets/me': json(200, makeWallet()),
+      'GET /api/v1/usage': noUseYet,
       [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
       [`GET ${base}/entries`]: json(200, emptyPage),
     });
@@ -96,6 +144,7 @@ describe('wallet page', () => {
     const api = stubFetch({
       'GET /api/v1/me': json(200, makeMe()),
       'GET /api/v1/wallets/me': json(200, wallet),
+      'GET /api/v1/usage': noUseYet,
       [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id)),
       [`GET ${base}/entries`]: ({ query }) => {
         if (query.get('kind') === 'mint') return json(200, emptyPage);
@@ -121,6 +170,7 @@ describe('wallet page', () => {
     stubFetch({
       'GET /api/v1/me': json(200, makeMe()),
       'GET /api/v1/wallets/me': apiError(404, 'not_found', 'You have no wallet yet.'),
+      'GET /api/v1/usage': noUseYet,
     });
     renderApp('/wallet');
 

@@ -1,6 +1,7 @@
 import { Stack, Text, Title } from '@mantine/core';
 import { useMyWallet } from '../api/hooks/wallets';
 import { QueryState } from '../ui/QueryState';
+import { MonthUsageText } from './MonthUsageText';
 import { RunwayText } from './RunwayText';
 import { WalletView } from './WalletView';
 
@@ -14,6 +15,7 @@ export function WalletPage() {
           Credits pay for the GPU time you use. Your group admins allocate them to you.
         </Text>
         <RunwayText mt="xs" fw={500} />
+        <MonthUsageText mt={4} />
       </div>
       <QueryState query={wallet}>
         {wallet.data && <WalletView wallet={wallet.data} />}

@@ -42,7 +42,7 @@ export function MonthlyGrantText({ grant }: { grant: MonthlyGrantOut | null }) {
         </Text>
       )}
       {refill && !isZero(refill.shortfall) && (
-        <Text size="sm" c="orange.8">
+        <Text size="sm" c="orange">
           {formatCredits(refill.shortfall)} short: the paying wallet did not hold enough.
         </Text>
       )}
