@@ -211,6 +211,7 @@ CASES = [
     Case("GET", "/api/v1/usage", EVERYONE),
     Case("GET", "/api/v1/usage.csv", EVERYONE),
     Case("GET", "/api/v1/usage/idle-sessions", EVERYONE),
+    Case("GET", "/api/v1/usage/sizing?image=lab%3A1&tier_id={no_session}", EVERYONE),
     Case("GET", "/api/v1/queue?scope=all", ANY_ADMIN),
     Case("DELETE", "/api/v1/queue/{no_request}", EVERYONE),
     # Drains are the super admin's; notices are read by the admins of the groups involved.

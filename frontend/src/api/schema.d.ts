@@ -1506,6 +1506,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage/sizing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Sizing
+         * @description Whether the caller's recent sessions of `image` on the tier would have fitted a cheaper
+         *     tier of the same model they may use, or came close to the tier's VRAM limit; from their own
+         *     sessions only.
+         */
+        get: operations["get_sizing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -3972,9 +3994,9 @@ export interface components {
              */
             cost_total: string;
             /** @description The latest report while it runs; none once it is paused or has ended. */
-            current: components["schemas"]["gshare__sessions__schemas__UsagePointOut"] | null;
+            current: components["schemas"]["UsagePointOut"] | null;
             /** Points */
-            points: components["schemas"]["gshare__sessions__schemas__UsagePointOut"][];
+            points: components["schemas"]["UsagePointOut"][];
             /**
              * Session Id
              * Format: uuid
@@ -4010,6 +4032,47 @@ export interface components {
             name: string;
             /** Size Gib */
             size_gib: number;
+        };
+        /** SizingOut */
+        SizingOut: {
+            /**
+             * In Words
+             * @description The advice, when there is one.
+             */
+            in_words: string | null;
+            /**
+             * Near Limit
+             * @description Of them, those that came within 10% of their limit.
+             */
+            near_limit: number;
+            /**
+             * Peak Vram Mib
+             * @description The highest VRAM any of them used.
+             */
+            peak_vram_mib: number | null;
+            /**
+             * Sessions
+             * @description Recent sessions of the image on the tier looked at.
+             */
+            sessions: number;
+            /** @description A cheaper tier of the same model that would have held them with room. */
+            smaller: components["schemas"]["SmallerTierOut"] | null;
+        };
+        /** SmallerTierOut */
+        SmallerTierOut: {
+            /** Model */
+            model: string;
+            /** Name */
+            name: string;
+            /** Price Per Hour */
+            price_per_hour: string;
+            /**
+             * Tier Id
+             * Format: uuid
+             */
+            tier_id: string;
+            /** Vram Mib */
+            vram_mib: number;
         };
         /**
          * StartOut
@@ -4351,6 +4414,72 @@ export interface components {
              */
             vram_peak_mib: number | null;
         };
+        /** UsagePeriodOut */
+        UsagePeriodOut: {
+            /**
+             * Credits
+             * @description Credits charged, as the ledger captured them.
+             */
+            credits: string;
+            /**
+             * Gpu Hours
+             * @description Cards held, in hours, each weighed by its share of the card: a quarter card for an hour is 0.25.
+             */
+            gpu_hours: number;
+            /**
+             * Idle Gpu Hours
+             * @description Of those, the hours whose reported utilization was under the idle threshold.
+             */
+            idle_gpu_hours: number;
+            /**
+             * Idle Share
+             * @description idle_gpu_hours / gpu_hours; None when nothing was held.
+             */
+            idle_share: number | null;
+            /**
+             * Measured Hours
+             * @description Session hours the cluster reported utilization for; time without reports is never counted idle.
+             */
+            measured_hours: number;
+            /**
+             * Period Start
+             * Format: date
+             */
+            period_start: string;
+            /**
+             * Session Hours
+             * @description Sessions holding a card, in hours, unweighed.
+             */
+            session_hours: number;
+            /**
+             * Vram Peak Mib
+             * @description The highest VRAM use reported.
+             */
+            vram_peak_mib: number | null;
+        };
+        /** UsagePointOut */
+        UsagePointOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Gpu Util Percent
+             * @description Mean over the reports it stands for.
+             */
+            gpu_util_percent: number | null;
+            /**
+             * Samples
+             * @description How many reports it stands for: older ones are thinned.
+             */
+            samples: number;
+            /**
+             * Vram Used Mib
+             * @description Peak over the reports it stands for.
+             */
+            vram_used_mib: number | null;
+        };
         /** UsageReportOut */
         UsageReportOut: {
             /** By */
@@ -4391,7 +4520,7 @@ export interface components {
              * Series
              * @description Per period, oldest first; empty if none.
              */
-            series: components["schemas"]["gshare__usage__schemas__UsagePointOut"][];
+            series: components["schemas"]["UsagePeriodOut"][];
             totals: components["schemas"]["UsageFiguresOut"];
         };
         /** UsePointOut */
@@ -4758,72 +4887,6 @@ export interface components {
              * @enum {string}
              */
             reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "booking_start" | "drain" | "xid";
-        };
-        /** UsagePointOut */
-        gshare__sessions__schemas__UsagePointOut: {
-            /**
-             * At
-             * Format: date-time
-             */
-            at: string;
-            /**
-             * Gpu Util Percent
-             * @description Mean over the reports it stands for.
-             */
-            gpu_util_percent: number | null;
-            /**
-             * Samples
-             * @description How many reports it stands for: older ones are thinned.
-             */
-            samples: number;
-            /**
-             * Vram Used Mib
-             * @description Peak over the reports it stands for.
-             */
-            vram_used_mib: number | null;
-        };
-        /** UsagePointOut */
-        gshare__usage__schemas__UsagePointOut: {
-            /**
-             * Credits
-             * @description Credits charged, as the ledger captured them.
-             */
-            credits: string;
-            /**
-             * Gpu Hours
-             * @description Cards held, in hours, each weighed by its share of the card: a quarter card for an hour is 0.25.
-             */
-            gpu_hours: number;
-            /**
-             * Idle Gpu Hours
-             * @description Of those, the hours whose reported utilization was under the idle threshold.
-             */
-            idle_gpu_hours: number;
-            /**
-             * Idle Share
-             * @description idle_gpu_hours / gpu_hours; None when nothing was held.
-             */
-            idle_share: number | null;
-            /**
-             * Measured Hours
-             * @description Session hours the cluster reported utilization for; time without reports is never counted idle.
-             */
-            measured_hours: number;
-            /**
-             * Period Start
-             * Format: date
-             */
-            period_start: string;
-            /**
-             * Session Hours
-             * @description Sessions holding a card, in hours, unweighed.
-             */
-            session_hours: number;
-            /**
-             * Vram Peak Mib
-             * @description The highest VRAM use reported.
-             */
-            vram_peak_mib: number | null;
         };
     };
     responses: never;
@@ -11436,6 +11499,65 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_sizing: {
+        parameters: {
+            query: {
+                image: string;
+                tier_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SizingOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,7 +14,7 @@ from gshare.identity.permissions import Action
 from gshare.kit.web import declare, sessions_of
 from gshare.usage import service, views
 from gshare.usage.repository import Filters
-from gshare.usage.schemas import IdleSessionsOut, UsageReportOut
+from gshare.usage.schemas import IdleSessionsOut, SizingOut, UsageReportOut
 
 router = APIRouter(tags=["usage"])
 
@@ -66,6 +66,18 @@ async def get_idle_sessions(ctx: Ctx, since: Since = None, until: Until = None) 
     """The sessions that held a card idle longest over the period, with their owner and group:
     the caller's own, and those of what they administer."""
     return views.idle_sessions_out(await service.most_idle(ctx, since, until))
+
+
+@router.get("/api/v1/usage/sizing", response_model=SizingOut, **declare(Action.USAGE_READ, 404))
+async def get_sizing(
+    ctx: Ctx,
+    image: Annotated[str, Query(min_length=1, max_length=512, pattern=r"^[^\x00-\x1f]*$")],
+    tier_id: uuid.UUID,
+) -> SizingOut:
+    """Whether the caller's recent sessions of `image` on the tier would have fitted a cheaper
+    tier of the same model they may use, or came close to the tier's VRAM limit; from their own
+    sessions only."""
+    return views.sizing_out(await service.sizing(ctx, image, tier_id))
 
 
 def _csv(declared: dict[str, Any]) -> dict[str, Any]:

@@ -331,3 +331,21 @@ async def claim_digest(
         _CLAIM_DIGEST, {"group_id": group_id, "week_start": week_start, "now": now, "told": told}
     )
     return claimed is not None
+
+
+# ---- right-sizing --------------------------------------------------------------------------
+
+_RECENT_PEAKS = text(
+    "SELECT h.session_id, max(h.vram_peak_mib) AS peak_mib, max(h.vram_limit_mib) AS limit_mib, "
+    "max(h.hour) AS last FROM usage_hours h JOIN sessions s ON s.id = h.session_id "
+    "WHERE h.user_id = :user_id AND h.model = :model AND h.tier = :tier AND s.image = :image "
+    "AND h.vram_peak_mib IS NOT NULL GROUP BY h.session_id ORDER BY last DESC LIMIT :limit"
+)
+
+
+async def recent_peaks(
+    db: AsyncSession, user_id: uuid.UUID, image: str, model: str, tier: str, limit: int
+) -> list[Any]:
+    """The peak VRAM of the user's most recent sessions of this image on this tier."""
+    params = {"user_id": user_id, "image": image, "model": model, "tier": tier, "limit": limit}
+    return list((await db.execute(_RECENT_PEAKS, params)).all())

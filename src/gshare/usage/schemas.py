@@ -30,7 +30,7 @@ class UsageFiguresOut(ResponseModel):
     vram_peak_mib: int | None = Field(description="The highest VRAM use reported.")
 
 
-class UsagePointOut(UsageFiguresOut):
+class UsagePeriodOut(UsageFiguresOut):
     period_start: date
 
 
@@ -41,7 +41,7 @@ class UsageRowOut(ResponseModel):
     )
     name: str | None = Field(description="The key's name: an email, a name, or the key itself.")
     totals: UsageFiguresOut
-    series: list[UsagePointOut] = Field(description="Per period, oldest first; empty if none.")
+    series: list[UsagePeriodOut] = Field(description="Per period, oldest first; empty if none.")
 
 
 class UsageReportOut(ResponseModel):
@@ -69,3 +69,21 @@ class IdleSessionOut(ResponseModel):
 
 class IdleSessionsOut(ResponseModel):
     items: list[IdleSessionOut] = Field(description="Most idle GPU hours first; at most 20.")
+
+
+class SmallerTierOut(ResponseModel):
+    tier_id: uuid.UUID
+    model: str
+    name: str
+    vram_mib: int
+    price_per_hour: str
+
+
+class SizingOut(ResponseModel):
+    sessions: int = Field(description="Recent sessions of the image on the tier looked at.")
+    peak_vram_mib: int | None = Field(description="The highest VRAM any of them used.")
+    smaller: SmallerTierOut | None = Field(
+        description="A cheaper tier of the same model that would have held them with room."
+    )
+    near_limit: int = Field(description="Of them, those that came within 10% of their limit.")
+    in_words: str | None = Field(description="The advice, when there is one.")

@@ -14,13 +14,15 @@ from typing import Any, Literal
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gshare.capacity import service as capacity
 from gshare.credits.amounts import format_amount
 from gshare.identity.authz import Context, require
 from gshare.identity.permissions import Action
-from gshare.kit.errors import Unprocessable
+from gshare.kit.errors import NotFound, Unprocessable
 from gshare.kit.settings import Settings
 from gshare.sessions import usage as session_usage
 from gshare.usage import repository
+from gshare.usage import sizing as sizing_rules
 from gshare.usage.models import NO_CLUSTER
 from gshare.usage.rollup import Mark, Piece, Span, roll
 
@@ -344,3 +346,28 @@ async def most_idle(ctx: Context, since: date | None, until: date | None) -> lis
     end = datetime.combine(last, time.max, UTC)  # not the next day: 9999-12-31 has none
     query = repository.most_idle_query(start, end, reach(ctx), MOST_IDLE)
     return await repository.report(ctx.db, query)
+
+
+# ---- right-sizing --------------------------------------------------------------------------
+
+
+async def sizing(ctx: Context, image: str, tier_id: uuid.UUID) -> sizing_rules.Sizing:
+    """What the caller's own recent sessions of `image` on the tier say about its size, among
+    the tiers they may choose."""
+    require(ctx, Action.USAGE_READ, target_type="usage")
+    usable = await capacity.usable_tiers(ctx, None)
+    chosen = await capacity.tiers_by_id(ctx.db, [tier_id])
+    if tier_id not in chosen:
+        raise NotFound("No such tier.", code="tier_not_found")
+    names = await capacity.model_names(ctx.db)
+    tier = chosen[tier_id]
+
+    def choice(t: Any) -> sizing_rules.TierChoice:
+        return sizing_rules.TierChoice(t.id, names[t.model_id], t.name, t.vram_mib, t.price)
+
+    current = choice(tier)
+    rows = await repository.recent_peaks(
+        ctx.db, ctx.actor.user_id, image, current.model, current.name, sizing_rules.LOOKED_AT
+    )
+    peaks = [sizing_rules.Peak(r.peak_mib, r.limit_mib) for r in rows]
+    return sizing_rules.advise(peaks, current, [choice(t) for t, _ in usable])

@@ -10,12 +10,15 @@ from gshare.credits.amounts import format_amount
 from gshare.usage.schemas import (
     IdleSessionOut,
     IdleSessionsOut,
+    SizingOut,
+    SmallerTierOut,
     UsageFiguresOut,
-    UsagePointOut,
+    UsagePeriodOut,
     UsageReportOut,
     UsageRowOut,
 )
 from gshare.usage.service import Figures, Report
+from gshare.usage.sizing import Sizing
 
 HOUR = 3600.0
 
@@ -32,8 +35,8 @@ def _figures(f: Figures) -> dict[str, object]:
     }
 
 
-def _point(start: date, f: Figures) -> UsagePointOut:
-    return UsagePointOut(period_start=start, **_figures(f))
+def _point(start: date, f: Figures) -> UsagePeriodOut:
+    return UsagePeriodOut(period_start=start, **_figures(f))
 
 
 def report_out(report: Report) -> UsageReportOut:
@@ -73,4 +76,23 @@ def idle_sessions_out(rows: Sequence[Any]) -> IdleSessionsOut:
             )
             for r in rows
         ]
+    )
+
+
+def sizing_out(advice: Sizing) -> SizingOut:
+    smaller = advice.smaller
+    return SizingOut(
+        sessions=advice.sessions,
+        peak_vram_mib=advice.peak_mib,
+        smaller=None
+        if smaller is None
+        else SmallerTierOut(
+            tier_id=smaller.id,
+            model=smaller.model,
+            name=smaller.name,
+            vram_mib=smaller.vram_mib,
+            price_per_hour=format_amount(smaller.price_per_hour),
+        ),
+        near_limit=advice.near_limit,
+        in_words=advice.in_words,
     )
