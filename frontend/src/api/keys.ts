@@ -334,6 +334,20 @@ export const queries = {
     });
   },
   /** The sessions that held a card idle longest over the period (at most 20), most idle first. */
+  /** What the caller's recent sessions of an image on a tier say about its size. */
+  sizing: (image: string, tierId: string) =>
+    queryOptions({
+      queryKey: [...scopes.usage, 'sizing', image, tierId],
+      queryFn: () => unwrap(api.GET('/api/v1/usage/sizing', { params: { query: { image, tier_id: tierId } } })),
+    }),
+
+  /** A wallet's low-credit alert and how long its balance lasts at the rate billed now. */
+  walletAlert: (walletId: string) =>
+    queryOptions({
+      queryKey: [...scopes.wallets, walletId, 'alert'],
+      queryFn: () => unwrap(api.GET('/api/v1/wallets/{wallet_id}/alert', { params: { path: { wallet_id: walletId } } })),
+    }),
+
   idleSessions: (since: string, until: string) =>
     queryOptions({
       queryKey: [...scopes.usage, 'idle-sessions', since, until],

@@ -64,9 +64,12 @@ export type PriorityOut = Schemas['PriorityOut'];
 export type UsageReportOut = Schemas['UsageReportOut'];
 export type UsageRowOut = Schemas['UsageRowOut'];
 export type UsageFiguresOut = Schemas['UsageFiguresOut'];
-export type UsagePeriodOut = Schemas['gshare__usage__schemas__UsagePointOut'];
+export type UsagePeriodOut = Schemas['UsagePeriodOut'];
 export type IdleSessionsOut = Schemas['IdleSessionsOut'];
 export type IdleSessionOut = Schemas['IdleSessionOut'];
+export type SizingOut = Schemas['SizingOut'];
+export type WalletAlertOut = Schemas['WalletAlertOut'];
+export type WalletAlertRequest = Schemas['WalletAlertRequest'];
 
 export type CardPool = CardOut['pool'];
 export type TierKind = TierOut['kind'];

@@ -77,9 +77,12 @@ function routes(extra: Parameters<typeof stubFetch>[0] = {}) {
     'POST /api/v1/admission/preview': preview,
     'GET /api/v1/sessions': json(200, { items: [] }),
     'GET /api/v1/bookings': json(200, { items: [] }),
+    'GET /api/v1/usage/sizing': json(200, NO_ADVICE),
     ...extra,
   });
 }
+
+const NO_ADVICE = { sessions: 0, peak_vram_mib: null, smaller: null, near_limit: 0, in_words: null };
 
 async function choose(label: string, option: string) {
   const user = userEvent.setup();
@@ -88,6 +91,35 @@ async function choose(label: string, option: string) {
 }
 
 describe('new session', () => {
+  it('says when the last sessions of the image would have fitted a cheaper tier, and switches to it', async () => {
+    const said = 'Your last 8 sessions on 1/2 A100-80GB peaked at 9 GiB: 1/4 A100-80GB would have fitted, at half the price.';
+    const api = routes({
+      'GET /api/v1/usage/sizing': (request) =>
+        json(
+          200,
+          request.query.get('tier_id') === 't2'
+            ? {
+                sessions: 8,
+                peak_vram_mib: 9216,
+                smaller: { tier_id: 't1', model: 'A100-80GB', name: '1/4', vram_mib: 20480, price_per_hour: '2.5' },
+                near_limit: 0,
+                in_words: said,
+              }
+            : NO_ADVICE,
+        ),
+    });
+    renderApp('/sessions/new');
+    await screen.findByRole('region', { name: 'Admission preview' });
+    expect(screen.queryByText(said)).not.toBeInTheDocument();
+    await choose('GPU', 'A100-80GB 1/2 · 40 GiB · 5 credits/h · none free, queues about 10 min');
+    expect(await screen.findByText(said)).toBeInTheDocument();
+    const asked = api.callsTo('GET', '/api/v1/usage/sizing').at(-1)!;
+    expect(asked.query.get('image')).toBe(makeImage().reference);
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Use 1/4 A100-80GB' }));
+    expect(screen.getByRole('combobox', { name: 'GPU' })).toHaveValue('A100-80GB 1/4 · 20 GiB · 2.5 credits/h · 3 free now');
+    await waitFor(() => expect(screen.queryByText(said)).not.toBeInTheDocument());
+  });
+
   it('previews the choice and sends what was chosen', async () => {
     const api = routes({ 'POST /api/v1/sessions': json(201, makeSession()) });
     renderApp('/sessions/new');

@@ -38,6 +38,7 @@ import { QueryState } from '../ui/QueryState';
 import { asNumber, serverErrors } from '../ui/form';
 import { AdmissionPreview } from './AdmissionPreview';
 import { BookedForGroup } from './BookedForGroup';
+import { SizingAdvice } from './SizingAdvice';
 import {
   CPU_ONLY,
   defaultTier,
@@ -276,6 +277,11 @@ export function NewSessionPage() {
                 allowDeselect={false}
               />
               <BookedForGroup groupId={groupId} tierId={tierId} />
+              <SizingAdvice
+                image={images.find((image) => image.id === imageId)?.reference ?? null}
+                tierId={tierId}
+                onChoose={(smaller) => form.setFieldValue('gpu', smaller)}
+              />
             </QueryState>
             <Group grow align="flex-start">
               <NumberInput

@@ -10,6 +10,7 @@ import { QueryState } from '../ui/QueryState';
 import { SessionActions } from './SessionActions';
 import { IdleWarning, SessionFacts } from './SessionCard';
 import { SessionNotice } from './SessionNotice';
+import { SizingAdvice } from './SizingAdvice';
 import { showsStartup, StartupSteps } from './StartupSteps';
 import { cpuAndMemory, SESSION_TYPE_LABELS, StateBadge, StateWithReason } from './sessionParts';
 
@@ -138,6 +139,7 @@ export function SessionDetailPage() {
               </Card>
               <Setup session={data} />
             </SimpleGrid>
+            <SizingAdvice image={data.image} tierId={data.tier_id} />
             {/* Charts that fail to draw leave the rest of the page standing. */}
             <ErrorBoundary
               fallback={

@@ -177,3 +177,66 @@ describe('wallet page', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent('You have no wallet yet.');
   });
 });
+
+describe('wallet alert', () => {
+  const none = {
+    wallet_id: wallet.id,
+    below: null,
+    runway_hours: null,
+    set_at: null,
+    below_told_at: null,
+    runway_told_at: null,
+    runway_now_hours: 12.5,
+  };
+
+  function routes(alert: Parameters<typeof stubFetch>[0][string], stored: () => object = () => none) {
+    return stubFetch({
+      'GET /api/v1/me': json(200, makeMe()),
+      'GET /api/v1/wallets/me': json(200, wallet),
+      'GET /api/v1/usage': noUseYet,
+      [`GET ${base}/consumption`]: json(200, makeConsumption(wallet.id, {})),
+      [`GET ${base}/entries`]: json(200, { items: [], next_cursor: null }),
+      [`GET ${base}/alert`]: () => json(200, stored()),
+      [`PUT ${base}/alert`]: alert,
+    });
+  }
+
+  it('is set from the wallet page, with its runway at the rate billed now, and removed', async () => {
+    const saved = { ...none, below: '50', runway_hours: 24, set_at: '2026-11-28T09:00:00Z' };
+    let stored: object = none;
+    const api = routes((request) => {
+      const body = request.body as { below: string | null };
+      stored = body.below === null ? none : saved;
+      return json(200, stored);
+    }, () => stored);
+    renderApp('/wallet');
+    const user = userEvent.setup();
+    const card = await screen.findByRole('group', { name: 'Low-credit alert' });
+    expect(await within(card).findByText('At the rate billed now the balance lasts about 12 hours.')).toBeInTheDocument();
+    await user.type(within(card).getByRole('textbox', { name: /falls below/ }), '50.0');
+    await user.type(within(card).getByRole('textbox', { name: /fewer hours/ }), '24');
+    await user.click(within(card).getByRole('button', { name: 'Save alert' }));
+    await vi.waitFor(() => expect(api.callsTo('PUT', `${base}/alert`)).toHaveLength(1));
+    expect(api.callsTo('PUT', `${base}/alert`)[0].body).toEqual({ below: '50', runway_hours: 24 });
+    expect(await screen.findByText('Alert saved.')).toBeInTheDocument();
+    await user.click(await within(card).findByRole('button', { name: 'Remove alert' }));
+    await vi.waitFor(() => expect(api.callsTo('PUT', `${base}/alert`)).toHaveLength(2));
+    expect(api.callsTo('PUT', `${base}/alert`)[1].body).toEqual({ below: null, runway_hours: null });
+    expect(await screen.findByText('Alert removed.')).toBeInTheDocument();
+  });
+
+  it('refuses what the server would, and shows the server refusing the rest on its field', async () => {
+    const api = routes(apiError(400, 'invalid_amount', 'That threshold is beyond any wallet’s balance.'));
+    renderApp('/wallet');
+    const user = userEvent.setup();
+    const card = await screen.findByRole('group', { name: 'Low-credit alert' });
+    const below = within(card).getByRole('textbox', { name: /falls below/ });
+    await user.type(below, '-3');
+    await user.click(within(card).getByRole('button', { name: 'Save alert' }));
+    expect(api.callsTo('PUT', `${base}/alert`)).toHaveLength(0);
+    await user.clear(below);
+    await user.type(below, '12');
+    await user.click(within(card).getByRole('button', { name: 'Save alert' }));
+    expect(await within(card).findByText('That threshold is beyond any wallet’s balance.')).toBeInTheDocument();
+  });
+});

@@ -3,6 +3,7 @@ import { lazy, Suspense } from 'react';
 import { useWalletConsumption } from '../api/hooks/wallets';
 import type { WalletOut } from '../api/types';
 import { QueryState } from '../ui/QueryState';
+import { WalletAlertCard } from './WalletAlertCard';
 import { WalletHistory } from './WalletHistory';
 import { WalletSummary } from './WalletSummary';
 
@@ -15,6 +16,7 @@ export function WalletView({ wallet }: { wallet: WalletOut }) {
   return (
     <Stack gap="xl">
       <WalletSummary wallet={wallet} />
+      <WalletAlertCard walletId={wallet.id} personal={wallet.owner_kind === 'user'} />
       <QueryState query={consumption}>
         <Suspense fallback={<Loader size="sm" aria-label="Loading the chart" />}>
           {consumption.data && <ConsumptionChart days={consumption.data.days} />}

@@ -18,3 +18,12 @@ export function useUsage(query: UsageQuery) {
 export function useIdleSessions(since: string, until: string) {
   return useQuery({ ...queries.idleSessions(since, until), refetchInterval: USAGE_REFRESH_MS });
 }
+
+/** Right-sizing advice for an image on a tier, from the caller's own recent sessions. */
+export function useSizing(image: string | null, tierId: string | null) {
+  return useQuery({
+    ...queries.sizing(image ?? '', tierId ?? ''),
+    enabled: Boolean(image && tierId),
+    staleTime: USAGE_REFRESH_MS,
+  });
+}

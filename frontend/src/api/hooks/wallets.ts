@@ -4,7 +4,7 @@ import type { EntryFilters } from '../filters';
 import { idempotencyHeaders, retryIdempotent, type Idempotent } from '../idempotency';
 import { queries, scopes } from '../keys';
 import { usePaged } from '../paged';
-import type { EntryOut, MonthlyGrantPut } from '../types';
+import type { EntryOut, MonthlyGrantPut, WalletAlertRequest } from '../types';
 
 export type { EntryFilters } from '../filters';
 
@@ -47,5 +47,20 @@ export function useSetMonthlyGrant() {
       ),
     retry: retryIdempotent,
     onSuccess: () => client.invalidateQueries({ queryKey: scopes.wallets }),
+  });
+}
+
+/** A wallet's low-credit alert, and its runway at the rate billed now. */
+export function useWalletAlert(walletId: string | undefined) {
+  return useQuery({ ...queries.walletAlert(walletId ?? ''), enabled: Boolean(walletId) });
+}
+
+/** Set, replace or (both thresholds null) remove a wallet's alert. */
+export function useSetWalletAlert() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ walletId, body }: { walletId: string; body: WalletAlertRequest }) =>
+      unwrap(api.PUT('/api/v1/wallets/{wallet_id}/alert', { params: { path: { wallet_id: walletId } }, body })),
+    onSuccess: (_, { walletId }) => client.invalidateQueries({ queryKey: queries.walletAlert(walletId).queryKey }),
   });
 }
