@@ -21,15 +21,17 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def start_api(
-    database_url: str, data_dir: Path, *, console_dir: Path | None = None
+    database_url: str, data_dir: Path, *, console_dir: Path | None = None, **settings: str
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """A real `gshare api` process on a free port, once /readyz answers; returns it and its URL."""
+    """A real `gshare api` process on a free port, once /readyz answers; returns it and its URL.
+    `settings` are extra GSHARE_* variables."""
     port = free_port()
     env = clean_env(
         GSHARE_DATABASE_URL=database_url,
         GSHARE_PORT=str(port),
         GSHARE_DATA_DIR=str(data_dir),
         GSHARE_LOG_LEVEL="warning",
+        **settings,
     )
     if console_dir is not None:
         env["GSHARE_CONSOLE_DIR"] = str(console_dir)

@@ -161,6 +161,9 @@ async def test_bad_thresholds_are_refused_and_other_tenants_wallets_are_out_of_r
         ({"runway_hours": 0}, 422),
         ({"runway_hours": 24 * 367}, 422),
         ({"runway_hours": "many"}, 422),
+        ({"runway_hours": True}, 422),
+        ({"runway_hours": "5"}, 422),
+        ({"runway_hours": 1.5}, 422),
     ):
         answer = await _put(member, wallets["member"], body)
         assert answer.status_code == status, (body, answer.text)
@@ -178,3 +181,31 @@ async def test_bad_thresholds_are_refused_and_other_tenants_wallets_are_out_of_r
         _put(member, wallets["member"], {"below": "7"}),
     )
     assert [a.status_code for a in both] == [200, 200]
+
+
+async def test_only_the_owner_and_the_admins_of_their_own_groups_keep_a_personal_alert(
+    build: Builder,
+) -> None:
+    """A guest membership, current or expired, gives the host's admins no say over the guest's
+    wallet alert; the owner's own group's admin may set it, and the owner is told."""
+    t = await _tenant(build)
+    wallets = await _funded(build, t, member_credits=100)
+    other_org = await build.org("Elsewhere")
+    host = await build.group(other_org, "Host")
+    host_admin, host_org_admin = await build.user("Host Admin"), await build.user("Host Org")
+    await build.group_admin(host_admin, host)
+    await build.org_admin(host_org_admin, other_org)
+    await build.member(
+        t.member, host, role="guest", expires_at=build.clock.now() + timedelta(days=3)
+    )
+    for outsider in (host_admin, host_org_admin):
+        client = await build.signed_in(outsider)
+        assert (await _put(client, wallets["member"], {"below": "99999"})).status_code == 403
+        assert (await _put(client, wallets["member"], {})).status_code == 403
+    lead = await build.signed_in(t.lead)
+    assert (await _put(lead, wallets["member"], {"below": "30"})).status_code == 200
+    (told,) = await _told(build, t.member.id, "wallet.alert_changed")
+    assert told.body == f"{t.lead.email} set it to: below 30 credits."
+    member = await build.signed_in(t.member)
+    assert (await _put(member, wallets["member"], {"below": "40"})).status_code == 200
+    assert len(await _told(build, t.member.id, "wallet.alert_changed")) == 1

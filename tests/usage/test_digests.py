@@ -40,11 +40,13 @@ async def _digests(build: Builder, user_id: uuid.UUID) -> list[Notification]:
 async def test_each_group_that_used_gpus_gets_one_digest_with_its_week(build: Builder) -> None:
     t = await Tenants(build).make()
     idle = _hour(t.alice, t.a1, t.org_a, 0.5, "a")
+    await build.member(t.carol, t.a1, role="guest")  # near her end too, but A1's guest only
     async with build.sessions() as db, db.begin():
         db.add(idle)
-        wallet = await credits_repository.account_id(db, "user", t.alice.id, build.clock.now())
-        await credits_repository.put_alert(db, wallet, 10**9, None, t.alice.id, build.clock.now())
-        await credits_repository.mark_alert(db, wallet, build.clock.now(), None)
+        for who in (t.alice, t.carol):
+            wallet = await credits_repository.account_id(db, "user", who.id, build.clock.now())
+            await credits_repository.put_alert(db, wallet, 10**9, None, who.id, build.clock.now())
+            await credits_repository.mark_alert(db, wallet, build.clock.now(), None)
     now = datetime(2026, 11, 9, 2, tzinfo=UTC)
     # Twice at once, then again later: one digest per group.
     await asyncio.gather(send_digests(build.sessions, now), send_digests(build.sessions, now))

@@ -7,14 +7,18 @@ import csv
 import io
 import uuid
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from gshare.credits.amounts import MICRO
 from gshare.identity.models import Group, Organization, User
 from gshare.usage.models import NO_CLUSTER, UsageDay
-from tests.builders import Builder
+from tests.builders import PASSWORD, Builder
+from tests.eventually import eventually
+from tests.processes import start_api, stop
 
 USAGE = "/api/v1/usage"
 DAY = date(2026, 11, 2)  # a Monday
@@ -255,8 +259,110 @@ async def test_the_most_idle_sessions_are_those_the_caller_may_see(build: Builde
     assert await idle(t.a1_admin) == [(t.alice.email, 0.25)]
     assert await idle(t.bob) == [(t.bob.email, 0.5)]
     assert await idle(t.root, since="2026-11-04") == []
-    assert await idle(t.root, since="9999-01-01", until="9999-12-31") == []
+    assert await idle(t.root, since="9999-12-01", until="9999-12-31") == []
     reversed_period = await (await t.client(t.bob)).get(
         f"{USAGE}/idle-sessions", params={"since": "2026-11-30", "until": "2026-11-01"}
     )
     assert reversed_period.status_code == 422
+
+
+async def test_a_model_named_like_a_formula_is_text_in_the_csv(build: Builder) -> None:
+    t = await Tenants(build).make()
+    async with build.sessions() as db, db.begin():
+        db.add(_day(DAY, t.alice, t.a1, t.org_a, model='=HYPERLINK("http://x","y")'))
+    root = await t.client(t.root)
+    for by in ("model", "tier"):
+        response = await root.get(
+            f"{USAGE}.csv",
+            params={"since": "2026-11-01", "until": "2026-11-30", "by": by, "every": "none"},
+        )
+        keys = [r["key"] for r in csv.DictReader(io.StringIO(response.text))]
+        assert [k for k in keys if "HYPERLINK" in k] == [
+            f'\'=HYPERLINK("http://x","y"){"" if by == "model" else " 1/4"}'
+        ]
+        assert all(not k.startswith(("=", "+", "-", "@")) for k in keys)
+
+
+async def test_the_idle_list_covers_at_most_93_days(build: Builder) -> None:
+    t = await Tenants(build).make()
+    alice = await t.client(t.alice)
+    fits = await alice.get(
+        f"{USAGE}/idle-sessions", params={"since": "2026-08-20", "until": "2026-11-20"}
+    )
+    assert fits.status_code == 200
+    too_long = await alice.get(
+        f"{USAGE}/idle-sessions", params={"since": "2026-08-19", "until": "2026-11-20"}
+    )
+    assert too_long.status_code == 422
+    assert too_long.json()["error"]["code"] == "period_too_long"
+
+
+async def test_exports_beyond_what_the_process_streams_at_once_are_told_to_wait(
+    build: Builder,
+) -> None:
+    from gshare.usage import service
+
+    t = await Tenants(build).make()
+    alice = await t.client(t.alice)
+    for _ in range(service.EXPORTS_AT_ONCE):
+        await service._exports.acquire()
+    try:
+        busy = await alice.get(f"{USAGE}.csv")
+        assert busy.status_code == 429
+        assert busy.json()["error"]["code"] == "exports_busy"
+        assert int(busy.headers["retry-after"]) > 0
+    finally:
+        for _ in range(service.EXPORTS_AT_ONCE):
+            service._exports.release()
+    assert (await alice.get(f"{USAGE}.csv")).status_code == 200
+
+
+async def test_an_export_whose_client_stops_reading_gives_its_connection_back(
+    build: Builder, database_url: str, tmp_path: Path
+) -> None:
+    """Over real TCP: an export far larger than the sockets' buffers, whose client reads one
+    line and stops, waits on the client with its transaction idle; the server ends it once it
+    has waited longer than the stall setting, and the API goes on answering."""
+    t = await Tenants(build).make()
+    async with build.sessions() as db, db.begin():
+        await db.execute(
+            text(
+                "INSERT INTO usage_days SELECT DATE '2026-11-01', gen_random_uuid(), :group, "
+                "'A100-80GB', '1/4', :nil, :org, 3600, 900, 0, 3600, 1000000, 1 "
+                "FROM generate_series(1, 120000)"
+            ),
+            {"group": t.a1.id, "org": t.org_a.id, "nil": NO_CLUSTER},
+        )
+    api, base = start_api(database_url, tmp_path / "data", GSHARE_USAGE_EXPORT_STALL_SECONDS="1")
+
+    async def stalled() -> int:
+        async with build.sessions() as db:
+            found = await db.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND state = 'idle in transaction' AND backend_type = 'client backend'"
+                )
+            )
+        return int(found or 0)
+
+    async def ended() -> bool:
+        return await stalled() == 0
+
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as root:
+            signed = await root.post(
+                "/api/v1/auth/login", json={"email": t.root.email, "password": PASSWORD}
+            )
+            assert signed.status_code == 200, signed.text
+            params = {"since": "2026-11-01", "until": "2026-11-01", "by": "user"}
+            async with root.stream("GET", f"{USAGE}.csv", params=params) as response:
+                assert response.status_code == 200
+                lines = response.aiter_lines()
+                assert (await anext(lines)).startswith("period_start,")
+                await eventually(stalled, "the export to wait on its client", timeout=30)
+                await eventually(ended, "the server to end the stalled export", timeout=30)
+            # The API still answers, with its connections back.
+            report = await root.get(USAGE, params={"since": "2026-11-01", "until": "2026-11-30"})
+            assert report.status_code == 200
+    finally:
+        stop(api)

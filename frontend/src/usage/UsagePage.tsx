@@ -11,7 +11,7 @@ import { PageHeader } from '../ui/PageHeader';
 import { PagedTable, type PagedColumn } from '../ui/PagedTable';
 import { QueryState } from '../ui/QueryState';
 import { useTableState } from '../ui/tableState';
-import { DEFAULT_PERIOD, formatSpan, isPeriodChoice, PERIOD_CHOICES, periodOf } from './periods';
+import { DEFAULT_PERIOD, formatSpan, idleListSince, isPeriodChoice, PERIOD_CHOICES, periodOf } from './periods';
 import { byGpuHours, hours, percent, rowName } from './report';
 
 // The charts load when first drawn, not with the console.
@@ -195,11 +195,13 @@ function ReportView({ report }: { report: UsageReportOut }) {
   );
 }
 
-function IdleSessions({ since, until }: { since: string; until: string }) {
+function IdleSessions({ since: periodSince, until }: { since: string; until: string }) {
+  // The list reads hours, not days: it covers at most the period's last 93 days.
+  const since = idleListSince({ since: periodSince, until });
   const idle = useIdleSessions(since, until);
   const items = useMemo(() => (idle.data?.items ?? []).filter((s) => s.idle_gpu_hours > 0), [idle.data]);
   return (
-    <Section title="Sessions that idled most">
+    <Section title={since === periodSince ? 'Sessions that idled most' : `Sessions that idled most, ${formatSpan(since, until)}`}>
       <PagedTable
         aria-label="Sessions that idled most"
         list={inHand(items, { isPending: idle.isPending, error: idle.error, refetch: () => void idle.refetch() })}

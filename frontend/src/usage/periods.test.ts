@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { monthStart, periodOf, periodStarts } from './periods';
+import { idleListSince, monthStart, periodOf, periodStarts } from './periods';
 
 // Late on Nov 20 in UTC: already Nov 21 east of it, so only UTC days give these answers.
 const NOW = new Date('2026-11-20T23:30:00Z');
@@ -33,5 +33,12 @@ describe('usage periods', () => {
     expect(months).toHaveLength(12);
     expect(months[0]).toBe('2025-12-01');
     expect(months.at(-1)).toBe('2026-11-01');
+  });
+});
+
+describe('the idle list', () => {
+  it('covers a short period whole and a long one in its last 93 days', () => {
+    expect(idleListSince({ since: '2026-11-01', until: '2026-11-20' })).toBe('2026-11-01');
+    expect(idleListSince({ since: '2025-12-01', until: '2026-11-20' })).toBe('2026-08-20');
   });
 });

@@ -79,3 +79,12 @@ const RANGE = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'shor
 export function formatSpan(since: string, until: string): string {
   return RANGE.formatRange(dayjs(since).toDate(), dayjs(until).toDate());
 }
+
+/** The most days the list of sessions that idled most covers (the server's bound, 93 days). */
+export const IDLE_LIST_DAYS = 93;
+
+/** The last IDLE_LIST_DAYS days of a period (all of it when shorter): where that list looks. */
+export function idleListSince({ since, until }: Pick<UsagePeriod, 'since' | 'until'>): string {
+  const earliest = dayjs.utc(until).subtract(IDLE_LIST_DAYS - 1, 'day').format(DAY);
+  return since > earliest ? since : earliest;
+}

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StrictInt, StringConstraints
 
 from gshare.kit.schemas import RequestModel, ResponseModel
 
@@ -140,7 +140,7 @@ class WalletAlertRequest(RequestModel):
     below: AmountText | None = Field(
         default=None, description="Tell when the balance falls below this many credits."
     )
-    runway_hours: int | None = Field(
+    runway_hours: StrictInt | None = Field(
         default=None,
         ge=1,
         le=24 * 366,

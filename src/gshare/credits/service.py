@@ -542,6 +542,18 @@ async def hold_for_session(
 # ---- wallet alerts -------------------------------------------------------------------------
 
 
+ALERT_CHANGED = "wallet.alert_changed"
+
+
+def _alert_words(below: int | None, runway_hours: int | None) -> str:
+    parts = []
+    if below is not None:
+        parts.append(f"below {format_amount(below)} credits")
+    if runway_hours is not None:
+        parts.append(f"under {runway_hours} hours of credits")
+    return " or ".join(parts) if parts else "no alert"
+
+
 async def _alert_out(db: AsyncSession, account: CreditAccount) -> WalletAlertOut:
     alert = await repository.alert_of(db, account.id)
     reading = alerts.Reading(account.balance, await repository.burn_per_hour(db, account.id))
@@ -568,7 +580,11 @@ async def set_alert(
     account = await repository.wallet(ctx.db, wallet_id)
     if account is None or account.owner_id is None:
         raise NotFound("No such wallet.", code="wallet_not_found")
-    _, scope = await _read_scope(ctx, account)
+    if account.kind == "user":
+        # A person's own, or their groups' admins': never a group they are only a guest of.
+        scope = Scope(user=await identity.member_scope_of(ctx.db, account.owner_id))
+    else:
+        _, scope = await _read_scope(ctx, account)
     require(ctx, Action.WALLET_ALERT_SET, scope, target_type="wallet", target_id=account.id)
     below = None if below_text is None else amount_of(below_text, allow_zero=True)
     if below is not None and below > alerts.MOST_BELOW:
@@ -584,6 +600,16 @@ async def set_alert(
     else:
         await repository.put_alert(
             ctx.db, account.id, below, runway_hours, ctx.actor.user_id, ctx.now
+        )
+    if account.kind == "user" and account.owner_id != ctx.actor.user_id:
+        await notify_user(
+            ctx.db,
+            account.owner_id,
+            ALERT_CHANGED,
+            title="An admin changed your wallet's low-credit alert",
+            body=f"{ctx.actor.email} set it to: {_alert_words(below, runway_hours)}.",
+            now=ctx.now,
+            data={"wallet_id": str(account.id)},
         )
     org_id, group_id = await _audit_scope(ctx, account, None)
     await audit(

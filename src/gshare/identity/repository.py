@@ -199,6 +199,26 @@ async def user_scope(db: AsyncSession, user: User) -> UserScope:
     )
 
 
+async def member_scope(db: AsyncSession, user_id: uuid.UUID) -> UserScope:
+    """Where a user stands as a full member: the groups they belong to as a member (never as a
+    guest, current or expired), and no admin grants of their own."""
+    rows = await role_rows(db, user_id)
+    return UserScope(
+        user_id=user_id,
+        groups={r.group_id: r.org_id for r in rows if r.kind == "member" and r.group_id},
+    )
+
+
+async def full_member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    """The group's members, its guests left out."""
+    rows = await db.scalars(
+        select(Membership.user_id).where(
+            Membership.group_id == group_id, Membership.role == "member"
+        )
+    )
+    return list(rows)
+
+
 async def failure_times(
     db: AsyncSession,
     *,

@@ -653,6 +653,17 @@ async def member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
     return await repository.member_ids(db, group_id)
 
 
+async def full_member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+    """The group's members, not its guests."""
+    return await repository.full_member_ids(db, group_id)
+
+
+async def member_scope_of(db: AsyncSession, user_id: uuid.UUID) -> UserScope:
+    """A user's groups as a full member (no guest memberships): whose admins look after what
+    is theirs alone, such as their wallet's alert."""
+    return await repository.member_scope(db, user_id)
+
+
 async def members_of_groups(
     db: AsyncSession, group_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, list[uuid.UUID]]:

@@ -219,6 +219,13 @@ class Settings(BaseSettings):
         description="Seconds between runs of the usage rollup, which counts GPU time, credits and "
         "idle time into the hourly and daily rows the usage reports read.",
     )
+    usage_export_stall_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds a client may stop reading a usage CSV export before the export is "
+        "ended: while it streams, an export holds a database connection.",
+    )
     idle_threshold_percent: float = Field(
         default=5,
         ge=0,

@@ -66,7 +66,8 @@ async def _body(db: AsyncSession, group_id: uuid.UUID, first: date, last: date) 
             )
             + "."
         )
-    members = await identity.member_ids(db, group_id)
+    # Not its guests: their credits are their own groups' business.
+    members = await identity.full_member_ids(db, group_id)
     near = await credits.near_budget(db, members)
     if near:
         emails = await identity.emails(db, near)

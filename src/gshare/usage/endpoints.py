@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
-from gshare.kit.web import declare, sessions_of
+from gshare.kit.web import AppSettings, declare, sessions_of
 from gshare.usage import service, views
 from gshare.usage.repository import Filters
 from gshare.usage.schemas import IdleSessionsOut, SizingOut, UsageReportOut
@@ -89,7 +89,10 @@ def _csv(declared: dict[str, Any]) -> dict[str, Any]:
     "/api/v1/usage.csv", response_class=StreamingResponse, **_csv(declare(Action.USAGE_READ))
 )
 async def export_usage(
-    request: Request, ctx: Ctx, q: Annotated[service.UsageQuery, _query("user", "day")]
+    request: Request,
+    ctx: Ctx,
+    settings: AppSettings,
+    q: Annotated[service.UsageQuery, _query("user", "day")],
 ) -> StreamingResponse:
     """The report as CSV, one line per key and period, streamed however long: columns
     `period_start, key, name, gpu_hours, idle_gpu_hours, session_hours, measured_hours,
@@ -97,7 +100,7 @@ async def export_usage(
     query = service.export_query(ctx, q)
     filename = f"gshare-usage-{q.by}-{q.every}.csv"
     return StreamingResponse(
-        service.export_lines(sessions_of(request), query),
+        service.export_lines(sessions_of(request), query, settings),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )

@@ -48,7 +48,11 @@ class UsageHour(_Figures, Base):
 
     __table_args__ = (
         Index("ix_usage_hours_session", "session_id"),
+        # Each reach a caller may have (their own, their groups', their organizations'): the
+        # sessions that idled most are found without reading anyone else's hours.
         Index("ix_usage_hours_user_hour", "user_id", "hour"),
+        Index("ix_usage_hours_group_hour", "group_id", "hour"),
+        Index("ix_usage_hours_org_hour", "org_id", "hour"),
         Index("ix_usage_hours_idle", "hour", "idle_gpu_seconds"),
     )
 

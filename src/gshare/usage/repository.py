@@ -7,7 +7,7 @@ import typing
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Date, Select, String, cast, func, literal, or_, select, text
@@ -247,6 +247,13 @@ def report_query(
 
 async def report(db: AsyncSession, query: Select[Any]) -> list[Any]:
     return list((await db.execute(query)).all())
+
+
+async def end_idle_transaction_after(db: AsyncSession, after: timedelta) -> None:
+    """Have the server end this transaction if it waits longer than `after` between
+    statements (a streaming client that stopped reading)."""
+    milliseconds = int(after.total_seconds() * 1000)
+    await db.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = {milliseconds}"))
 
 
 def stream_report(db: AsyncSession, query: Select[Any]) -> Any:

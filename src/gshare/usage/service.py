@@ -3,6 +3,7 @@ what it wrote. Nothing here commits."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import uuid
@@ -18,7 +19,7 @@ from gshare.capacity import service as capacity
 from gshare.credits.amounts import format_amount
 from gshare.identity.authz import Context, require
 from gshare.identity.permissions import Action
-from gshare.kit.errors import NotFound, Unprocessable
+from gshare.kit.errors import NotFound, TooManyRequests, Unprocessable
 from gshare.kit.settings import Settings
 from gshare.sessions import usage as session_usage
 from gshare.usage import repository
@@ -299,7 +300,7 @@ def _csv_values(row: Any) -> list[object]:
     f = Figures.of(row)
     return [
         "" if row.period is None else row.period.isoformat(),
-        row.key or "",
+        _spreadsheet_safe(row.key or ""),  # a model's name, as its cluster reported it
         _spreadsheet_safe(row.name or ""),
         f"{f.gpu_seconds / 3600:.6f}",
         f"{f.idle_gpu_seconds / 3600:.6f}",
@@ -316,25 +317,53 @@ def _spreadsheet_safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+# Exports streaming at once in this process, each holding a database connection; lines sent
+# at a time; how long a client may stop reading before its export is ended.
+EXPORTS_AT_ONCE = 4
+EXPORT_CHUNK = 1000
+_exports = asyncio.Semaphore(EXPORTS_AT_ONCE)
+
+
 def export_query(ctx: Context, q: UsageQuery) -> Select[Any]:
     """The report's query for a CSV export, checked for the caller now (the export streams
-    after the request's transaction has ended)."""
-    return _query(ctx, q)[2]
+    after the request's transaction has ended). Refused while this process streams as many
+    exports as it allows: each holds a database connection."""
+    query = _query(ctx, q)[2]
+    if _exports.locked():
+        raise TooManyRequests(
+            "Other exports are running; try again in a minute.",
+            code="exports_busy",
+            retry_after=30,
+        )
+    return query
 
 
 async def export_lines(
-    sessions: async_sessionmaker[AsyncSession], query: Select[Any]
+    sessions: async_sessionmaker[AsyncSession], query: Select[Any], settings: Settings
 ) -> AsyncIterator[str]:
     """The CSV of `query`: a header, then a line per row, read from a server-side cursor in
     a transaction of its own, so that memory stays flat however many rows there are."""
-    yield _csv_line(CSV_COLUMNS)
-    async with sessions() as db, db.begin():
-        result = await repository.stream_report(db, query)
-        async for row in result:
-            yield _csv_line(_csv_values(row))
+    async with _exports:
+        yield _csv_line(CSV_COLUMNS)
+        async with sessions() as db, db.begin():
+            # A client that stops reading must not hold the connection, nor an old snapshot,
+            # for long: the server ends the transaction once it waits that long for a fetch.
+            stall = timedelta(seconds=settings.usage_export_stall_seconds)
+            await repository.end_idle_transaction_after(db, stall)
+            result = await repository.stream_report(db, query)
+            lines: list[str] = []
+            async for row in result:
+                lines.append(_csv_line(_csv_values(row)))
+                if len(lines) == EXPORT_CHUNK:
+                    yield "".join(lines)
+                    lines = []
+            if lines:
+                yield "".join(lines)
 
 
 MOST_IDLE = 20
+# The longest period the idle list covers: it reads hours, not days.
+LONGEST_IDLE_LIST = timedelta(days=93)
 
 
 async def most_idle(ctx: Context, since: date | None, until: date | None) -> list[Any]:
@@ -342,6 +371,12 @@ async def most_idle(ctx: Context, since: date | None, until: date | None) -> lis
     see them."""
     require(ctx, Action.USAGE_READ, target_type="usage")
     first, last = _period_of(ctx, UsageQuery(since, until))
+    if last - first >= LONGEST_IDLE_LIST:
+        raise Unprocessable(
+            f"The sessions that idled most are listed for at most {LONGEST_IDLE_LIST.days} days "
+            "at a time.",
+            code="period_too_long",
+        )
     start = datetime.combine(first, time.min, UTC)
     end = datetime.combine(last, time.max, UTC)  # not the next day: 9999-12-31 has none
     query = repository.most_idle_query(start, end, reach(ctx), MOST_IDLE)

@@ -65,6 +65,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_usage_hours_session", "usage_hours", ["session_id"])
     op.create_index("ix_usage_hours_user_hour", "usage_hours", ["user_id", "hour"])
+    op.create_index("ix_usage_hours_group_hour", "usage_hours", ["group_id", "hour"])
+    op.create_index("ix_usage_hours_org_hour", "usage_hours", ["org_id", "hour"])
     op.create_index("ix_usage_hours_idle", "usage_hours", ["hour", "idle_gpu_seconds"])
     op.create_table(
         "usage_days",
