@@ -25,6 +25,7 @@ from gshare.usage.models import NO_CLUSTER, UsageDay, UsageHour
 from tests.capacity.builders import add_cluster, apply, cards
 from tests.e2e.a11y import violations
 from tests.e2e.steps import ADMIN_EMAIL, ADMIN_PASSWORD, admin_api, member_of_a_new_lab, sign_in
+from tests.usage.builders import months_of
 
 pytestmark = pytest.mark.e2e
 
@@ -88,8 +89,9 @@ async def _used_gpus(
             now=now,
         )
         await operations.settle_hold(db, hold_id=hold.id, used=3 * MICRO // 2, now=now)
+        days = []
         for n, model in itertools.product(range(5), ("A100-80GB", "H100-80GB")):
-            db.add(
+            days.append(
                 UsageDay(
                     day=(now - timedelta(days=n)).date(),
                     user_id=user_id,
@@ -106,6 +108,7 @@ async def _used_gpus(
                     vram_peak_mib=9000,
                 )
             )
+        db.add_all([*days, *months_of(days)])
         db.add(
             UsageHour(
                 allocation_id=uuid.uuid4(),

@@ -440,10 +440,10 @@ class Actors:
     async def _usage_is_exact(self) -> None:
         """Each GPU allocation's hours add up to its mark: held time to the time counted,
         credits to those counted, never beyond what its hold captured nor past its release;
-        and the days hold what the hours hold."""
+        and the days and months hold what the hours hold."""
         async with self.build.sessions() as db:
             rows = (await db.execute(_USAGE_OF_ALLOCATIONS)).all()
-            hours, days = (await db.execute(_USAGE_TOTALS)).one()
+            hours, days, months = (await db.execute(_USAGE_TOTALS)).one()
         for a in rows:
             counted = (a.rolled_until or a.admitted_at) - a.admitted_at
             assert abs(a.held - counted.total_seconds()) < 1e-3, a
@@ -455,7 +455,7 @@ class Actors:
                 USAGE.add("counted")
             if a.released_at is not None and a.rolled_until == a.released_at:
                 USAGE.add("counted to the end")
-        assert hours == days
+        assert hours == days == months
 
     @property
     def settings(self) -> Settings:
@@ -662,7 +662,8 @@ _USAGE_OF_ALLOCATIONS = text(
 )
 _USAGE_TOTALS = text(
     "SELECT (SELECT coalesce(sum(credits), 0) FROM usage_hours), "
-    "(SELECT coalesce(sum(credits), 0) FROM usage_days)"
+    "(SELECT coalesce(sum(credits), 0) FROM usage_days), "
+    "(SELECT coalesce(sum(credits), 0) FROM usage_months)"
 )
 
 

@@ -19,6 +19,7 @@ from gshare.usage.models import NO_CLUSTER, UsageDay
 from tests.builders import PASSWORD, Builder
 from tests.eventually import eventually
 from tests.processes import start_api, stop
+from tests.usage.builders import months_of
 
 USAGE = "/api/v1/usage"
 DAY = date(2026, 11, 2)  # a Monday
@@ -74,7 +75,7 @@ class Tenants:
                 _day(day, self.carol, self.b1, self.org_b, hours=4.0, credits=5, peak=70_000),
             ]
         async with b.sessions() as db, db.begin():
-            db.add_all(rows)
+            db.add_all([*rows, *months_of(rows)])
         return self
 
     async def client(self, user: User) -> httpx.AsyncClient:
@@ -269,7 +270,8 @@ async def test_the_most_idle_sessions_are_those_the_caller_may_see(build: Builde
 async def test_a_model_named_like_a_formula_is_text_in_the_csv(build: Builder) -> None:
     t = await Tenants(build).make()
     async with build.sessions() as db, db.begin():
-        db.add(_day(DAY, t.alice, t.a1, t.org_a, model='=HYPERLINK("http://x","y")'))
+        formula = _day(DAY, t.alice, t.a1, t.org_a, model='=HYPERLINK("http://x","y")')
+        db.add_all([formula, *months_of([formula])])
     root = await t.client(t.root)
     for by in ("model", "tier"):
         response = await root.get(
@@ -366,3 +368,56 @@ async def test_an_export_whose_client_stops_reading_gives_its_connection_back(
             assert report.status_code == 200
     finally:
         stop(api)
+
+
+def test_whole_months_are_found_at_any_edge_of_the_calendar() -> None:
+    from gshare.usage.repository import whole_months
+
+    assert whole_months(date(2026, 11, 1), date(2026, 11, 30)) == (
+        date(2026, 11, 1),
+        date(2026, 11, 1),
+    )
+    assert whole_months(date(2026, 11, 2), date(2026, 11, 30)) is None
+    assert whole_months(date(2025, 12, 4), date(2026, 12, 3)) == (
+        date(2026, 1, 1),
+        date(2026, 11, 1),
+    )
+    assert whole_months(date(2026, 2, 1), date(2026, 2, 28)) == (date(2026, 2, 1),) * 2
+    assert whole_months(date(1, 1, 1), date(1, 1, 30)) is None
+    assert whole_months(date(1, 1, 1), date(1, 1, 31)) == (date(1, 1, 1),) * 2
+    assert whole_months(date(9999, 12, 2), date(9999, 12, 31)) is None
+    assert whole_months(date(9999, 11, 1), date(9999, 12, 31)) == (
+        date(9999, 11, 1),
+        date(9999, 12, 1),
+    )
+
+
+async def test_a_report_over_whole_months_and_their_edges_adds_up_as_the_days_do(
+    build: Builder,
+) -> None:
+    """From the 4th of a month to the 3rd two months later: the days of the first and last
+    months, the whole month between; the totals and each month's figures are the days'."""
+    t = await Tenants(build).make()
+    dora = await build.user("Dora")
+    await build.member(dora, t.a1)
+    rows = [
+        _day(date(2026, 9, 1) + timedelta(days=n), dora, t.a1, t.org_a, hours=1.0 + n % 3)
+        for n in range(100)
+    ]
+    async with build.sessions() as db, db.begin():
+        db.add_all([*rows, *months_of(rows)])
+    client = await t.client(dora)
+    params = {"since": "2026-09-04", "until": "2026-11-03", "by": "user", "every": "month"}
+    report = await _get(client, **params)
+    (row,) = report["rows"]
+    days = [r for r in rows if date(2026, 9, 4) <= r.day <= date(2026, 11, 3)]
+    assert row["totals"]["gpu_hours"] == sum(d.gpu_seconds for d in days) / 3600
+    by_month = {p["period_start"]: p["gpu_hours"] for p in row["series"]}
+    assert by_month == {
+        f"2026-{m:02d}-01": sum(d.gpu_seconds for d in days if d.day.month == m) / 3600
+        for m in (9, 10, 11)
+    }
+    daily = await _get(client, **{**params, "every": "day"})
+    assert daily["totals"] == report["totals"]
+    whole = await _get(client, since="2026-10-01", until="2026-10-31", by="none")
+    assert whole["totals"]["credits"] == str(31)

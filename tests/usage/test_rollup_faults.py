@@ -99,7 +99,7 @@ _COUNTED = text(
 )
 _DAYS_AGREE = text(
     "SELECT (SELECT sum(credits) FROM usage_hours WHERE allocation_id = ANY(:ids)), "
-    "(SELECT sum(credits) FROM usage_days), "
+    "(SELECT sum(credits) FROM usage_days), (SELECT sum(credits) FROM usage_months), "
     "(SELECT sum(held_seconds) FROM usage_hours WHERE allocation_id = ANY(:ids)), "
     "(SELECT sum(held_seconds) FROM usage_days)"
 )
@@ -127,7 +127,7 @@ async def test_a_worker_killed_mid_rollup_and_restarted_counts_everything_once(
     last = start + timedelta(seconds=TICKS * STEP_SECONDS)
     async with sessions() as db:
         counted = (await db.execute(_COUNTED, {"ids": ids})).all()
-        hours_credits, days_credits, hours_held, days_held = (
+        hours_credits, days_credits, months_credits, hours_held, days_held = (
             await db.execute(_DAYS_AGREE, {"ids": ids})
         ).one()
     assert len(counted) == len(ids)
@@ -144,5 +144,5 @@ async def test_a_worker_killed_mid_rollup_and_restarted_counts_everything_once(
         ):
             wrong.append((row, through, expected_credits, held))
     assert wrong == [], wrong[:3]
-    assert hours_credits == days_credits > 0
+    assert hours_credits == days_credits == months_credits > 0
     assert abs(hours_held - days_held) < 1e-3

@@ -53,7 +53,8 @@ class UsageHour(_Figures, Base):
         Index("ix_usage_hours_user_hour", "user_id", "hour"),
         Index("ix_usage_hours_group_hour", "group_id", "hour"),
         Index("ix_usage_hours_org_hour", "org_id", "hour"),
-        Index("ix_usage_hours_idle", "hour", "idle_gpu_seconds"),
+        # No figure is in any index, so that the rollup's updates stay in place (HOT).
+        Index("ix_usage_hours_hour", "hour"),
     )
 
 
@@ -75,6 +76,27 @@ class UsageDay(_Figures, Base):
         Index("ix_usage_days_user", "user_id", "day"),
         Index("ix_usage_days_group", "group_id", "day"),
         Index("ix_usage_days_org", "org_id", "day"),
+    )
+
+
+class UsageMonth(_Figures, Base):
+    """The days of one UTC month summed the same way: what reports over whole months read (a
+    year is a twelfth of the day rows)."""
+
+    __tablename__ = "usage_months"
+
+    month: Mapped[date] = mapped_column(Date, primary_key=True)  # its first day
+    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    model: Mapped[str] = mapped_column(String(120), primary_key=True)
+    tier: Mapped[str] = mapped_column(String(40), primary_key=True)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+
+    __table_args__ = (
+        Index("ix_usage_months_user", "user_id", "month"),
+        Index("ix_usage_months_group", "group_id", "month"),
+        Index("ix_usage_months_org", "org_id", "month"),
     )
 
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Date, Select, String, cast, func, literal, or_, select, text
+from sqlalchemy import Date, Select, String, cast, func, literal, or_, select, text, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, User
 from gshare.sessions.models import InteractiveSession
-from gshare.usage.models import UsageDay, UsageHour
+from gshare.usage.models import UsageDay, UsageHour, UsageMonth
 
 # Each GPU allocation not yet counted to its end (the condition of the partial index
 # `ix_gpu_allocations_unrolled`, written out for the alias), locked with others' skipped; with
@@ -74,6 +74,7 @@ def _adding(table: str, key: Sequence[str], kept: Sequence[str], extra: Sequence
     types = {
         "hour": "timestamptz",
         "day": "date",
+        "month": "date",
         "model": "text",
         "tier": "text",
         "vram_limit_mib": "int",
@@ -123,6 +124,15 @@ _ADD_DAYS = text(
     )
 )
 
+_ADD_MONTHS = text(
+    _adding(
+        "usage_months",
+        ("month", "user_id", "group_id", "model", "tier", "cluster_id"),
+        ("org_id",),
+        (),
+    )
+)
+
 
 async def _add(db: AsyncSession, statement: Any, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
@@ -138,6 +148,11 @@ async def add_days(db: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     """Add to each day row; at most one row per key, in key order (so that two workers adding
     to the same days lock them in the same order)."""
     await _add(db, _ADD_DAYS, rows)
+
+
+async def add_months(db: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Add to each month row, as `add_days`."""
+    await _add(db, _ADD_MONTHS, rows)
 
 
 # ---- reports -------------------------------------------------------------------------------
@@ -164,7 +179,9 @@ class Filters:
     cluster_id: uuid.UUID | None = None
 
 
-def _within(table: type[UsageDay] | type[UsageHour], visible: Visible) -> list[Any]:
+def _within(
+    table: type[UsageDay] | type[UsageHour] | type[UsageMonth], visible: Visible
+) -> list[Any]:
     """The condition that keeps a caller to the rows `visible` allows."""
     if visible.everything:
         return []
@@ -176,73 +193,145 @@ def _within(table: type[UsageDay] | type[UsageHour], visible: Visible) -> list[A
     return [or_(*reach)]
 
 
-def _key_and_name(by: str) -> tuple[Any, Any, Any]:
-    """The grouping key, its display name, and the table joined for the name."""
-    d = UsageDay
-    if by == "user":
-        return cast(d.user_id, String), User.email, (User, User.id == d.user_id)
-    if by == "group":
-        return cast(d.group_id, String), Group.name, (Group, Group.id == d.group_id)
-    if by == "organization":
-        return (
-            cast(d.org_id, String),
-            Organization.name,
-            (Organization, Organization.id == d.org_id),
-        )
-    if by == "cluster":
-        return cast(d.cluster_id, String), Cluster.name, (Cluster, Cluster.id == d.cluster_id)
-    if by == "model":
-        return d.model, d.model, None
-    if by == "tier":
-        key = d.model + literal(" ") + d.tier
-        return key, key, None
-    return None, None, None
+# What each grouping adds up by, among a day or month row's key columns.
+_KEY_COLUMNS = {
+    "user": ("user_id",),
+    "group": ("group_id",),
+    "organization": ("org_id",),
+    "cluster": ("cluster_id",),
+    "model": ("model",),
+    "tier": ("model", "tier"),
+    "none": (),
+}
+_SUMMED = ("held_seconds", "gpu_seconds", "idle_gpu_seconds", "measured_seconds", "credits")
 
 
-def _period(every: str) -> Any:
-    if every == "day":
-        return UsageDay.day
-    if every in ("week", "month"):
-        return cast(func.date_trunc(every, UsageDay.day), Date)
-    return None
+def whole_months(since: date, until: date) -> tuple[date, date] | None:
+    """The first days of the first and the last whole month from `since` through `until`
+    (None: the period holds none)."""
+    first = since if since.day == 1 else _next_month(since)
+    ends_a_month = until == date.max or (until + timedelta(days=1)).day == 1
+    month = until.replace(day=1)
+    last: date | None = month
+    if not ends_a_month:
+        last = None if month == date.min else (month - timedelta(days=1)).replace(day=1)
+    if first is None or last is None or first > last:
+        return None
+    return first, last
+
+
+def _next_month(day: date) -> date | None:
+    """The first day of the month after `day`'s (None: past the calendar's end)."""
+    start = day.replace(day=1)
+    if start.year == date.max.year and start.month == 12:
+        return None
+    return (start + timedelta(days=32)).replace(day=1)
+
+
+def _rows_of(
+    table: type[UsageDay] | type[UsageMonth],
+    when: Any,
+    first: date,
+    last: date,
+    visible: Visible,
+    filters: Filters,
+) -> Select[Any]:
+    """A table's rows from `first` through `last`, as the report reads them."""
+    query = select(
+        when.label("day"),
+        table.user_id,
+        table.group_id,
+        table.org_id,
+        table.cluster_id,
+        table.model,
+        table.tier,
+        *[getattr(table, c) for c in _SUMMED],
+        table.vram_peak_mib,
+    ).where(when >= first, when <= last, *_within(table, visible))
+    for column, value in (
+        (table.org_id, filters.org_id),
+        (table.group_id, filters.group_id),
+        (table.user_id, filters.user_id),
+        (table.model, filters.model),
+        (table.tier, filters.tier),
+        (table.cluster_id, filters.cluster_id),
+    ):
+        if value is not None:
+            query = query.where(column == value)
+    return query
 
 
 def report_query(
     *, since: date, until: date, by: str, every: str, visible: Visible, filters: Filters
 ) -> Select[Any]:
-    """Sums of the day rows from `since` through `until`, per period (`every`) and key (`by`),
-    ordered by key and period; only the rows `visible` allows, narrowed by `filters`."""
-    d = UsageDay
-    key, name, joined = _key_and_name(by)
-    period = _period(every)
-    grouped = [c for c in (period, key, name) if c is not None]
+    """Sums from `since` through `until`, per period (`every`) and key (`by`), ordered by key
+    and period; only the rows `visible` allows, narrowed by `filters`. Totals and monthly
+    series read the month rows for the whole months and the day rows for the rest. The rows
+    are added up by the raw key first, and named after: naming (and sorting) millions of rows
+    would cost far more than the sums."""
+    parts: list[Select[Any]] = []
+    months = whole_months(since, until) if every in ("month", "none") else None
+    if months is None:
+        parts.append(_rows_of(UsageDay, UsageDay.day, since, until, visible, filters))
+    else:
+        first, last = months
+        parts.append(_rows_of(UsageMonth, UsageMonth.month, first, last, visible, filters))
+        if since < first:
+            before = first - timedelta(days=1)
+            parts.append(_rows_of(UsageDay, UsageDay.day, since, before, visible, filters))
+        after = _next_month(last)
+        if after is not None and after <= until:
+            parts.append(_rows_of(UsageDay, UsageDay.day, after, until, visible, filters))
+    rows = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("rows")
+    if every == "day":
+        period: Any = rows.c.day
+    elif every in ("week", "month"):
+        period = cast(func.date_trunc(every, rows.c.day), Date)
+    else:
+        period = None
+    keys = [rows.c[c] for c in _KEY_COLUMNS[by]]
+    summed = select(
+        *([period.label("period")] if period is not None else []),
+        *keys,
+        *[func.sum(rows.c[c]).label(c) for c in _SUMMED],
+        func.max(rows.c.vram_peak_mib).label("vram_peak_mib"),
+    )
+    grouped = [*([period] if period is not None else []), *keys]
+    if grouped:
+        summed = summed.group_by(*grouped)
+    sums = summed.subquery("sums")
+    key, name, joined = _named(by, sums)
     query = select(
-        (period if period is not None else literal(None, Date)).label("period"),
+        (sums.c.period if period is not None else literal(None, Date)).label("period"),
         (key if key is not None else literal(None, String)).label("key"),
         (name if name is not None else literal(None, String)).label("name"),
-        func.sum(d.held_seconds).label("held_seconds"),
-        func.sum(d.gpu_seconds).label("gpu_seconds"),
-        func.sum(d.idle_gpu_seconds).label("idle_gpu_seconds"),
-        func.sum(d.measured_seconds).label("measured_seconds"),
-        func.sum(d.credits).label("credits"),
-        func.max(d.vram_peak_mib).label("vram_peak_mib"),
-    ).select_from(d)
+        *[sums.c[c] for c in _SUMMED],
+        sums.c.vram_peak_mib,
+    ).select_from(sums)
     if joined is not None:
         query = query.outerjoin(*joined)
-    query = query.where(d.day >= since, d.day <= until, *_within(d, visible))
-    for column, value in (
-        (d.org_id, filters.org_id),
-        (d.group_id, filters.group_id),
-        (d.user_id, filters.user_id),
-        (d.model, filters.model),
-        (d.tier, filters.tier),
-        (d.cluster_id, filters.cluster_id),
-    ):
-        if value is not None:
-            query = query.where(column == value)
-    if grouped:
-        query = query.group_by(*grouped).order_by(*[c for c in (key, period) if c is not None])
-    return query
+    order = [c for c in (key, sums.c.period if period is not None else None) if c is not None]
+    return query.order_by(*order) if order else query
+
+
+def _named(by: str, sums: Any) -> tuple[Any, Any, Any]:
+    """The key as text, its display name, and the table joined for the name."""
+    if by == "user":
+        return cast(sums.c.user_id, String), User.email, (User, User.id == sums.c.user_id)
+    if by == "group":
+        return cast(sums.c.group_id, String), Group.name, (Group, Group.id == sums.c.group_id)
+    if by == "organization":
+        to_org = (Organization, Organization.id == sums.c.org_id)
+        return cast(sums.c.org_id, String), Organization.name, to_org
+    if by == "cluster":
+        to_cluster = (Cluster, Cluster.id == sums.c.cluster_id)
+        return cast(sums.c.cluster_id, String), Cluster.name, to_cluster
+    if by == "model":
+        return sums.c.model, sums.c.model, None
+    if by == "tier":
+        key = sums.c.model + literal(" ") + sums.c.tier
+        return key, key, None
+    return None, None, None
 
 
 async def report(db: AsyncSession, query: Select[Any]) -> list[Any]:

@@ -68,6 +68,7 @@ async def roll_batch(
     )
     hours: list[dict[str, Any]] = []
     days: dict[tuple[Any, ...], dict[str, Any]] = {}
+    months: dict[tuple[Any, ...], dict[str, Any]] = {}
     marks = []
     for row in moving:
         span = Span(
@@ -82,9 +83,12 @@ async def roll_batch(
         marks.append((row.id, mark.until, mark.credits, mark.sample_at))
         for piece in pieces:
             hours.append(_hour_row(row, piece))
-            _add_to_day(days, row, piece)
+            day = piece.hour.date()
+            _add_to(days, "day", day, row, piece)
+            _add_to(months, "month", day.replace(day=1), row, piece)
     await repository.add_hours(db, hours)
-    await repository.add_days(db, [days[k] for k in sorted(days, key=_day_order)])
+    await repository.add_days(db, _in_key_order(days))
+    await repository.add_months(db, _in_key_order(months))
     await repository.store_marks(db, marks)
     return rows[-1].id if len(rows) == ROLLUP_BATCH else None
 
@@ -117,13 +121,16 @@ def _hour_row(row: Any, piece: Piece) -> dict[str, Any]:
     }
 
 
-def _add_to_day(days: dict[tuple[Any, ...], dict[str, Any]], row: Any, piece: Piece) -> None:
-    day = piece.hour.date()
-    key = (day, row.user_id, row.group_id, row.model, row.tier, row.cluster_id or NO_CLUSTER)
-    found = days.get(key)
+def _add_to(
+    sums: dict[tuple[Any, ...], dict[str, Any]], column: str, when: date, row: Any, piece: Piece
+) -> None:
+    """Add the piece to the day's (or month's) row of its user, group, model, tier and
+    cluster; `column` names the date."""
+    key = (when, row.user_id, row.group_id, row.model, row.tier, row.cluster_id or NO_CLUSTER)
+    found = sums.get(key)
     if found is None:
-        days[key] = {
-            "day": day,
+        sums[key] = {
+            column: when,
             "user_id": row.user_id,
             "group_id": row.group_id,
             "model": row.model,
@@ -141,9 +148,9 @@ def _add_to_day(days: dict[tuple[Any, ...], dict[str, Any]], row: Any, piece: Pi
             found[name] += value
 
 
-def _day_order(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    day, user_id, group_id, model, tier, cluster_id = key
-    return (day, str(user_id), str(group_id), model, tier, str(cluster_id))
+def _in_key_order(sums: dict[tuple[Any, ...], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows in key order: two workers adding to the same rows lock them in one order."""
+    return [sums[k] for k in sorted(sums, key=lambda k: tuple(map(str, k)))]
 
 
 # ---- reports -------------------------------------------------------------------------------
