@@ -58,46 +58,46 @@ class UsageHour(_Figures, Base):
     )
 
 
-class UsageDay(_Figures, Base):
+class _Summed(_Figures):
+    """A summed row's key past its date: who, in which group, on what, where."""
+
+    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    model: Mapped[str] = mapped_column(String(120), primary_key=True)
+    tier: Mapped[str] = mapped_column(String(40), primary_key=True)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+
+
+def _reach_indexes(table: str, when: str) -> tuple[Index, ...]:
+    """An index for each reach a caller may have: their own rows, their groups', their
+    organizations'."""
+    return tuple(
+        Index(f"ix_{table}_{name}", column, when)
+        for name, column in (("user", "user_id"), ("group", "group_id"), ("org", "org_id"))
+    )
+
+
+class UsageDay(_Summed, Base):
     """The hours of one UTC day summed per user, group, model, tier and cluster: what reports
     read."""
 
     __tablename__ = "usage_days"
 
-    day: Mapped[date] = mapped_column(Date, primary_key=True)
-    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    model: Mapped[str] = mapped_column(String(120), primary_key=True)
-    tier: Mapped[str] = mapped_column(String(40), primary_key=True)
-    cluster_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    org_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    day: Mapped[date] = mapped_column(Date, primary_key=True, sort_order=-1)
 
-    __table_args__ = (
-        Index("ix_usage_days_user", "user_id", "day"),
-        Index("ix_usage_days_group", "group_id", "day"),
-        Index("ix_usage_days_org", "org_id", "day"),
-    )
+    __table_args__ = _reach_indexes("usage_days", "day")
 
 
-class UsageMonth(_Figures, Base):
+class UsageMonth(_Summed, Base):
     """The days of one UTC month summed the same way: what reports over whole months read (a
     year is a twelfth of the day rows)."""
 
     __tablename__ = "usage_months"
 
-    month: Mapped[date] = mapped_column(Date, primary_key=True)  # its first day
-    user_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    group_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    model: Mapped[str] = mapped_column(String(120), primary_key=True)
-    tier: Mapped[str] = mapped_column(String(40), primary_key=True)
-    cluster_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    org_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    month: Mapped[date] = mapped_column(Date, primary_key=True, sort_order=-1)  # its first day
 
-    __table_args__ = (
-        Index("ix_usage_months_user", "user_id", "month"),
-        Index("ix_usage_months_group", "group_id", "month"),
-        Index("ix_usage_months_org", "org_id", "month"),
-    )
+    __table_args__ = _reach_indexes("usage_months", "month")
 
 
 class UsageDigest(Base):

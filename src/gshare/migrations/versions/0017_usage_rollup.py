@@ -68,34 +68,20 @@ def upgrade() -> None:
     op.create_index("ix_usage_hours_group_hour", "usage_hours", ["group_id", "hour"])
     op.create_index("ix_usage_hours_org_hour", "usage_hours", ["org_id", "hour"])
     op.create_index("ix_usage_hours_hour", "usage_hours", ["hour"])
-    op.create_table(
-        "usage_days",
-        sa.Column("day", sa.Date(), primary_key=True),
-        sa.Column("user_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("group_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("model", sa.String(120), primary_key=True),
-        sa.Column("tier", sa.String(40), primary_key=True),
-        sa.Column("cluster_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("org_id", UUID(as_uuid=True), nullable=False),
-        *_figures(),
-    )
-    op.create_index("ix_usage_days_user", "usage_days", ["user_id", "day"])
-    op.create_index("ix_usage_days_group", "usage_days", ["group_id", "day"])
-    op.create_index("ix_usage_days_org", "usage_days", ["org_id", "day"])
-    op.create_table(
-        "usage_months",
-        sa.Column("month", sa.Date(), primary_key=True),
-        sa.Column("user_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("group_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("model", sa.String(120), primary_key=True),
-        sa.Column("tier", sa.String(40), primary_key=True),
-        sa.Column("cluster_id", UUID(as_uuid=True), primary_key=True),
-        sa.Column("org_id", UUID(as_uuid=True), nullable=False),
-        *_figures(),
-    )
-    op.create_index("ix_usage_months_user", "usage_months", ["user_id", "month"])
-    op.create_index("ix_usage_months_group", "usage_months", ["group_id", "month"])
-    op.create_index("ix_usage_months_org", "usage_months", ["org_id", "month"])
+    for table, when in (("usage_days", "day"), ("usage_months", "month")):
+        op.create_table(
+            table,
+            sa.Column(when, sa.Date(), primary_key=True),
+            sa.Column("user_id", UUID(as_uuid=True), primary_key=True),
+            sa.Column("group_id", UUID(as_uuid=True), primary_key=True),
+            sa.Column("model", sa.String(120), primary_key=True),
+            sa.Column("tier", sa.String(40), primary_key=True),
+            sa.Column("cluster_id", UUID(as_uuid=True), primary_key=True),
+            sa.Column("org_id", UUID(as_uuid=True), nullable=False),
+            *_figures(),
+        )
+        for name, column in (("user", "user_id"), ("group", "group_id"), ("org", "org_id")):
+            op.create_index(f"ix_{table}_{name}", table, [column, when])
     # The rollup adds to rows already there; room left on each page lets those updates stay
     # in place (no figure is indexed), so the tick's cost does not grow with the tables.
     for table in ("usage_hours", "usage_days", "usage_months"):
