@@ -6,6 +6,7 @@ import { useState, type ReactNode } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { AuditPage } from './admin/audit/AuditPage';
 import { PoliciesPage } from './admin/capacity/PoliciesPage';
+import { IsolationPage } from './admin/isolation/IsolationPage';
 import { QueuePage } from './admin/capacity/QueuePage';
 import { TiersPage } from './admin/capacity/TiersPage';
 import { ClusterDetailPage } from './admin/clusters/ClusterDetailPage';
@@ -99,6 +100,9 @@ export function AppRoutes() {
               <Route path="tiers" element={page(<TiersPage />)} />
             </Route>
             <Route path="policies" element={page(<PoliciesPage />)} />
+            <Route element={<RequireCapability action="isolation.manage" />}>
+              <Route path="isolation" element={page(<IsolationPage />)} />
+            </Route>
             <Route element={<RequireCapability action="queue.read_scope" />}>
               <Route path="queue" element={page(<QueuePage />)} />
             </Route>

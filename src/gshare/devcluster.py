@@ -20,6 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from cryptography import x509
@@ -476,6 +477,48 @@ class Cluster:
                     f"/api/v1/nodes/{node.name}/status",
                     json=status,
                     headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
+
+    def add_runtime_class(self, name: str, handler: str, node_selector: dict[str, str]) -> None:
+        """A RuntimeClass whose pods schedule only on nodes with `node_selector`'s labels (as
+        gVisor's or Kata's would be installed on the nodes that have the runtime)."""
+        body = {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": name},
+            "handler": handler,
+            "scheduling": {"nodeSelector": node_selector},
+        }
+        with self.client() as client:
+            response = client.post("/apis/node.k8s.io/v1/runtimeclasses", json=body)
+            if response.status_code != 409:
+                response.raise_for_status()
+
+    def set_node(
+        self,
+        name: str,
+        *,
+        labels: dict[str, str | None] | None = None,
+        taints: list[dict[str, str]] | None = None,
+        user_namespaces: bool | None = None,
+    ) -> None:
+        """Label (None removes a label) and taint a node, and say whether its runtime runs pods
+        in user namespaces, as a real node's kubelet reports it."""
+        merge = {"Content-Type": "application/merge-patch+json"}
+        with self.client() as client:
+            spec: dict[str, Any] = {}
+            if labels is not None:
+                spec["metadata"] = {"labels": labels}
+            if taints is not None:
+                spec["spec"] = {"taints": taints}
+            if spec:
+                client.patch(f"/api/v1/nodes/{name}", json=spec, headers=merge).raise_for_status()
+            if user_namespaces is not None:
+                handlers = [{"name": "", "features": {"userNamespaces": user_namespaces}}]
+                client.patch(
+                    f"/api/v1/nodes/{name}/status",
+                    json={"status": {"runtimeHandlers": handlers}},
+                    headers=merge,
                 ).raise_for_status()
 
     def add_volumes(self, count: int, size_gib: int = 100, prefix: str = "volume") -> None:

@@ -166,6 +166,24 @@ CASES = [
     ),
     Case("GET", "/api/v1/clusters/{no_cluster}", SUPER),
     Case("DELETE", "/api/v1/clusters/{no_cluster}", SUPER),
+    # Isolation: nodes, dedications and what a cluster offers are the super admin's; an
+    # organization's audit view is its admins'.
+    Case(
+        "PUT",
+        "/api/v1/clusters/{no_cluster}/isolation",
+        SUPER,
+        lambda r: {"sandbox_runtime_class": "gvisor"},
+    ),
+    Case("GET", "/api/v1/isolation/nodes", SUPER),
+    Case("GET", "/api/v1/isolation/dedications", SUPER),
+    Case(
+        "POST",
+        "/api/v1/isolation/dedications",
+        SUPER,
+        lambda r: {"cluster_id": "{no_cluster}", "organization_id": "{A}"},
+    ),
+    Case("DELETE", "/api/v1/isolation/dedications/{no_drain}", SUPER),
+    Case("GET", "/api/v1/orgs/{A}/isolation", ADMINS_A),
     # Everyone may ask; only a session's owner gets a link (others get 404, see tests/sessions).
     Case("POST", "/api/v1/sessions/{no_session}/entry", EVERYONE),
     # Capacity: cards, pools, MIG layouts, GPU models and tiers are the super admin's.

@@ -13,7 +13,16 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from gshare.api.openapi import spec
 from gshare.audit.models import AuditEntry
-from gshare.capacity.models import Booking, Drain, GpuCard, GpuModel, GpuTier
+from gshare.capacity.models import (
+    Booking,
+    Drain,
+    GpuCard,
+    GpuModel,
+    GpuNode,
+    GpuTier,
+    IsolationIncident,
+    NodeDedication,
+)
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
 from gshare.kit.schemas import UTC_DATETIME_MARK
@@ -53,6 +62,12 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("SharedVolumeCreate", "name"): Volume.name,
     ("SessionCreate", "name"): InteractiveSession.name,
     ("DrainIn", "node"): Drain.node,
+    ("DedicationCreate", "node"): NodeDedication.node,
+    ("ClusterIsolationPut", "sandbox_runtime_class"): Cluster.sandbox_runtime_class,
+    ("ReportedNode", "dedicated_label"): GpuNode.dedicated_label,
+    ("DriftReport", "reason"): IsolationIncident.reason,
+    ("DriftReport", "node"): IsolationIncident.node,
+    ("DriftReport", "pod"): IsolationIncident.pod,
     ("BookingIn", "title"): Booking.title,
     ("BookingEdit", "title"): Booking.title,
     ("GET /api/v1/bookings", "model"): Booking.model,
@@ -87,6 +102,7 @@ NOT_STORED = {
     ("TierIn", "price_per_hour"),
     ("TierPatch", "price_per_hour"),
     ("MigInstanceIn", "profile"),  # checked against the GPU's profiles
+    ("ReportedNode", "runtime_classes"),  # a bounded JSON list
 }
 
 

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from gshare.capacity.policy import (
     KEYS,
+    RESERVED_KEYS,
+    Boundary,
     EffectiveValue,
     PolicyAccepted,
     PolicyDenial,
@@ -23,6 +25,7 @@ from gshare.capacity.policy import (
     ScopeKind,
     SessionRequest,
     Usage,
+    boundary_of,
     check_queueing,
     check_request,
     effective_policy,
@@ -90,6 +93,9 @@ def test_each_key_comes_from_the_most_specific_scope_that_sets_it() -> None:
         "preemption_notice_minutes": EffectiveValue(10, None),
         "max_booked_card_hours_week": EffectiveValue(None, None),
         "max_booking_days_ahead": EffectiveValue(90, None),
+        "isolation": EffectiveValue("shared", None),
+        "egress": EffectiveValue("open", None),
+        "egress_cidrs": EffectiveValue(None, None),
     }
 
 
@@ -199,12 +205,15 @@ PREEMPTION: dict[str, PolicyValue] = {
 }
 
 
-def test_the_preemption_keys_follow_queue_weight_in_order_then_the_booking_keys() -> None:
+def test_the_preemption_keys_follow_queue_weight_in_order_then_booking_then_boundary() -> None:
     keys = list(KEYS)
     assert keys[keys.index("queue_weight") + 1 :] == [
         *PREEMPTION,
         "max_booked_card_hours_week",
         "max_booking_days_ahead",
+        "isolation",
+        "egress",
+        "egress_cidrs",
     ]
 
 
@@ -352,3 +361,34 @@ def test_a_vram_request_is_refused_exactly_when_it_passes_the_limit(
     assert (denial is not None) == (used + asked > limit)
     if denial is not None:
         assert (denial.key, denial.scope) == ("max_vram_mib", scope)
+
+
+def test_egress_ranges_are_read_as_networks_and_anything_else_is_refused() -> None:
+    read = read_policy({"egress": "listed", "egress_cidrs": ["10.1.2.3/8", " 192.168.0.0/16 "]})
+    assert read == PolicyAccepted(
+        {"egress": "listed", "egress_cidrs": frozenset({"10.0.0.0/8", "192.168.0.0/16"})}
+    )
+    for bad in (["10.0.0.0/33"], ["example.org"], ["10.0.0.0/8\x00"], ["x" * 121], [""]):
+        refused = read_policy({"egress_cidrs": bad})
+        assert isinstance(refused, PolicyRefused), bad
+        assert any("egress_cidrs" in r for r in refused.reasons)
+
+
+def test_isolation_is_one_of_its_levels_and_only_a_super_admin_sets_it() -> None:
+    for level in ("shared", "dedicated+sandboxed", "user-namespaced"):
+        assert read_policy({"isolation": level}) == PolicyAccepted({"isolation": level})
+    for bad in ("Dedicated", "sandboxed+dedicated", "", "shared\x00", 3):
+        assert isinstance(read_policy({"isolation": bad}), PolicyRefused)
+    assert {"isolation", "egress", "egress_cidrs"} <= RESERVED_KEYS
+
+
+def test_the_boundary_comes_from_the_most_specific_scope() -> None:
+    effective = effective_policy(
+        [
+            policy(ORG, isolation="dedicated", egress="listed", egress_cidrs=["10.0.0.0/8"]),
+            policy(GROUP, isolation="dedicated+sandboxed"),
+        ]
+    )
+    boundary = boundary_of(effective)
+    assert boundary == Boundary("dedicated+sandboxed", "listed", frozenset({"10.0.0.0/8"}), GROUP)
+    assert boundary_of(effective_policy([])) == Boundary("shared", "open", frozenset(), None)

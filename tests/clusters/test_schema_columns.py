@@ -11,7 +11,16 @@ from pydantic import BaseModel
 from sqlalchemy import String
 
 from gshare.capacity import schemas as capacity_schemas
-from gshare.capacity.models import Booking, Drain, GpuCard, GpuModel, GpuTier
+from gshare.capacity.models import (
+    Booking,
+    Drain,
+    GpuCard,
+    GpuModel,
+    GpuNode,
+    GpuTier,
+    IsolationIncident,
+    NodeDedication,
+)
 from gshare.clusters import schemas as cluster_schemas
 from gshare.clusters.models import Cluster
 from gshare.kit.schemas import RequestModel
@@ -47,6 +56,12 @@ STORED: dict[tuple[str, str], Any] = {
     ("ImageUpdate", "reference"): CatalogImage.__table__.c.reference,
     ("ImageUpdate", "description"): None,  # a text column
     ("DrainIn", "node"): Drain.__table__.c.node,
+    ("DedicationCreate", "node"): NodeDedication.__table__.c.node,
+    ("ClusterIsolationPut", "sandbox_runtime_class"): Cluster.__table__.c.sandbox_runtime_class,
+    ("ReportedNode", "dedicated_label"): GpuNode.__table__.c.dedicated_label,
+    ("DriftReport", "reason"): IsolationIncident.__table__.c.reason,
+    ("DriftReport", "node"): IsolationIncident.__table__.c.node,
+    ("DriftReport", "pod"): IsolationIncident.__table__.c.pod,
     ("DrainIn", "reason"): None,  # a text column
     ("BookingIn", "title"): Booking.__table__.c.title,
     ("BookingEdit", "title"): Booking.__table__.c.title,

@@ -4,17 +4,23 @@ registered, pods scheduled by the hami-scheduler profile, and the restricted Pod
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
+
+import httpx
 
 from gshare.devcluster import Cluster
 from gshare.operator.crd import session_crd
 from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
 from gshare.operator.manifests import (
     GpuAssignment,
+    IsolationSpec,
+    NetworkSpec,
     OperatorConfig,
     SessionSpec,
     Volume,
     children,
+    network_policy,
     owner_reference,
 )
 from tests.eventually import eventually_sync
@@ -45,17 +51,81 @@ def test_simulated_gpu_nodes_carry_hamis_registration(kube: Cluster) -> None:
         assert node["status"]["allocatable"]["nvidia.com/gpu"] == "40"
 
 
+RUNTIME_CLASS = "gshare-sandbox"
+TENANT = str(uuid.uuid4())
+LEVELS = {
+    "shared": IsolationSpec(),
+    "user-namespaced": IsolationSpec("user-namespaced", user_namespaces=True),
+    "sandboxed": IsolationSpec("sandboxed", runtime_class=RUNTIME_CLASS),
+    "dedicated": IsolationSpec("dedicated", dedicated_to=TENANT),
+    "dedicated+sandboxed": IsolationSpec(
+        "dedicated+sandboxed", runtime_class=RUNTIME_CLASS, dedicated_to=TENANT
+    ),
+    "dedicated+user-namespaced": IsolationSpec(
+        "dedicated+user-namespaced", user_namespaces=True, dedicated_to=TENANT
+    ),
+}
+NETWORKS = {
+    "open": NetworkSpec(),
+    "listed": NetworkSpec(
+        "listed", ("10.0.0.0/8", "169.254.0.0/16", "100.64.0.0/10", "2001:db8::/32", "0.0.0.0/0")
+    ),
+    "none": NetworkSpec("none"),
+}
+
+
+def _runtime_class(client: httpx.Client) -> None:
+    """A sandboxed runtime that runs on some nodes only, as RuntimeClasses for gVisor or Kata
+    are set up."""
+    body = {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": RUNTIME_CLASS},
+        "handler": "runsc",
+        "scheduling": {
+            "nodeSelector": {"gshare.io/sandbox": "gvisor"},
+            "tolerations": [
+                {"key": "gshare.io/sandbox", "operator": "Exists", "effect": "NoSchedule"}
+            ],
+        },
+    }
+    response = client.post("/apis/node.k8s.io/v1/runtimeclasses", json=body)
+    assert response.status_code in (201, 409), response.text
+
+
 def test_generated_pods_pass_restricted_pod_security_with_no_warnings(kube: Cluster) -> None:
+    """Every isolation level's pod and every egress mode's policy, dry run in a namespace that
+    enforces the restricted Pod Security standard: accepted, with no warning."""
     config = OperatorConfig(namespace="gshare-sessions")
-    spec = _spec()
     with kube.client() as client:
         kube.create_namespace(config.namespace)
-        objects = children(spec, config, owner_reference("s", str(uuid.uuid4())))
-        pod = next(o for o in objects if o["kind"] == "Pod")
-        pod["metadata"].pop("ownerReferences")
-        response = client.post(f"/api/v1/namespaces/{config.namespace}/pods?dryRun=All", json=pod)
-    assert response.status_code == 201, response.text
-    assert "warning" not in {k.lower() for k in response.headers}, response.headers
+        _runtime_class(client)
+        for level, isolation in LEVELS.items():
+            spec = replace(_spec(), isolation=isolation)
+            objects = children(spec, config, owner_reference("s", str(uuid.uuid4())))
+            pod = next(o for o in objects if o["kind"] == "Pod")
+            pod["metadata"].pop("ownerReferences")
+            response = client.post(
+                f"/api/v1/namespaces/{config.namespace}/pods?dryRun=All", json=pod
+            )
+            assert response.status_code == 201, (level, response.text)
+            assert "warning" not in {k.lower() for k in response.headers}, (level, response.headers)
+            made = response.json()["spec"]
+            assert made.get("hostUsers", True) is not isolation.user_namespaces, level
+            assert made.get("runtimeClassName") == isolation.runtime_class, level
+        for mode, network in NETWORKS.items():
+            spec = replace(_spec(), network=network)
+            policy = network_policy(spec, config, owner_reference("s", str(uuid.uuid4())))
+            policy["metadata"].pop("ownerReferences")
+            response = client.post(
+                f"/apis/networking.k8s.io/v1/namespaces/{config.namespace}/networkpolicies"
+                "?dryRun=All",
+                json=policy,
+            )
+            assert response.status_code == 201, (mode, response.text)
+            assert "warning" not in {k.lower() for k in response.headers}, (mode, response.headers)
+            assert response.json()["spec"]["policyTypes"] == ["Ingress", "Egress"]
+            assert response.json()["spec"].get("egress", []) == policy["spec"]["egress"]
 
 
 def test_a_hami_scheduled_pod_lands_on_its_node_and_runs(kube: Cluster) -> None:

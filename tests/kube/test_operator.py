@@ -17,6 +17,9 @@ import pytest
 
 from gshare.clusters.models import Cluster as ClusterRow
 from gshare.devcluster import ROOT, Cluster
+from gshare.operator import manifests
+from gshare.operator.manifests import OperatorConfig
+from gshare.operator.spec import spec_of
 from tests.eventually import eventually, eventually_sync
 from tests.kube import chart
 from tests.processes import clean_env, start_api, start_worker, stop
@@ -575,3 +578,103 @@ def test_two_clusters_each_with_its_operator(
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def test_a_pod_outside_its_isolation_level_is_recorded_and_remade_at_its_level(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    """A pod made by hand in a user-namespaced session's place, sharing the node's user ids
+    and without the operator's stamp: the operator deletes it, says why in the status, and
+    makes the session's own pod, in a user namespace."""
+    body = _session()
+    body["spec"]["isolation"] = {"level": "user-namespaced", "userNamespaces": True}
+    name = body["metadata"]["name"]
+    pod_path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}"
+    by_hand = manifests.pod(
+        spec_of({**body["spec"], "isolation": None}),
+        OperatorConfig(namespace=NAMESPACE),
+        manifests.owner_reference(name, str(uuid.uuid4())),
+    )
+    by_hand["metadata"].pop("ownerReferences")
+    by_hand["metadata"]["annotations"].pop(manifests.POD_HASH)
+    with kube.client() as client:
+        made = client.post(f"/api/v1/namespaces/{NAMESPACE}/pods", json=by_hand)
+        assert made.status_code == 201, made.text
+        hand_uid = made.json()["metadata"]["uid"]
+        assert client.post(SESSIONS, json=body).status_code == 201
+
+        def drift() -> dict[str, Any] | None:
+            status = client.get(f"{SESSIONS}/{name}").json().get("status") or {}
+            return status.get("isolationDrift")
+
+        recorded = eventually_sync(drift, "the drift in the status", timeout=60)
+        assert recorded["pod"] == hand_uid
+        assert "hostUsers" in recorded["reason"]
+        assert datetime.fromisoformat(recorded["at"]) <= datetime.now(UTC)
+
+        def remade() -> dict[str, Any] | None:
+            found = client.get(pod_path)
+            if found.status_code != 200:
+                return None
+            pod = found.json()
+            return pod if pod["metadata"]["uid"] != hand_uid else None
+
+        pod = eventually_sync(remade, "the pod remade", timeout=60)
+        assert pod["spec"]["hostUsers"] is False
+        assert pod["metadata"]["annotations"]["gshare.io/isolation"] == "user-namespaced"
+        eventually_sync(
+            lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
+        )
+        # The drift stays in the status once the pod is replaced, for the report to carry.
+        assert drift() == recorded
+
+
+def test_a_shared_session_on_a_node_dedicated_to_a_tenant_is_drift(
+    kube: Cluster, operator: dict[str, Any]
+) -> None:
+    """The node a shared session's pod runs on is given to a tenant: the pod is outside its
+    level, so it goes, and the status says so; once the node is nobody's, the pod runs."""
+    body = _session()
+    body["spec"]["gpu"] = {"node": "gpu-1", "cardUUID": "GPU-gpu1-03-a100", "vramMiB": 10240}
+    name = body["metadata"]["name"]
+    node_path = "/api/v1/nodes/gpu-1"
+    merge = {"Content-Type": "application/merge-patch+json"}
+    tenant = str(uuid.uuid4())
+    with kube.client() as client:
+        assert client.post(SESSIONS, json=body).status_code == 201
+        eventually_sync(
+            lambda: _status_when(client, name, "Running"), "the Running phase", timeout=60
+        )
+        first_uid = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()["metadata"][
+            "uid"
+        ]
+        labels = {"metadata": {"labels": {manifests.DEDICATED_KEY: tenant}}}
+        client.patch(node_path, json=labels, headers=merge).raise_for_status()
+        try:
+
+            def drift() -> dict[str, Any] | None:
+                # An event about the pod makes the operator look at it again (the node's
+                # labels it read last may be a few seconds old).
+                pod = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()
+                if pod.get("metadata", {}).get("uid") == first_uid:
+                    event = _pod_event(pod, "Pulled", "Successfully pulled image", "Normal")
+                    client.post(f"/api/v1/namespaces/{NAMESPACE}/events", json=event)
+                status = client.get(f"{SESSIONS}/{name}").json().get("status") or {}
+                return status.get("isolationDrift")
+
+            recorded = eventually_sync(drift, "the drift in the status", timeout=60, interval=1)
+        finally:
+            unlabel = {"metadata": {"labels": {manifests.DEDICATED_KEY: None}}}
+            client.patch(node_path, json=unlabel, headers=merge).raise_for_status()
+        # The node stays dedicated while its pods are remade there: a remade pod may be the one
+        # recorded, since a newer drift replaces an older one.
+        assert recorded["node"] == "gpu-1"
+        assert recorded["pod"]
+        assert "dedicated" in recorded["reason"]
+
+        def running_anew() -> dict[str, Any] | None:
+            status = _status_when(client, name, "Running")
+            pod = client.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}").json()
+            return status if status and pod["metadata"]["uid"] != first_uid else None
+
+        eventually_sync(running_anew, "a new pod running", timeout=60)

@@ -71,6 +71,8 @@ class SessionWorld:
         *,
         revision: int | None = None,
         steps: list[dict[str, Any]] | None = None,
+        drift: dict[str, Any] | None = None,
+        sequence: int | None = None,
     ) -> httpx.Response:
         """The operator of the cluster the session runs on reports its phase, for the spec the
         session wants now unless `revision` names another."""
@@ -80,13 +82,15 @@ class SessionWorld:
         token = keys.mint(str(row.cluster_id or self.cluster_id), build.clock.now())
         body = {
             "generation": row.observed_generation + 1,
-            "sequence": next(_sequence),
+            "sequence": next(_sequence) if sequence is None else sequence,
             "phase": phase,
             "message": message,
             "revision": row.spec_generation if revision is None else revision,
         }
         if steps is not None:
             body["steps"] = steps
+        if drift is not None:
+            body["drift"] = drift
         client = build.anonymous()
         return await client.post(
             f"/internal/v1/sessions/{session_id}/status",

@@ -22,6 +22,7 @@ export const scopes = {
   audit: ['audit'],
   clusters: ['clusters'],
   clusterLists: ['clusters', 'list'],
+  isolation: ['isolation'],
   cards: ['cards'],
   tiers: ['tiers'],
   policies: ['policies'],
@@ -164,6 +165,19 @@ export const queries = {
       queryKey: [...scopes.clusters, 'detail', clusterId],
       queryFn: () =>
         unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+    }),
+
+  /** Every node with cards: what it offers to isolation levels and whom it is dedicated to. */
+  isolationNodes: () =>
+    queryOptions({
+      queryKey: [...scopes.isolation, 'nodes'],
+      queryFn: () => unwrap(api.GET('/api/v1/isolation/nodes')),
+    }),
+  /** An organization's level, where its sessions ran in the last 30 days, and its incidents. */
+  orgIsolation: (orgId: string) =>
+    queryOptions({
+      queryKey: [...scopes.isolation, 'org', orgId],
+      queryFn: () => unwrap(api.GET('/api/v1/orgs/{org_id}/isolation', { params: { path: { org_id: orgId } } })),
     }),
 
   /** Every card of a cluster with its pool, carving, occupants and MIG instances (one answer). */

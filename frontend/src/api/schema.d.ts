@@ -426,6 +426,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/isolation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Cluster Isolation
+         * @description Name the cluster's sandbox RuntimeClass, and whether every node runs user namespaces.
+         */
+        put: operations["put_cluster_isolation"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/credits/check": {
         parameters: {
             query?: never;
@@ -809,6 +829,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/isolation/dedications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Dedications
+         * @description Every node and cluster dedicated to a tenant.
+         */
+        get: operations["list_dedications"];
+        put?: never;
+        /**
+         * Create Dedication
+         * @description Dedicate a node, or a whole cluster, to one organization or group: its cards take only
+         *     that tenant's sessions. Put the label and taint the answer names on the node.
+         */
+        post: operations["create_dedication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/isolation/dedications/{dedication_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Dedication
+         * @description Give a dedicated node back to everyone.
+         */
+        delete: operations["delete_dedication"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/isolation/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Isolation Nodes
+         * @description Every node with cards: what it offers to isolation levels and whom it is dedicated to.
+         */
+        get: operations["list_isolation_nodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -1009,6 +1094,27 @@ export interface paths {
         put?: never;
         /** Create Group */
         post: operations["create_group"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/isolation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Org Isolation
+         * @description The organization's isolation level, where its sessions ran in the last 30 days, and any
+         *     pod its operators found outside its level.
+         */
+        get: operations["get_org_isolation"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2497,6 +2603,23 @@ export interface components {
             /** Items */
             items: components["schemas"]["CardOut"][];
         };
+        /**
+         * ClusterIsolationPut
+         * @description What a cluster offers to isolation levels beyond what its nodes report.
+         */
+        ClusterIsolationPut: {
+            /**
+             * Sandbox Runtime Class
+             * @description The RuntimeClass sandboxed sessions run with here (gVisor's runsc, Kata); its nodes are those whose operator reports they meet its scheduling constraints. Null: sandboxed sessions never run here.
+             */
+            sandbox_runtime_class?: string | null;
+            /**
+             * User Namespaces
+             * @description Vouch that every node here runs pods in user namespaces, whatever the nodes report (false: trust what each node reports).
+             * @default false
+             */
+            user_namespaces: boolean;
+        };
         /** ClusterOut */
         ClusterOut: {
             /** Api Server */
@@ -2523,6 +2646,11 @@ export interface components {
             name: string;
             /** Nodes */
             nodes: number;
+            /**
+             * Sandbox Runtime Class
+             * @description The RuntimeClass sandboxed sessions run with here; null: none.
+             */
+            sandbox_runtime_class: string | null;
             /** Sessions Domain */
             sessions_domain: string;
             /**
@@ -2532,6 +2660,11 @@ export interface components {
             status: "connected" | "unreachable" | "missing_crd";
             /** Status Message */
             status_message: string;
+            /**
+             * User Namespaces
+             * @description The admin vouches that every node here runs pods in user namespaces.
+             */
+            user_namespaces: boolean;
         };
         /** ClusterPage */
         ClusterPage: {
@@ -2582,6 +2715,69 @@ export interface components {
              * @description Credits captured from the session's start until then.
              */
             cost: string;
+        };
+        /**
+         * DedicationCreate
+         * @description Dedicate a node (leave `node` out: every node of the cluster) to one organization or one
+         *     group.
+         */
+        DedicationCreate: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Group Id */
+            group_id?: string | null;
+            /**
+             * Node
+             * @description The node; null: the whole cluster.
+             */
+            node?: string | null;
+            /** Organization Id */
+            organization_id?: string | null;
+        };
+        /** DedicationOut */
+        DedicationOut: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Group Id */
+            group_id: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Label
+             * @description The label (`gshare.io/dedicated=<this>`) and NoSchedule taint the node needs: session pods require the one and tolerate the other.
+             */
+            label: string;
+            /**
+             * Node
+             * @description Null: every node of the cluster.
+             */
+            node: string | null;
+            /** Organization Id */
+            organization_id: string | null;
+            /**
+             * Tenant Name
+             * @description The organization's or group's name.
+             */
+            tenant_name: string;
+        };
+        /** DedicationPage */
+        DedicationPage: {
+            /** Items */
+            items: components["schemas"]["DedicationOut"][];
         };
         /** DrainIn */
         DrainIn: {
@@ -2682,6 +2878,31 @@ export interface components {
         DrainPage: {
             /** Items */
             items: components["schemas"]["DrainOut"][];
+        };
+        /**
+         * DriftReport
+         * @description A pod the operator found outside its session's isolation level, and removed.
+         */
+        DriftReport: {
+            /**
+             * At
+             * Format: date-time
+             * @description When the operator found it.
+             */
+            at: string;
+            /**
+             * Node
+             * @description The node the pod was on; empty: not scheduled yet.
+             * @default
+             */
+            node: string;
+            /**
+             * Pod
+             * @description The pod's uid.
+             */
+            pod: string;
+            /** Reason */
+            reason: string;
         };
         /** EffectivePolicyOut */
         EffectivePolicyOut: {
@@ -3077,6 +3298,37 @@ export interface components {
             /** Reference */
             reference?: string | null;
         };
+        /** IncidentOut */
+        IncidentOut: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Found At
+             * Format: date-time
+             */
+            found_at: string;
+            /** Group Id */
+            group_id: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Level */
+            level: string;
+            /** Node */
+            node: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Session Id
+             * Format: uuid
+             */
+            session_id: string;
+        };
         /** InvariantReportOut */
         InvariantReportOut: {
             /**
@@ -3350,6 +3602,53 @@ export interface components {
              */
             volume_id: string;
         };
+        /** NodeOut */
+        NodeOut: {
+            /** Cards */
+            cards: number;
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Dedicated Label
+             * @description The node's `gshare.io/dedicated` label.
+             */
+            dedicated_label: string | null;
+            /** Dedicated Tainted */
+            dedicated_tainted: boolean;
+            dedication: components["schemas"]["DedicationOut"] | null;
+            /** Node */
+            node: string;
+            /**
+             * Ready
+             * @description A dedicated node carries the label and taint its dedication needs, and an undedicated one carries neither.
+             */
+            ready: boolean;
+            /**
+             * Reported At
+             * @description When its operator last reported it.
+             */
+            reported_at: string | null;
+            /**
+             * Runtime Classes
+             * @description RuntimeClasses whose scheduling constraints the node meets.
+             */
+            runtime_classes: string[];
+            /** Usable Cards */
+            usable_cards: number;
+            /**
+             * User Namespaces
+             * @description The node reports it runs pods in user namespaces.
+             */
+            user_namespaces: boolean;
+        };
+        /** NodePage */
+        NodePage: {
+            /** Items */
+            items: components["schemas"]["NodeOut"][];
+        };
         /** NoticePage */
         NoticePage: {
             /**
@@ -3453,6 +3752,48 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** OrgIsolationOut */
+        OrgIsolationOut: {
+            /** Dedications */
+            dedications: components["schemas"]["DedicationOut"][];
+            /**
+             * Group Levels
+             * @description Groups that set their own level, by id.
+             */
+            group_levels: {
+                [key: string]: string;
+            };
+            /**
+             * Incidents
+             * @description Pods found outside their level in the last 30 days (there should be none).
+             */
+            incidents: components["schemas"]["IncidentOut"][];
+            /**
+             * Level
+             * @description The organization's isolation level.
+             */
+            level: string;
+            /**
+             * Level Set At
+             * @enum {string}
+             */
+            level_set_at: "default" | "global" | "organization";
+            /**
+             * Organization Id
+             * Format: uuid
+             */
+            organization_id: string;
+            /**
+             * Placed
+             * @description Where its sessions ran in the last 30 days.
+             */
+            placed: components["schemas"]["PlacedOut"][];
+            /**
+             * Since
+             * Format: date-time
+             */
+            since: string;
+        };
         /** OrgOut */
         OrgOut: {
             /**
@@ -3528,6 +3869,33 @@ export interface components {
         PasswordResetRequest: {
             /** Initial Password */
             initial_password: string;
+        };
+        /** PlacedOut */
+        PlacedOut: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Cluster Name */
+            cluster_name: string;
+            /** Dedicated */
+            dedicated: boolean;
+            /**
+             * Last At
+             * Format: date-time
+             */
+            last_at: string;
+            /** Level */
+            level: string;
+            /** Node */
+            node: string;
+            /** Runtime Class */
+            runtime_class: string | null;
+            /** Sessions */
+            sessions: number;
+            /** User Namespaces */
+            user_namespaces: boolean;
         };
         /** PolicyOut */
         PolicyOut: {
@@ -3768,8 +4136,30 @@ export interface components {
         ReportedNode: {
             /** Cards */
             cards: components["schemas"]["ReportedCard"][];
+            /**
+             * Dedicated Label
+             * @description The node's `gshare.io/dedicated` label.
+             */
+            dedicated_label?: string | null;
+            /**
+             * Dedicated Tainted
+             * @description Whether the node carries the matching NoSchedule taint.
+             * @default false
+             */
+            dedicated_tainted: boolean;
             /** Name */
             name: string;
+            /**
+             * Runtime Classes
+             * @description RuntimeClasses whose scheduling constraints the node meets.
+             */
+            runtime_classes?: string[];
+            /**
+             * User Namespaces
+             * @description The node's runtime runs pods in user namespaces.
+             * @default false
+             */
+            user_namespaces: boolean;
         };
         /** RoleGrantOut */
         RoleGrantOut: {
@@ -4175,6 +4565,8 @@ export interface components {
          * @description What an operator reports about one session's resource.
          */
         StatusReport: {
+            /** @description The latest pod found outside the session's isolation level (recorded as an incident once per pod and finding). */
+            drift?: components["schemas"]["DriftReport"] | null;
             /**
              * Generation
              * @description The resource generation this status reflects.
@@ -6662,6 +7054,86 @@ export interface operations {
             };
         };
     };
+    put_cluster_isolation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterIsolationPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     check: {
         parameters: {
             query?: never;
@@ -8440,6 +8912,243 @@ export interface operations {
             };
         };
     };
+    list_dedications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DedicationPage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_dedication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DedicationCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DedicationOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_dedication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dedication_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_isolation_nodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodePage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     me: {
         parameters: {
             query?: never;
@@ -9428,6 +10137,64 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_isolation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgIsolationOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

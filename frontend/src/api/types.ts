@@ -80,3 +80,11 @@ export type QueueStatus = QueueItemOut['status'];
 export type UsageQuery = NonNullable<operations['get_usage']['parameters']['query']>;
 export type UsageGrouping = NonNullable<UsageQuery['by']>;
 export type UsageEvery = NonNullable<UsageQuery['every']>;
+
+export type NodeOut = Schemas['NodeOut'];
+export type DedicationOut = Schemas['DedicationOut'];
+export type DedicationCreate = Schemas['DedicationCreate'];
+export type ClusterIsolationPut = Schemas['ClusterIsolationPut'];
+export type OrgIsolationOut = Schemas['OrgIsolationOut'];
+export type PlacedOut = Schemas['PlacedOut'];
+export type IncidentOut = Schemas['IncidentOut'];

@@ -46,7 +46,9 @@ export type Action =
   | 'catalog.manage'
   | 'volume.manage_group'
   | 'booking.manage'
-  | 'worker.health';
+  | 'worker.health'
+  | 'isolation.manage'
+  | 'isolation.audit';
 
 /** Where an action would happen: an organization, or a group with its organization. */
 export interface Where {

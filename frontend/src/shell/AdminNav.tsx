@@ -19,6 +19,7 @@ const LINKS: AdminLink[] = [
   { to: '/admin/clusters', label: 'Clusters', needs: 'clusters.manage' },
   { to: '/admin/tiers', label: 'Tiers and prices', needs: 'capacity.read' },
   { to: '/admin/policies', label: 'Policies' },
+  { to: '/admin/isolation', label: 'Isolation', needs: 'isolation.manage' },
   { to: '/admin/queue', label: 'Queue', needs: 'queue.read_scope' },
   { to: '/admin/sessions', label: 'Sessions', needs: SESSIONS_READ_SCOPE },
   { to: '/admin/catalog', label: 'Session catalog', needs: CATALOG_MANAGE },

@@ -31,6 +31,7 @@ const ORG_ADMIN_ACTIONS = [
   'policy.read_org',
   'policy.set_group',
   'policy.set_user',
+  'isolation.audit',
 ];
 export const SUPER_ADMIN_ACTIONS = [
   'admin_mode',
@@ -50,6 +51,7 @@ export const SUPER_ADMIN_ACTIONS = [
   'session.read_scope',
   'catalog.manage',
   'worker.health',
+  'isolation.manage',
   'user.super_admin.manage',
   ...ORG_ADMIN_ACTIONS,
 ];

@@ -25,6 +25,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import bookings, queue, repository, service
+from gshare.capacity.isolation import (
+    PLAIN_NODE,
+    SHARED_ISOLATION,
+    Isolation,
+    NodeTraits,
+    pod_isolation,
+    unmet,
+)
 from gshare.capacity.models import AdmissionRequest, Allocation, GpuModel, GpuTier
 from gshare.capacity.placement import (
     HAMI_CORE,
@@ -39,11 +47,14 @@ from gshare.capacity.placement import (
     RequestKind,
     free_slots,
     slot_limit,
+    within_reach,
 )
 from gshare.capacity.policy import (
+    Boundary,
     EffectivePolicy,
     PolicyDenial,
     SessionRequest,
+    boundary_of,
     check_queueing,
     check_request,
 )
@@ -142,6 +153,7 @@ class _Prepared:
     available: int
     group_wallet_id: uuid.UUID | None  # the wallet of the group the session runs for
     queue: tuple[bool, repository.Holds] | None  # read with `queue=True`
+    isolation: Isolation = SHARED_ISOLATION
 
     @property
     def request(self) -> PlacementRequest | None:
@@ -149,13 +161,38 @@ class _Prepared:
             None
             if self.tier is None or self.model is None
             else placement_request(
-                self.ask.request_id, self.tier, self.model.name, self.ask.cluster_id
+                self.ask.request_id,
+                self.tier,
+                self.model.name,
+                self.ask.cluster_id,
+                self.isolation,
             )
         )
 
 
+def boundary_block(isolation: Isolation, traits: NodeTraits, boundary: Boundary) -> dict[str, Any]:
+    """What the session's resource is told of its trust boundary on a card with `traits`."""
+    network: dict[str, Any] = {"egress": boundary.egress}
+    if boundary.egress == "listed":
+        network["cidrs"] = sorted(boundary.cidrs)
+    return {"isolation": pod_isolation(isolation, traits), "network": network}
+
+
+def isolation_of(
+    policy: EffectivePolicy, org_id: uuid.UUID | None, group_id: uuid.UUID
+) -> Isolation:
+    """The isolation a session of this group runs at under this policy: its level, and the
+    tenants (the group, its organization) whose dedicated cards it may take."""
+    tenants = {group_id} if org_id is None else {group_id, org_id}
+    return Isolation(boundary_of(policy).isolation, frozenset(tenants))
+
+
 def placement_request(
-    request_id: uuid.UUID, tier: GpuTier, model: str, cluster_id: uuid.UUID | None = None
+    request_id: uuid.UUID,
+    tier: GpuTier,
+    model: str,
+    cluster_id: uuid.UUID | None = None,
+    isolation: Isolation = SHARED_ISOLATION,
 ) -> PlacementRequest:
     """What placement weighs of one session of `tier` on cards of `model`."""
     kind: RequestKind = "mig"
@@ -171,6 +208,7 @@ def placement_request(
         slots_per_card=tier.denominator or 1,
         mig_profile=tier.mig_profile,
         cluster_id=cluster_id,
+        isolation=isolation,
     )
 
 
@@ -220,6 +258,7 @@ async def _prepare(
         wallet.amount,
         group_wallet_id,
         facts.queue,
+        isolation_of(policy, org_id, ask.group_id),
     )
 
 
@@ -261,6 +300,7 @@ def _card_snapshot(card: Any) -> CardSnapshot:
         )
         if pool == MIG
         else (),
+        traits=repository.traits_of(card),
     )
 
 
@@ -299,6 +339,7 @@ async def _commit(
     ask, tier = prepared.ask, prepared.tier
     card_id = cluster_id = slot = live_slots = live_tier_id = None
     carve = False
+    traits = PLAIN_NODE
     if placement is not None:
         request = prepared.request
         assert request is not None
@@ -310,7 +351,7 @@ async def _commit(
         fresh = PlacementIndex(CapacitySnapshot((snapshot,))).fit_on(card.id, request)
         if fresh is None:
             return None
-        card_id, cluster_id = card.id, card.cluster_id
+        card_id, cluster_id, traits = card.id, card.cluster_id, snapshot.traits
         if card.pool == MIG:
             slot = fresh.mig_start
         else:
@@ -358,6 +399,7 @@ async def _commit(
         "live_tier_id": live_tier_id,
         "live_slots": live_slots,
         "admitted_at": now,
+        "boundary": boundary_block(prepared.isolation, traits, boundary_of(prepared.policy)),
     }
     penalty = 0.0
     if tier is not None:
@@ -409,8 +451,16 @@ async def _place_and_commit(
 
 async def _worth_waiting(db: AsyncSession, prepared: _Prepared, placed: NoFit) -> NoFit:
     """No usable card of the model is not the same as none at all: cards that are down, on an
-    unreachable cluster or in the other pool for now may come back, so the request may wait."""
+    unreachable cluster or in the other pool for now may come back, so the request may wait.
+    Nor is no usable card at the request's isolation level: a node that meets it may be down
+    for now. A level no known card meets stays `isolation_unmet`."""
     model = prepared.model
+    request = prepared.request
+    if placed.reason == "isolation_unmet" and model is not None and request is not None:
+        known = await repository.model_traits(db, model.name)
+        if unmet(known, request.isolation) is None:
+            return NoFit("no_capacity")
+        return placed
     if (
         placed.reason == "no_card_of_model"
         and model is not None
@@ -418,6 +468,20 @@ async def _worth_waiting(db: AsyncSession, prepared: _Prepared, placed: NoFit) -
     ):
         return NoFit("no_capacity")
     return placed
+
+
+class IsolationUnmet(Conflict):
+    code = "isolation_unmet"
+    message = "No connected cluster can run this session at its isolation level."
+
+
+async def _isolation_unmet(db: AsyncSession, prepared: _Prepared) -> IsolationUnmet:
+    """Why the request's isolation level is met by no known card of its model."""
+    request = prepared.request
+    assert request is not None
+    known = await repository.model_traits(db, request.model)
+    why = unmet(known, request.isolation) or IsolationUnmet.message
+    return IsolationUnmet(f"{why} Ask an administrator: the level is set by your policy.")
 
 
 def _request_values(ask: Ask, prepared: _Prepared, status: str, now: datetime) -> dict[str, Any]:
@@ -479,6 +543,8 @@ async def _admit_new(db: AsyncSession, ask: Ask, now: datetime, settings: Settin
     if isinstance(placed, Allocation):  # announced as it was written
         return Outcome(AdmissionRequest(**_request_values(ask, prepared, "admitted", now)), placed)
     placed = await _worth_waiting(db, prepared, placed)
+    if placed.reason == "isolation_unmet":
+        raise await _isolation_unmet(db, prepared)
     refusal = check_queueing(prepared.policy)
     if refusal is not None or placed.reason == "no_card_of_model":
         why = (
@@ -563,21 +629,24 @@ async def queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> Que
     tiers = await repository.tiers_by_id(db, [r.tier_id for r in rows if r.tier_id])
     models = {m.id: m for m in await repository.all_models(db)}
     policies = await service.effective_for_many(db, [(r.user_id, r.group_id) for r in rows])
+    orgs = await identity.orgs_of_groups(db, list({r.group_id for r in rows}))
     for row in rows:
         tier = tiers.get(row.tier_id) if row.tier_id else None
         model = models.get(tier.model_id) if tier else None
         if tier is None or model is None or tier.retired_at is not None:
             continue  # refused at dequeue, before it can take a card in the pure decision
         weight = 1.0
+        isolation = SHARED_ISOLATION
         policy = policies.get((row.user_id, row.group_id))
         if policy is not None:
             found = policy["queue_weight"].value
             weight = float(found) if isinstance(found, int | float) else 1.0
+            isolation = isolation_of(policy, orgs.get(row.group_id), row.group_id)
         state.rows[row.id] = row
         state.tiers[row.id] = (tier, model)
         state.queued.append(
             QueuedRequest(
-                placement_request(row.id, tier, model.name, row.cluster_id),
+                placement_request(row.id, tier, model.name, row.cluster_id, isolation),
                 row.user_id,
                 row.group_id,
                 row.enqueued_at,
@@ -588,10 +657,10 @@ async def queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> Que
 
 
 def _slots_for(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
-    """How many sessions of the request's tier the usable cards hold at most."""
+    """How many sessions of the request's tier the usable cards it may use hold at most."""
     total = 0
     for card in snapshot.cards:
-        if card.model != request.model:
+        if card.model != request.model or not within_reach(card, request):
             continue
         if request.kind == "mig":
             if card.pool == MIG:
@@ -676,9 +745,13 @@ class Availability:
 
 
 async def availability(
-    db: AsyncSession, pairs: Sequence[tuple[GpuTier, GpuModel]], now: datetime
+    db: AsyncSession,
+    pairs: Sequence[tuple[GpuTier, GpuModel]],
+    now: datetime,
+    isolation: Isolation = SHARED_ISOLATION,
 ) -> dict[uuid.UUID, Availability]:
-    """Each tier's availability, in five queries however many tiers.
+    """Each tier's availability on the cards `isolation` may use, in five queries however many
+    tiers.
 
     A slot counts as free only while nobody waits for the tier (they take it first, and the
     preview says "queue" then too). The wait puts the new request behind everyone waiting for
@@ -692,7 +765,7 @@ async def availability(
     by_model = Counter(r.model for r in waiting)
     out = {}
     for tier, model in pairs:
-        request = placement_request(tier.id, tier, model.name)
+        request = placement_request(tier.id, tier, model.name, isolation=isolation)
         free = 0 if by_tier[tier.id] else free_slots(snapshot, request)
         slots = _slots_for(snapshot, request)
         wait = None
@@ -770,7 +843,7 @@ def _refuse(
     if isinstance(exc, InsufficientCredits):
         _decide(row, "insufficient_credits", exc.message, now)
         summary.insufficient_credits.append(row.id)
-    elif isinstance(exc, PolicyDenied | NotFound):
+    elif isinstance(exc, PolicyDenied | NotFound | IsolationUnmet):
         _decide(row, "refused", exc.message, now)
         summary.refused.append(row.id)
     else:
@@ -805,13 +878,21 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
     # What the policy refuses now is refused before the decision, so that it cannot take a
     # card another request would get in this cycle.
     still: list[QueuedRequest] = []
+    known: dict[str, list[NodeTraits]] = {}
     for q in state.queued:
         try:
-            await _prepare(db, _ask_of(state.rows[q.id]), now, window)
+            prepared = await _prepare(db, _ask_of(state.rows[q.id]), now, window)
+            # A level no card can meet any more (a dedication withdrawn) is refused, not kept
+            # waiting for ever.
+            model = q.request.model
+            if model not in known:
+                known[model] = await repository.model_traits(db, model)
+            if known[model] and unmet(known[model], prepared.isolation) is not None:
+                raise await _isolation_unmet(db, prepared)
         except GShareError as exc:
             _refuse(state.rows[q.id], exc, now, summary)
             continue
-        still.append(q)
+        still.append(replace(q, request=replace(q.request, isolation=prepared.isolation)))
     # Members within what their group booked and is running now go ahead of the fair queue.
     state.queued, _ = await bookings.mark_booked(db, still, now)
     available = await available_to(db, [q.user_id for q in state.queued])

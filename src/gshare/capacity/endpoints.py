@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from gshare.capacity import admission, bookings, preempting, service, shares, views
+from gshare.capacity import admission, bookings, boundaries, preempting, service, shares, views
 from gshare.capacity.schemas import (
     AdmissionPreviewIn,
     AdmissionPreviewOut,
@@ -25,6 +25,9 @@ from gshare.capacity.schemas import (
     CardErrorReport,
     CardOut,
     CardPage,
+    DedicationCreate,
+    DedicationOut,
+    DedicationPage,
     DrainIn,
     DrainOut,
     DrainPage,
@@ -38,8 +41,10 @@ from gshare.capacity.schemas import (
     InventoryReport,
     MigChoicesOut,
     MigLayoutPut,
+    NodePage,
     NoticeOut,
     NoticePage,
+    OrgIsolationOut,
     PolicyOut,
     PolicyPut,
     PoolPut,
@@ -137,7 +142,8 @@ async def list_tiers(ctx: Ctx, group_id: Annotated[uuid.UUID | None, Query()] = 
     """The tiers the caller may use (in `group_id`, or in any of their groups), with prices,
     free slots now and, for a tier with none, about how long a new session would wait."""
     pairs = await service.usable_tiers(ctx, group_id)
-    found = await admission.availability(ctx.db, pairs, ctx.now)
+    isolation = await service.caller_isolation(ctx, group_id)
+    found = await admission.availability(ctx.db, pairs, ctx.now, isolation)
     return TierPage(items=views.usable_tiers_out(pairs, found))
 
 
@@ -617,3 +623,60 @@ async def edit_booking(booking_id: uuid.UUID, body: BookingEdit, ctx: Ctx) -> Bo
 async def cancel_booking(booking_id: uuid.UUID, ctx: Ctx) -> BookingOut:
     """Call a booking off; sessions running on it go on as ordinary sessions."""
     return _booking_out(await bookings.cancel(ctx, booking_id))
+
+
+# ---- isolation levels ----------------------------------------------------------------------
+
+
+@router.get("/api/v1/isolation/nodes", response_model=NodePage, **declare(Action.ISOLATION_MANAGE))
+async def list_isolation_nodes(ctx: Ctx) -> NodePage:
+    """Every node with cards: what it offers to isolation levels and whom it is dedicated to."""
+    return NodePage(items=await views.nodes_out(ctx.db, await boundaries.nodes(ctx)))
+
+
+@router.get(
+    "/api/v1/isolation/dedications",
+    response_model=DedicationPage,
+    **declare(Action.ISOLATION_MANAGE),
+)
+async def list_dedications(ctx: Ctx) -> DedicationPage:
+    """Every node and cluster dedicated to a tenant."""
+    return DedicationPage(
+        items=await views.dedications_out(ctx.db, await boundaries.dedications(ctx))
+    )
+
+
+@router.post(
+    "/api/v1/isolation/dedications",
+    status_code=201,
+    response_model=DedicationOut,
+    **declare(Action.ISOLATION_MANAGE, 404, 409),
+)
+async def create_dedication(body: DedicationCreate, ctx: Ctx) -> DedicationOut:
+    """Dedicate a node, or a whole cluster, to one organization or group: its cards take only
+    that tenant's sessions. Put the label and taint the answer names on the node."""
+    found = await boundaries.dedicate(
+        ctx, body.cluster_id, body.node, body.organization_id, body.group_id
+    )
+    return (await views.dedications_out(ctx.db, [found]))[0]
+
+
+@router.delete(
+    "/api/v1/isolation/dedications/{dedication_id}",
+    status_code=204,
+    **declare(Action.ISOLATION_MANAGE, 404),
+)
+async def delete_dedication(dedication_id: uuid.UUID, ctx: Ctx) -> None:
+    """Give a dedicated node back to everyone."""
+    await boundaries.undedicate(ctx, dedication_id)
+
+
+@router.get(
+    "/api/v1/orgs/{org_id}/isolation",
+    response_model=OrgIsolationOut,
+    **declare(Action.ISOLATION_AUDIT, 404),
+)
+async def get_org_isolation(org_id: uuid.UUID, ctx: Ctx) -> OrgIsolationOut:
+    """The organization's isolation level, where its sessions ran in the last 30 days, and any
+    pod its operators found outside its level."""
+    return await views.org_isolation_out(ctx.db, await boundaries.org_report(ctx, org_id))

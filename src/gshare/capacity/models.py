@@ -288,6 +288,10 @@ class Allocation(Base):
     rolled_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     rolled_credits: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
     rolled_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The trust boundary it was placed at, as its session's resource carries it:
+    # {"isolation": {"level", "userNamespaces", "runtimeClassName"?, "dedicatedTo"?},
+    #  "network": {"egress", "cidrs"}}; NULL: placed before isolation levels (shared, open).
+    boundary: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
     __table_args__ = (
         CheckConstraint("status IN ('live', 'lost', 'released')", name="status_known"),
@@ -506,4 +510,80 @@ class Booking(Base):
         ),
         Index("ix_capacity_bookings_model_active", "model", postgresql_where="status = 'active'"),
         Index("ix_capacity_bookings_group", "group_id"),
+    )
+
+
+class GpuNode(Base):
+    """What an operator reports of a node with cards: whether it runs pods in user namespaces,
+    the runtime classes whose scheduling constraints it meets, and its dedication label and
+    taint (what the admin put on it; which tenant it is dedicated to is `NodeDedication`'s)."""
+
+    __tablename__ = "gpu_nodes"
+
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(253), primary_key=True)
+    user_namespaces: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    runtime_classes: Mapped[list[str]] = mapped_column(JSONB, nullable=False)
+    dedicated_label: Mapped[str | None] = mapped_column(String(63))
+    dedicated_tainted: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    reported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class NodeDedication(Base):
+    """A node (or, with no node, every node of a cluster) dedicated to one organization or one
+    group: its cards take only that tenant's sessions."""
+
+    __tablename__ = "node_dedications"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
+    )
+    node: Mapped[str | None] = mapped_column(String(253))
+    organization_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("organizations.id", ondelete="CASCADE")
+    )
+    group_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("groups.id", ondelete="CASCADE")
+    )
+    created_by: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("(organization_id IS NULL) <> (group_id IS NULL)", name="one_tenant"),
+        Index("uq_node_dedications_node", "cluster_id", text("coalesce(node, '')"), unique=True),
+    )
+
+    @property
+    def tenant_id(self) -> uuid.UUID:
+        tenant = self.group_id or self.organization_id
+        assert tenant is not None
+        return tenant
+
+
+class IsolationIncident(Base):
+    """A session's pod its operator found outside the session's isolation level (and removed,
+    to be made again at its level)."""
+
+    __tablename__ = "isolation_incidents"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    session_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("clusters.id", ondelete="CASCADE"), nullable=False
+    )
+    organization_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    group_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    level: Mapped[str] = mapped_column(String(40), nullable=False)
+    reason: Mapped[str] = mapped_column(String(500), nullable=False)
+    node: Mapped[str] = mapped_column(String(253), nullable=False)
+    pod: Mapped[str] = mapped_column(String(64), nullable=False)
+    found_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    reported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "pod", "found_at", name="uq_isolation_incidents_once"),
+        Index("ix_isolation_incidents_org", "organization_id", "found_at"),
     )

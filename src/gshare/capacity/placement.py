@@ -9,6 +9,8 @@ Invariants of every placement this module returns (alone or after `assume`s on o
 - exclusive takes an empty hami-core card, slot 0;
 - a MIG tier takes a free instance of exactly its profile on a mig-pool card;
 - a card reserved for one request takes no other request;
+- a card takes only requests whose isolation its node admits (isolation.py): a dedicated card
+  only its tenant's, a user-namespaced or sandboxed request only a node that offers that;
 - a fraction prefers the fullest card already carved to its tier, then the empty card with the
   lowest id (bin packing keeps whole cards free); ties break by card id, so the same snapshot
   and requests always give the same placements.
@@ -22,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
+
+from gshare.capacity.isolation import PLAIN_NODE, SHARED_ISOLATION, Isolation, NodeTraits, admits
 
 Pool = Literal["hami-core", "mig"]
 RequestKind = Literal["fraction", "exclusive", "mig"]
@@ -51,6 +55,7 @@ class CardSnapshot:
     carved_tier: str | None = None
     allocated_slots: frozenset[int] = frozenset()
     mig_instances: tuple[MigInstance, ...] = ()
+    traits: NodeTraits = PLAIN_NODE  # what the card's node offers, and whose it is
 
     @property
     def usable(self) -> bool:
@@ -74,6 +79,17 @@ class PlacementRequest:
     cluster_id: uuid.UUID | None = None
     # The running booking the request falls within: it may use the cards held for it.
     booking_id: uuid.UUID | None = None
+    # Which nodes the session may run on (its level, and the tenants whose dedicated cards
+    # it may use).
+    isolation: Isolation = SHARED_ISOLATION
+
+
+def within_reach(card: CardSnapshot, request: PlacementRequest) -> bool:
+    """Whether the request may use the card at all: of its cluster, if it names one, and on a
+    node its isolation admits."""
+    if request.cluster_id is not None and card.cluster_id != request.cluster_id:
+        return False
+    return admits(card.traits, request.isolation)
 
 
 @dataclass(frozen=True)
@@ -101,7 +117,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class NoFit:
-    reason: Literal["no_card_of_model", "no_capacity"]
+    reason: Literal["no_card_of_model", "no_capacity", "isolation_unmet"]
 
 
 def slot_limit(card: CardSnapshot, request: PlacementRequest) -> int:
@@ -124,6 +140,8 @@ def free_slots(snapshot: CapacitySnapshot, request: PlacementRequest) -> int:
     total = 0
     for card in snapshot.cards:
         if card.model != request.model or not card.usable or card.id in snapshot.reserved:
+            continue
+        if not admits(card.traits, request.isolation):
             continue
         if snapshot.booked.get(card.id, request.booking_id) != request.booking_id:
             continue
@@ -161,6 +179,9 @@ class PlacementIndex:
             request_id: card_id for card_id, request_id in self._reserved.items()
         }
         self._models: set[tuple[str, Pool]] = set()
+        # The distinct node traits of each model's cards, to tell a request its level is met
+        # nowhere from one that waits for room.
+        self._traits: dict[tuple[str, Pool], set[NodeTraits]] = {}
         # Empty hami-core cards of a model, by id; entries that stopped being empty are dropped
         # when met.
         self._empty: dict[str, list[uuid.UUID]] = {}
@@ -172,6 +193,7 @@ class PlacementIndex:
             if not card.usable:
                 continue
             self._models.add((card.model, card.pool))
+            self._traits.setdefault((card.model, card.pool), set()).add(card.traits)
             free = {(i.profile, i.start) for i in card.mig_instances if not i.occupied}
             state = _CardState(card, card.carved_tier, set(card.allocated_slots), free)
             self._states[card.id] = state
@@ -227,20 +249,17 @@ class PlacementIndex:
         return booking is not None and booking != request.booking_id
 
     def _out_of_reach(self, card_id: uuid.UUID, request: PlacementRequest) -> bool:
-        """Held for another request, or on a cluster the request cannot use: the card stays
-        in the index for other requests."""
-        wrong_cluster = (
-            request.cluster_id is not None
-            and self._states[card_id].card.cluster_id != request.cluster_id
-        )
-        return wrong_cluster or self.held_for_other(card_id, request)
+        """Held for another request, or on a cluster or node the request cannot use: the card
+        stays in the index for other requests."""
+        card = self._states[card_id].card
+        return not within_reach(card, request) or self.held_for_other(card_id, request)
 
     def fit_on(self, card_id: uuid.UUID, request: PlacementRequest) -> Placement | None:
         """The placement on this one card, if the request fits there now."""
         state = self._states.get(card_id)
         if state is None or state.card.model != request.model:
             return None
-        if request.cluster_id is not None and state.card.cluster_id != request.cluster_id:
+        if not within_reach(state.card, request):
             return None
         if request.kind == "mig":
             if state.card.pool != MIG:
@@ -280,6 +299,9 @@ class PlacementIndex:
         pool = MIG if request.kind == "mig" else HAMI_CORE
         if (request.model, pool) not in self._models:
             return NoFit("no_card_of_model")
+        traits = self._traits[(request.model, pool)]
+        if not any(admits(t, request.isolation) for t in traits):
+            return NoFit("isolation_unmet")
         return NoFit("no_capacity")
 
     def _fullest_carved(self, request: PlacementRequest) -> Placement | None:

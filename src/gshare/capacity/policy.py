@@ -17,10 +17,14 @@ A policy document sets some keys of `KEYS`; an unset key says nothing. Invariant
 `preemption_notice_minutes` are the terms of preemption (a queued request may pause running
 sessions, with notice): they limit no request, and `check_request` ignores them; read them with
 `priority_of` and `preemption_terms`.
+`isolation`, `egress` and `egress_cidrs` are a tenant's trust boundary (which nodes its sessions
+may run on, and where its pods may connect); they limit no request either: placement reads them
+with `boundary_of`. `isolation` defaults to "shared" and `egress` to "open".
 """
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
@@ -60,6 +64,18 @@ class KeyRule:
 
 
 _MINUTES_IN_A_YEAR = 366 * 24 * 60
+# How much a tenant's sessions share (isolation.py says what each level asks of a node).
+ISOLATION_LEVELS = (
+    "shared",
+    "user-namespaced",
+    "sandboxed",
+    "dedicated",
+    "dedicated+user-namespaced",
+    "dedicated+sandboxed",
+)
+# Where a session's pod may connect: anywhere but the metadata service and other sessions
+# (open), name resolution and the `egress_cidrs` only (listed), or nowhere (none).
+EGRESS_MODES = ("open", "listed", "none")
 KEYS: dict[str, KeyRule] = {
     "allowed_models": KeyRule(frozenset),
     "allowed_tiers": KeyRule(frozenset),
@@ -82,6 +98,9 @@ KEYS: dict[str, KeyRule] = {
     "preemption_notice_minutes": KeyRule(int, 0, 7 * 24 * 60),
     "max_booked_card_hours_week": KeyRule(float, 0, 10_000_000),
     "max_booking_days_ahead": KeyRule(int, 0, 3660),
+    "isolation": KeyRule(str, choices=ISOLATION_LEVELS),
+    "egress": KeyRule(str, choices=EGRESS_MODES),
+    "egress_cidrs": KeyRule(frozenset),
 }
 # Keys that decide between tenants (whose request may pause whose session, and how long a
 # session is protected): only a super admin sets them, at any scope.
@@ -95,6 +114,11 @@ RESERVED_KEYS = frozenset(
         # How much of the cards an organization may book ahead, and how far.
         "max_booked_card_hours_week",
         "max_booking_days_ahead",
+        # The trust boundary of a tenant's sessions: a group admin must not loosen what was
+        # set for their organization.
+        "isolation",
+        "egress",
+        "egress_cidrs",
     }
 )
 # A name is a model's (at most 120 characters) or a tier's; no list needs more than this.
@@ -107,6 +131,8 @@ _DEFAULTS: dict[str, PolicyValue] = {
     "preemptible": True,
     "preemption_notice_minutes": 10,
     "max_booking_days_ahead": 90,
+    "isolation": "shared",
+    "egress": "open",
 }
 
 
@@ -207,7 +233,10 @@ def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | _Invalid:
             )
         if any(unicodedata.category(ch) in ("Cc", "Cf") for item in raw for ch in item):
             return _Invalid(f"{key} names cannot hold control or invisible formatting characters.")
-        return frozenset(item.strip() for item in raw)
+        names = frozenset(item.strip() for item in raw)
+        if key == "egress_cidrs":
+            return _networks(names)
+        return names
     if rule.kind is bool:
         return raw if isinstance(raw, bool) else _Invalid(f"{key} is true or false.")
     # bool is an int in Python; a document that says `true` for a number is a mistake.
@@ -221,6 +250,20 @@ def _read_value(key: str, rule: KeyRule, raw: object) -> PolicyValue | _Invalid:
     if rule.maximum is not None and raw > rule.maximum:
         return _Invalid(f"{key} is at most {rule.maximum:g}.")
     return raw if rule.kind is int else float(raw)
+
+
+def _networks(names: frozenset[str]) -> PolicyValue | _Invalid:
+    """Address ranges in CIDR notation, each written as its network (`10.1.2.3/8` is
+    `10.0.0.0/8`), so the same range is one entry however it was typed."""
+    networks: set[str] = set()
+    for name in names:
+        try:
+            networks.add(str(ipaddress.ip_network(name, strict=False)))
+        except ValueError:
+            return _Invalid(
+                f"egress_cidrs holds address ranges like 10.0.0.0/8; {name[:60]!r} is not one."
+            )
+    return frozenset(networks)
 
 
 def read_policy(document: Mapping[str, object]) -> PolicyAccepted | PolicyRefused:
@@ -366,4 +409,25 @@ def preemption_terms(policy: EffectivePolicy) -> PreemptionTerms:
         min_runtime=timedelta(minutes=_minutes(policy, "min_runtime_minutes") or 0),
         max_wait=None if max_wait is None else timedelta(minutes=max_wait),
         notice=timedelta(minutes=10 if notice is None else notice),
+    )
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A user's trust boundary from their effective policy: the isolation level their sessions
+    run at, and where their pods may connect (`cidrs` only count when `egress` is "listed")."""
+
+    isolation: str
+    egress: str
+    cidrs: frozenset[str]
+    isolation_scope: Scope | None  # where the level was set; None: the default
+
+
+def boundary_of(policy: EffectivePolicy) -> Boundary:
+    level, egress, cidrs = policy["isolation"], policy["egress"].value, policy["egress_cidrs"].value
+    return Boundary(
+        isolation=level.value if isinstance(level.value, str) else "shared",
+        egress=egress if isinstance(egress, str) else "open",
+        cidrs=cidrs if isinstance(cidrs, frozenset) else frozenset(),
+        isolation_scope=level.scope,
     )

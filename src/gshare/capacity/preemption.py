@@ -47,6 +47,7 @@ from gshare.capacity.placement import (
     PlacementIndex,
     PlacementRequest,
     slot_limit,
+    within_reach,
 )
 from gshare.capacity.queue import QueuedRequest
 
@@ -259,7 +260,7 @@ class PreemptionIndex:
         placed = self._placement.place(request)
         if isinstance(placed, Placement):
             return NoPreemption("fits_now")
-        if placed.reason == "no_card_of_model":
+        if placed.reason in ("no_card_of_model", "isolation_unmet"):
             return NoPreemption("no_card_of_model")
         group = claim.queued.group_id
         if claim.booked:
@@ -363,9 +364,7 @@ class PreemptionIndex:
         card = self._cards[card_id]
         if self._placement.held_for_other(card_id, request):
             return None  # held for another request, or a booking the request is not within
-        if request.cluster_id is not None and card.cluster_id != request.cluster_id:
-            return None
-        return card
+        return card if within_reach(card, request) else None
 
     def _clear(
         self, request: PlacementRequest, entry: _Entry, eligible: _Eligible

@@ -3,6 +3,7 @@ fair-share usage."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from sqlalchemy import Row, and_, any_, bindparam, delete, func, or_, select, te
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.capacity.isolation import NodeTraits
 from gshare.capacity.models import (
     AdmissionRequest,
     Allocation,
@@ -20,7 +22,10 @@ from gshare.capacity.models import (
     FairShareUsage,
     GpuCard,
     GpuModel,
+    GpuNode,
     GpuTier,
+    IsolationIncident,
+    NodeDedication,
     ResourcePolicy,
 )
 from gshare.events import outbox
@@ -126,12 +131,32 @@ async def clear_carving(
 
 # The statements of admission's hot path are written out once, so each call only binds and runs
 # them (building and caching a statement per call costs more than running it).
+# What a card's node offers and whose it is (isolation.NodeTraits): user namespaces when the
+# node reports them or the admin vouches for its cluster; the cluster's sandbox runtime class
+# when the node meets its scheduling constraints; the tenant of the node's dedication, else of
+# its cluster's.
+_TRAITS = (
+    "(coalesce(n.user_namespaces, false) OR cl.user_namespaces) AS user_namespaces, "
+    "CASE WHEN n.runtime_classes ? cl.sandbox_runtime_class "
+    " THEN cl.sandbox_runtime_class END AS sandbox, "
+    "coalesce(dn.group_id, dn.organization_id, dc.group_id, dc.organization_id) "
+    " AS dedicated_to "
+)
+_TRAITS_JOIN = (
+    "JOIN clusters cl ON cl.id = c.cluster_id "
+    "LEFT JOIN gpu_nodes n ON n.cluster_id = c.cluster_id AND n.name = c.node "
+    "LEFT JOIN node_dedications dn ON dn.cluster_id = c.cluster_id AND dn.node = c.node "
+    "LEFT JOIN node_dedications dc ON dc.cluster_id = c.cluster_id AND dc.node IS NULL "
+)
 _SNAPSHOT = text(
-    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "
+    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "  # noqa: S608
     "c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout, "
     "(SELECT array_agg(a.slot) FROM gpu_allocations a "
-    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken "
-    "FROM gpu_cards c WHERE c.cluster_id = ANY(:clusters) AND c.model = ANY(:models) "
+    " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken, "
+    + _TRAITS
+    + "FROM gpu_cards c "
+    + _TRAITS_JOIN
+    + "WHERE c.cluster_id = ANY(:clusters) AND c.model = ANY(:models) "
     "AND c.healthy AND NOT c.missing AND NOT "
     # An active drain covers the card: its cluster, its node, or the card itself.
     "EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active' "
@@ -140,14 +165,17 @@ _SNAPSHOT = text(
     "ORDER BY c.id"
 ).columns(mig_layout=JSONB)
 _CARD = text(
-    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "
+    "SELECT c.id, c.cluster_id, c.node, c.model, c.memory_mib, c.split_count, c.pool, "  # noqa: S608
     "c.healthy, c.missing, c.carved_tier_id, c.carved_slots, c.mig_layout, "
     "(SELECT array_agg(a.slot) FROM gpu_allocations a "
     " WHERE a.live_card_id = c.id AND a.status IN ('live', 'lost')) AS taken, "
     "EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active' "
     " AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster' "
-    " OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id)) AS draining "
-    "FROM gpu_cards c WHERE c.id = :id"
+    " OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id)) AS draining, "
+    + _TRAITS
+    + "FROM gpu_cards c "
+    + _TRAITS_JOIN
+    + "WHERE c.id = :id"
 ).columns(mig_layout=JSONB)
 _LOCK_CARD = text("SELECT id FROM gpu_cards WHERE id = :id FOR UPDATE")
 
@@ -193,11 +221,11 @@ _ADMITTED = text(
     " INSERT INTO gpu_allocations (id, request_id, user_id, group_id, cluster_id, card_id, "
     " tier_id, model, tier_name, slot, mig_profile, vram_mib, compute_percent, cpu_millicores, "
     " memory_mib, price_per_hour, hold_id, status, live_card_id, live_tier_id, live_slots, "
-    " admitted_at) VALUES "
+    " admitted_at, boundary) VALUES "
     " (:id, :request_id, :user_id, :group_id, :cluster_id, :card_id, :tier_id, :model, "
     " :tier_name, :slot, :mig_profile, :vram_mib, :compute_percent, :cpu_millicores, "
     " :memory_mib, :price_per_hour, :hold_id, :status, :live_card_id, :live_tier_id, "
-    " :live_slots, :admitted_at) RETURNING id), "
+    " :live_slots, :admitted_at, CAST(:boundary AS jsonb)) RETURNING id), "
     f"{outbox.RECORD_CTE} "
     "INSERT INTO fair_share_usage (subject_kind, subject_id, usage, sampled_at) "
     "SELECT kind, subject, CAST(:penalty AS double precision), :never "
@@ -222,6 +250,7 @@ async def write_admission(
     request's model, tier name, CPU and memory when the request is new."""
     params = dict(allocation)
     params |= {
+        "boundary": json.dumps(allocation.get("boundary")),
         "carve": carve,
         "new_request": new_request is not None,
         "pinned_cluster_id": (new_request or {}).get("cluster_id"),
@@ -465,6 +494,44 @@ async def model_has_cards(db: AsyncSession, name: str) -> bool:
     """Whether any card of the model is known, usable now or not."""
     found = await db.scalar(select(GpuCard.id).where(GpuCard.model == name).limit(1))
     return found is not None
+
+
+_MODEL_TRAITS = text(
+    "SELECT DISTINCT " + _TRAITS + "FROM gpu_cards c " + _TRAITS_JOIN + "WHERE c.model = :model"
+)
+
+
+async def put_nodes(
+    db: AsyncSession, cluster_id: uuid.UUID, nodes: list[dict[str, Any]], now: datetime
+) -> bool:
+    """Keep the cluster's nodes as reported, forgetting nodes no longer reported; True when a
+    node's traits changed (what sessions may run where changed with them)."""
+    old = {
+        n.name: n
+        for n in (await db.scalars(select(GpuNode).where(GpuNode.cluster_id == cluster_id)))
+    }
+    fields = ("user_namespaces", "runtime_classes", "dedicated_label", "dedicated_tainted")
+    changed = {n["name"] for n in nodes} != set(old) or any(
+        any(getattr(old[n["name"]], f) != n[f] for f in fields) for n in nodes
+    )
+    if not changed:
+        return False
+    await db.execute(delete(GpuNode).where(GpuNode.cluster_id == cluster_id))
+    if nodes:
+        await db.execute(
+            insert(GpuNode), [n | {"cluster_id": cluster_id, "reported_at": now} for n in nodes]
+        )
+    return True
+
+
+def traits_of(row: Any) -> NodeTraits:
+    """A node's traits from a row carrying `_TRAITS`."""
+    return NodeTraits(row.user_namespaces, row.sandbox, row.dedicated_to)
+
+
+async def model_traits(db: AsyncSession, name: str) -> list[NodeTraits]:
+    """The distinct traits of the nodes of every known card of the model, usable now or not."""
+    return [traits_of(r) for r in await db.execute(_MODEL_TRAITS, {"model": name})]
 
 
 async def model_cards(db: AsyncSession, name: str) -> tuple[int | None, int | None]:
@@ -1148,3 +1215,169 @@ async def booked_holds(db: AsyncSession, now: datetime) -> list[BookedHold]:
     """The cards held for a booking's members now (as `_BOOKED_HOLDS_SQL` finds them), with
     the booking's group, the card's model, and when the hold ends."""
     return [BookedHold(*r) for r in await db.execute(_BOOKED_HOLDS_UNTIL, {"now": now})]
+
+
+# ---- isolation: nodes, dedications, incidents ----------------------------------------------
+
+
+_ALL_TRAITS = text(
+    "SELECT DISTINCT " + _TRAITS + "FROM gpu_cards c " + _TRAITS_JOIN + "WHERE NOT c.missing "
+    "AND cl.status = 'connected'"
+)
+
+
+async def connected_traits(db: AsyncSession) -> list[NodeTraits]:
+    """The distinct traits of the nodes of every present card on connected clusters."""
+    return [traits_of(r) for r in await db.execute(_ALL_TRAITS)]
+
+
+async def nodes(db: AsyncSession) -> list[Row[Any]]:
+    """Every node with cards: its cluster, reported traits and card counts."""
+    cards = (
+        select(
+            GpuCard.cluster_id,
+            GpuCard.node,
+            func.count().label("cards"),
+            func.count().filter(GpuCard.healthy & ~GpuCard.missing).label("usable"),
+        )
+        .group_by(GpuCard.cluster_id, GpuCard.node)
+        .subquery()
+    )
+    query = (
+        select(
+            cards.c.cluster_id,
+            cards.c.node,
+            cards.c.cards,
+            cards.c.usable,
+            GpuNode.user_namespaces,
+            GpuNode.runtime_classes,
+            GpuNode.dedicated_label,
+            GpuNode.dedicated_tainted,
+            GpuNode.reported_at,
+        )
+        .select_from(cards)
+        .outerjoin(
+            GpuNode, (GpuNode.cluster_id == cards.c.cluster_id) & (GpuNode.name == cards.c.node)
+        )
+        .order_by(cards.c.cluster_id, cards.c.node)
+    )
+    return list(await db.execute(query))
+
+
+async def node_known(db: AsyncSession, cluster_id: uuid.UUID, node: str) -> bool:
+    found = await db.scalar(
+        select(GpuCard.id).where(GpuCard.cluster_id == cluster_id, GpuCard.node == node).limit(1)
+    )
+    return found is not None
+
+
+async def dedications(db: AsyncSession) -> list[NodeDedication]:
+    query = select(NodeDedication).order_by(
+        NodeDedication.cluster_id, NodeDedication.node.nulls_first(), NodeDedication.id
+    )
+    return list(await db.scalars(query))
+
+
+async def dedication(
+    db: AsyncSession, dedication_id: uuid.UUID, *, lock: bool = False
+) -> NodeDedication | None:
+    query = select(NodeDedication).where(NodeDedication.id == dedication_id)
+    return await db.scalar(query.with_for_update() if lock else query)
+
+
+async def dedication_at(
+    db: AsyncSession, cluster_id: uuid.UUID, node: str | None
+) -> NodeDedication | None:
+    node_matches = NodeDedication.node.is_(None) if node is None else NodeDedication.node == node
+    query = select(NodeDedication).where(NodeDedication.cluster_id == cluster_id, node_matches)
+    return await db.scalar(query)
+
+
+async def add_dedication(db: AsyncSession, values: dict[str, Any]) -> bool:
+    """False when the node (or the cluster) already has a dedication."""
+    found = await db.execute(
+        insert(NodeDedication)
+        .values(**values)
+        .on_conflict_do_nothing()
+        .returning(NodeDedication.id)
+    )
+    return found.first() is not None
+
+
+async def held_groups_on(
+    db: AsyncSession, cluster_id: uuid.UUID, node: str | None
+) -> list[uuid.UUID]:
+    """The groups whose allocations hold cards of the node (every node: None) now."""
+    query = (
+        select(Allocation.group_id)
+        .join(GpuCard, GpuCard.id == Allocation.live_card_id)
+        .where(GpuCard.cluster_id == cluster_id, Allocation.status != "released")
+        .distinct()
+    )
+    if node is not None:
+        query = query.where(GpuCard.node == node)
+    return list(await db.scalars(query))
+
+
+async def add_incident(db: AsyncSession, values: dict[str, Any]) -> bool:
+    """False when the same finding was recorded before (a repeated report)."""
+    found = await db.execute(
+        insert(IsolationIncident)
+        .values(**values)
+        .on_conflict_do_nothing()
+        .returning(IsolationIncident.id)
+    )
+    return found.first() is not None
+
+
+async def incidents_since(db: AsyncSession, session_id: uuid.UUID, since: datetime) -> int:
+    """How many incidents of the session were reported since `since`."""
+    query = select(func.count()).where(
+        IsolationIncident.session_id == session_id, IsolationIncident.reported_at >= since
+    )
+    return int(await db.scalar(query) or 0)
+
+
+async def incidents_of(
+    db: AsyncSession, group_ids: Sequence[uuid.UUID], since: datetime, limit: int
+) -> list[IsolationIncident]:
+    query = (
+        select(IsolationIncident)
+        .where(IsolationIncident.group_id.in_(group_ids), IsolationIncident.found_at >= since)
+        .order_by(IsolationIncident.found_at.desc(), IsolationIncident.id)
+        .limit(limit)
+    )
+    return list(await db.scalars(query))
+
+
+async def placements_of(
+    db: AsyncSession, group_ids: Sequence[uuid.UUID], since: datetime
+) -> list[Row[Any]]:
+    """Where the groups' sessions ran since `since` (or run now): per cluster, node and the
+    boundary they were placed at, how many allocations and when the last began."""
+    isolation = Allocation.boundary["isolation"]
+    level = func.coalesce(isolation["level"].astext, "shared")
+    runtime = isolation["runtimeClassName"].astext
+    userns = func.coalesce(isolation["userNamespaces"].astext, "false")
+    dedicated = isolation["dedicatedTo"].astext
+    query = (
+        select(
+            Allocation.cluster_id,
+            GpuCard.node,
+            level.label("level"),
+            runtime.label("runtime_class"),
+            userns.label("user_namespaces"),
+            dedicated.label("dedicated_to"),
+            func.count().label("sessions"),
+            func.max(Allocation.admitted_at).label("last_at"),
+        )
+        .join(GpuCard, GpuCard.id == Allocation.card_id)
+        .where(
+            Allocation.group_id.in_(group_ids),
+            or_(Allocation.released_at.is_(None), Allocation.released_at >= since),
+        )
+        .group_by(Allocation.cluster_id, GpuCard.node, level, runtime, userns, dedicated)
+        .order_by(func.max(Allocation.admitted_at).desc())
+        .limit(500)
+    )
+    return list(await db.execute(query))

@@ -34,9 +34,30 @@ class ReportedCard(RequestModel):
     healthy: bool
 
 
+RuntimeClassName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=253, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"),
+]
+
+
 class ReportedNode(RequestModel):
     name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
     cards: list[ReportedCard] = Field(max_length=64)
+    # The node's traits (an operator older than isolation levels reports none: a plain node).
+    user_namespaces: bool = Field(
+        default=False, description="The node's runtime runs pods in user namespaces."
+    )
+    runtime_classes: list[RuntimeClassName] = Field(
+        default_factory=list,
+        max_length=32,
+        description="RuntimeClasses whose scheduling constraints the node meets.",
+    )
+    dedicated_label: Annotated[str, StringConstraints(max_length=63)] | None = Field(
+        default=None, description="The node's `gshare.io/dedicated` label."
+    )
+    dedicated_tainted: bool = Field(
+        default=False, description="Whether the node carries the matching NoSchedule taint."
+    )
 
 
 class InventoryReport(RequestModel):
@@ -627,3 +648,98 @@ class GroupShareOut(ResponseModel):
         description="Each member's use, most first: for the group's admins only."
     )
     in_words: str
+
+
+# ---- isolation levels ----------------------------------------------------------------------
+
+NodeName = Annotated[
+    str, StringConstraints(min_length=1, max_length=253, pattern=r"^[^\x00-\x1f\x7f]+$")
+]
+
+
+class DedicationCreate(RequestModel):
+    """Dedicate a node (leave `node` out: every node of the cluster) to one organization or one
+    group."""
+
+    cluster_id: uuid.UUID
+    node: NodeName | None = Field(default=None, description="The node; null: the whole cluster.")
+    # Exactly one of the two (checked after the permission: 422 when both or neither).
+    organization_id: uuid.UUID | None = None
+    group_id: uuid.UUID | None = None
+
+
+class DedicationOut(ResponseModel):
+    id: uuid.UUID
+    cluster_id: uuid.UUID
+    node: str | None = Field(description="Null: every node of the cluster.")
+    organization_id: uuid.UUID | None
+    group_id: uuid.UUID | None
+    tenant_name: str = Field(description="The organization's or group's name.")
+    label: str = Field(
+        description="The label (`gshare.io/dedicated=<this>`) and NoSchedule taint the node "
+        "needs: session pods require the one and tolerate the other."
+    )
+    created_at: datetime
+
+
+class DedicationPage(ResponseModel):
+    items: list[DedicationOut]
+
+
+class NodeOut(ResponseModel):
+    cluster_id: uuid.UUID
+    node: str
+    cards: int
+    usable_cards: int
+    user_namespaces: bool = Field(description="The node reports it runs pods in user namespaces.")
+    runtime_classes: list[str] = Field(
+        description="RuntimeClasses whose scheduling constraints the node meets."
+    )
+    dedicated_label: str | None = Field(description="The node's `gshare.io/dedicated` label.")
+    dedicated_tainted: bool
+    reported_at: datetime | None = Field(description="When its operator last reported it.")
+    dedication: DedicationOut | None
+    ready: bool = Field(
+        description="A dedicated node carries the label and taint its dedication needs, and an "
+        "undedicated one carries neither."
+    )
+
+
+class NodePage(ResponseModel):
+    items: list[NodeOut]
+
+
+class PlacedOut(ResponseModel):
+    cluster_id: uuid.UUID
+    cluster_name: str
+    node: str
+    level: str
+    runtime_class: str | None
+    user_namespaces: bool
+    dedicated: bool
+    sessions: int
+    last_at: datetime
+
+
+class IncidentOut(ResponseModel):
+    id: uuid.UUID
+    session_id: uuid.UUID
+    cluster_id: uuid.UUID
+    group_id: uuid.UUID | None
+    level: str
+    reason: str
+    node: str
+    found_at: datetime
+
+
+class OrgIsolationOut(ResponseModel):
+    organization_id: uuid.UUID
+    level: str = Field(description="The organization's isolation level.")
+    level_set_at: Literal["default", "global", "organization"]
+    group_levels: dict[str, str] = Field(description="Groups that set their own level, by id.")
+    dedications: list[DedicationOut]
+    placed: list[PlacedOut] = Field(description="Where its sessions ran in the last 30 days.")
+    incidents: list[IncidentOut] = Field(
+        description="Pods found outside their level in the last 30 days (there should be none)."
+    )
+    since: datetime

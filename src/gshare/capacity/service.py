@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import mig, repository, tiers
+from gshare.capacity.isolation import Isolation, unmet
 from gshare.capacity.models import Allocation, GpuCard, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import (
     RESERVED_KEYS,
@@ -22,6 +23,7 @@ from gshare.capacity.policy import (
     ScopedPolicy,
     ScopeKind,
     allows_tier,
+    boundary_of,
     effective_policy,
     read_policy,
 )
@@ -149,7 +151,25 @@ async def apply_inventory(
     await repository.set_card_fields(db, changed)
     await repository.mark_lost(db, lost)
     await repository.forget_carvings(db, lost)
-    if added or more_capacity:
+    nodes_changed = await repository.put_nodes(
+        db,
+        cluster_id,
+        # One row per node name: a report naming a node twice keeps the last.
+        list(
+            {
+                node.name: {
+                    "name": node.name,
+                    "user_namespaces": node.user_namespaces,
+                    "runtime_classes": sorted(set(node.runtime_classes)),
+                    "dedicated_label": node.dedicated_label,
+                    "dedicated_tainted": node.dedicated_tainted,
+                }
+                for node in report.nodes
+            }.values()
+        ),
+        now,
+    )
+    if added or more_capacity or nodes_changed:
         await capacity_changed(db, f"inventory {cluster_id}")
     elif changed or lost:
         await cards_changed(db)
@@ -506,6 +526,18 @@ async def usable_tiers(ctx: Context, group_id: uuid.UUID | None) -> list[tuple[G
     return [(t, m) for t, m in pairs if t.id in allowed]
 
 
+async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolation:
+    """Whose cards the caller's capacity views count: in `group_id`, its level and tenants; in
+    no group, every group they are in and its organization, at the shared level (a dedicated
+    card counts only for its tenant, and for no one else)."""
+    groups = {**ctx.actor.guest_of, **ctx.actor.member_of}
+    if group_id is not None and group_id in groups:
+        org_id = groups[group_id]
+        policy = await effective_for(ctx.db, ctx.actor.user_id, group_id, org_id)
+        return Isolation(boundary_of(policy).isolation, frozenset({group_id, org_id}))
+    return Isolation(tenants=frozenset(groups) | frozenset(groups.values()))
+
+
 async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:
     """These tiers, retired ones too (what a session was asked on stays nameable)."""
     return await repository.tiers_by_id(db, ids)
@@ -599,11 +631,31 @@ async def _keep_reserved(
     )
     if changed:
         raise Forbidden(
-            f"Only a super admin sets {', '.join(changed)}: these keys decide whose session may "
-            "be paused for whom, across organizations.",
+            f"Only a super admin sets {', '.join(changed)}: these keys decide between tenants "
+            "(whose session may be paused for whom, and which tenants may share a node).",
             code="policy_key_reserved",
         )
     return {**values, **kept}
+
+
+async def refuse_unmeetable(db: AsyncSession, scope: Scope, kind: str, level: str) -> None:
+    """Refuse an isolation level no card on a connected cluster can meet for the scope's
+    sessions (a dedicated level is a tenant's: set for an organization or a group)."""
+    if level == "shared":
+        return
+    if Isolation(level).dedicated and kind not in ("organization", "group"):
+        raise InvalidPolicy(
+            f"isolation {level} is set for an organization or a group: their dedicated nodes "
+            "are what it runs on."
+        )
+    tenants = frozenset(t for t in (scope.org_id, scope.group_id) if t is not None)
+    known = await repository.connected_traits(db)
+    why = unmet(known, Isolation(level, tenants))
+    if why is not None:
+        raise Conflict(
+            why.replace(" with this model", "") + " Set up a node for it first.",
+            code="isolation_unmet",
+        )
 
 
 async def put_policy(
@@ -616,6 +668,10 @@ async def put_policy(
     if not isinstance(read, PolicyAccepted):
         raise InvalidPolicy(" ".join(read.reasons))
     values = await _keep_reserved(ctx, kind, scope_id, _stored(dict(read.values)))
+    level = values.get("isolation")
+    old = await repository.policy(ctx.db, kind, scope_id)
+    if isinstance(level, str) and (old is None or old.values.get("isolation") != level):
+        await refuse_unmeetable(ctx.db, scope, kind, level)
     if values:
         await repository.put_policy(
             ctx.db, kind, scope_id, values, ctx.now, ctx.actor.user_id, new_id()

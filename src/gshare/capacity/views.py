@@ -14,22 +14,42 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, mig, preempting, queue, repository, service, shares
-from gshare.capacity.models import AdmissionRequest, GpuModel, GpuTier, ResourcePolicy
+from gshare.capacity import (
+    admission,
+    boundaries,
+    mig,
+    preempting,
+    queue,
+    repository,
+    service,
+    shares,
+)
+from gshare.capacity.models import (
+    AdmissionRequest,
+    GpuModel,
+    GpuTier,
+    NodeDedication,
+    ResourcePolicy,
+)
 from gshare.capacity.policy import EffectivePolicy
 from gshare.capacity.schemas import (
     AdmissionPreviewOut,
     AheadOut,
     AheadReasonsOut,
     CardOut,
+    DedicationOut,
     EffectivePolicyOut,
     EffectiveValueOut,
     GpuModelOut,
     GroupShareOut,
     GroupStandingOut,
     HeldForBookingOut,
+    IncidentOut,
     MemberUseOut,
     MigChoicesOut,
+    NodeOut,
+    OrgIsolationOut,
+    PlacedOut,
     PolicyOut,
     PriorityOut,
     QueueItemOut,
@@ -38,6 +58,7 @@ from gshare.capacity.schemas import (
     UsableTierOut,
     UsePointOut,
 )
+from gshare.clusters import service as clusters
 from gshare.credits.amounts import format_amount
 from gshare.identity import service as identity
 
@@ -320,3 +341,92 @@ async def queue_out(
             )
         )
     return items
+
+
+# ---- isolation levels ----------------------------------------------------------------------
+
+
+async def dedications_out(db: AsyncSession, found: Sequence[NodeDedication]) -> list[DedicationOut]:
+    """Each dedication with its tenant's name and the label its node needs."""
+    orgs = await identity.names(db, "org", [d.organization_id for d in found if d.organization_id])
+    groups = await identity.names(db, "group", [d.group_id for d in found if d.group_id])
+    names = orgs | groups
+    return [
+        DedicationOut(
+            id=d.id,
+            cluster_id=d.cluster_id,
+            node=d.node,
+            organization_id=d.organization_id,
+            group_id=d.group_id,
+            tenant_name=names.get(d.tenant_id, ""),
+            label=str(d.tenant_id),
+            created_at=d.created_at,
+        )
+        for d in found
+    ]
+
+
+async def nodes_out(db: AsyncSession, found: Sequence[boundaries.NodeView]) -> list[NodeOut]:
+    """Each node, with `ready`: its label and taint match its dedication (none: neither)."""
+    dedications = await dedications_out(db, [n.dedication for n in found if n.dedication])
+    by_id = {d.id: d for d in dedications}
+    items = []
+    for n in found:
+        dedication = by_id.get(n.dedication.id) if n.dedication else None
+        wanted = dedication.label if dedication else None
+        ready = n.dedicated_label == wanted and n.dedicated_tainted == (wanted is not None)
+        items.append(
+            NodeOut(
+                cluster_id=n.cluster_id,
+                node=n.node,
+                cards=n.cards,
+                usable_cards=n.usable_cards,
+                user_namespaces=n.user_namespaces,
+                runtime_classes=n.runtime_classes,
+                dedicated_label=n.dedicated_label,
+                dedicated_tainted=n.dedicated_tainted,
+                reported_at=n.reported_at,
+                dedication=dedication,
+                ready=ready,
+            )
+        )
+    return items
+
+
+async def org_isolation_out(db: AsyncSession, report: boundaries.OrgIsolation) -> OrgIsolationOut:
+    names = {s.cluster.id: s.cluster.name for s in await clusters.summaries(db)}
+    return OrgIsolationOut(
+        organization_id=report.org_id,
+        level=report.level,
+        level_set_at=report.level_set_at,
+        group_levels={str(k): v for k, v in report.group_levels.items()},
+        dedications=await dedications_out(db, report.dedications),
+        placed=[
+            PlacedOut(
+                cluster_id=p.cluster_id,
+                cluster_name=names.get(p.cluster_id, ""),
+                node=p.node,
+                level=p.level,
+                runtime_class=p.runtime_class,
+                user_namespaces=p.user_namespaces,
+                dedicated=p.dedicated_to is not None,
+                sessions=p.sessions,
+                last_at=p.last_at,
+            )
+            for p in report.placed
+        ],
+        incidents=[
+            IncidentOut(
+                id=i.id,
+                session_id=i.session_id,
+                cluster_id=i.cluster_id,
+                group_id=i.group_id,
+                level=i.level,
+                reason=i.reason,
+                node=i.node,
+                found_at=i.found_at,
+            )
+            for i in report.incidents
+        ],
+        since=report.since,
+    )

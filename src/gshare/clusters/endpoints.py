@@ -11,6 +11,7 @@ from gshare.clusters import service
 from gshare.clusters.callbacks import internal_keys
 from gshare.clusters.kubeconfigs import KubeconfigStore, store_for
 from gshare.clusters.schemas import (
+    ClusterIsolationPut,
     ClusterOut,
     ClusterPage,
     ClusterRegister,
@@ -44,6 +45,8 @@ def _out(summary: service.Summary) -> dict[str, Any]:
         "healthy_cards": summary.healthy,
         "missing_cards": summary.missing,
         "created_at": c.created_at,
+        "sandbox_runtime_class": c.sandbox_runtime_class,
+        "user_namespaces": c.user_namespaces,
     }
 
 
@@ -111,6 +114,21 @@ async def list_callback_refusals(
 )
 async def get_cluster(cluster_id: uuid.UUID, ctx: Ctx) -> ClusterOut:
     """One cluster with its card counts; its cards are at `/api/v1/clusters/{id}/cards`."""
+    return ClusterOut(**_out(await service.cluster_detail(ctx, cluster_id)))
+
+
+@router.put(
+    "/api/v1/clusters/{cluster_id}/isolation",
+    response_model=ClusterOut,
+    **declare(Action.ISOLATION_MANAGE, 404),
+)
+async def put_cluster_isolation(
+    cluster_id: uuid.UUID, body: ClusterIsolationPut, ctx: Ctx
+) -> ClusterOut:
+    """Name the cluster's sandbox RuntimeClass, and whether every node runs user namespaces."""
+    await service.set_isolation(
+        ctx, cluster_id, body.sandbox_runtime_class, user_namespaces=body.user_namespaces
+    )
     return ClusterOut(**_out(await service.cluster_detail(ctx, cluster_id)))
 
 

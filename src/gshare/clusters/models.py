@@ -8,11 +8,13 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Index,
     String,
     Text,
+    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
@@ -48,6 +50,11 @@ class Cluster(Base):
     )
     orphans_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # The RuntimeClass sandboxed sessions run with here (gVisor's, Kata's); None: none.
+    sandbox_runtime_class: Mapped[str | None] = mapped_column(String(253))
+    # The admin vouches that every node here runs pods in user namespaces, whatever the nodes
+    # report.
+    user_namespaces: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=false())
 
     __table_args__ = (
         CheckConstraint(

@@ -66,6 +66,40 @@ class ClusterOut(ResponseModel):
     healthy_cards: int
     missing_cards: int
     created_at: datetime
+    sandbox_runtime_class: str | None = Field(
+        description="The RuntimeClass sandboxed sessions run with here; null: none."
+    )
+    user_namespaces: bool = Field(
+        description="The admin vouches that every node here runs pods in user namespaces."
+    )
+
+
+# A DNS subdomain, as Kubernetes names a RuntimeClass.
+RuntimeClassName = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=1,
+        max_length=253,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+    ),
+]
+
+
+class ClusterIsolationPut(RequestModel):
+    """What a cluster offers to isolation levels beyond what its nodes report."""
+
+    sandbox_runtime_class: RuntimeClassName | None = Field(
+        default=None,
+        description="The RuntimeClass sandboxed sessions run with here (gVisor's runsc, Kata); "
+        "its nodes are those whose operator reports they meet its scheduling constraints. "
+        "Null: sandboxed sessions never run here.",
+    )
+    user_namespaces: bool = Field(
+        default=False,
+        description="Vouch that every node here runs pods in user namespaces, whatever the "
+        "nodes report (false: trust what each node reports).",
+    )
 
 
 class ClusterPage(ResponseModel):

@@ -151,6 +151,8 @@ def refuse_future_sequence(sequence: int, now: datetime) -> None:
 # Other domains refuse a cluster's removal (sessions do while any of theirs is live on it); each
 # guard runs with the cluster's row locked and returns why not, or None.
 removal_guard: Guard[[uuid.UUID]] = Guard("cluster removal")
+# What the cluster offers to isolation levels changed (why): placement may find room anew.
+isolation_changed: Hook[[str], None] = Hook("cluster isolation changed")
 
 
 async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = "") -> None:
@@ -176,6 +178,27 @@ async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = ""
         detail={"name": cluster.name},
     )
     await ctx.db.flush()
+
+
+async def set_isolation(
+    ctx: Context, cluster_id: uuid.UUID, sandbox: str | None, *, user_namespaces: bool
+) -> None:
+    """Set what the cluster offers to isolation levels. Sessions already running keep the pods
+    they were made with; placement uses the new setting from now on."""
+    require(ctx, Action.ISOLATION_MANAGE, target_type="cluster", target_id=cluster_id)
+    cluster = await repository.cluster(ctx.db, cluster_id, lock=True)
+    if cluster is None:
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    cluster.sandbox_runtime_class, cluster.user_namespaces = sandbox, user_namespaces
+    await audit(
+        ctx,
+        "cluster.isolation_set",
+        target_type="cluster",
+        target_id=cluster_id,
+        detail={"sandbox_runtime_class": sandbox, "user_namespaces": user_namespaces},
+    )
+    await ctx.db.flush()
+    await isolation_changed.results(ctx.db, f"cluster {cluster_id} isolation")
 
 
 async def summaries(db: AsyncSession, ids: list[uuid.UUID] | None = None) -> list[Summary]:

@@ -50,6 +50,11 @@ TOKEN_REFRESH_SECONDS = 20 * 60
 XID_FILE = "xid"  # in the demo cluster's folder: cards the DCGM stand-in shows an XID for
 DEFAULT_XID = 79  # the GPU has fallen off the bus
 CARD_UUID = re.compile(r"GPU-[A-Za-z0-9-]{1,124}")
+# A sandboxed runtime class, as gVisor's would be installed: its pods run only on nodes with the
+# label. The demo's last node carries it and runs pods in user namespaces.
+SANDBOX_CLASS, SANDBOX_LABEL = "gvisor", "gshare.io/sandbox"
+DEDICATED_KEY = "gshare.io/dedicated"
+MIRROR_SECONDS = 2.0
 
 
 def register_demo_cluster(
@@ -73,7 +78,13 @@ def register_demo_cluster(
                 now = datetime.now(UTC)
                 if cluster is None:
                     cluster = Cluster(
-                        id=new_id(), name=DEMO_NAME, inventory_sequence=0, created_at=now
+                        id=new_id(),
+                        name=DEMO_NAME,
+                        inventory_sequence=0,
+                        created_at=now,
+                        # The demo's last node runs this class (main below): sandboxed
+                        # sessions can be tried at once.
+                        sandbox_runtime_class=SANDBOX_CLASS,
                     )
                     db.add(cluster)
                 cluster.api_server, cluster.status, cluster.status_message = server, "connected", ""
@@ -251,6 +262,56 @@ def _simulated_dcgm(cluster: devcluster.Cluster, namespace: str, xid_file: Path)
     return loopback.url_of(loopback.serve(answer, "text/plain; version=0.0.4"), "/metrics")
 
 
+def _mirror_dedications(
+    url: str, cluster: devcluster.Cluster, cluster_id: uuid.UUID, stop: threading.Event
+) -> None:
+    """Do what an administrator does by hand on a real cluster after dedicating a node in the
+    console: label and taint it for its tenant, and lift both when the dedication goes, so the
+    operator reports the node ready and session pods can require and tolerate it."""
+    import asyncio
+
+    from sqlalchemy import select
+
+    from gshare.capacity.models import GpuCard, NodeDedication
+    from gshare.kit.db import make_engine, make_sessionmaker
+
+    async def wanted() -> dict[str, str | None]:
+        engine = make_engine(url, pool_size=1)
+        try:
+            async with make_sessionmaker(engine)() as db:
+                nodes = set(
+                    await db.scalars(
+                        select(GpuCard.node).where(GpuCard.cluster_id == cluster_id).distinct()
+                    )
+                )
+                found = list(
+                    await db.scalars(
+                        select(NodeDedication).where(NodeDedication.cluster_id == cluster_id)
+                    )
+                )
+        finally:
+            await engine.dispose()
+        whole = next((str(d.tenant_id) for d in found if d.node is None), None)
+        by_node = {d.node: str(d.tenant_id) for d in found if d.node is not None}
+        return {node: by_node.get(node, whole) for node in nodes}
+
+    applied: dict[str, str | None] = {}
+    while not stop.wait(MIRROR_SECONDS):
+        try:
+            for node, tenant in asyncio.run(wanted()).items():
+                if applied.get(node, "unset") == tenant:
+                    continue
+                taints = (
+                    [{"key": DEDICATED_KEY, "value": tenant, "effect": "NoSchedule"}]
+                    if tenant
+                    else []
+                )
+                cluster.set_node(node, labels={DEDICATED_KEY: tenant}, taints=taints)
+                applied[node] = tenant
+        except Exception as exc:  # the database or the cluster going down with the demo
+            log.warning("cannot mirror node dedications: %r", exc)
+
+
 def _keep_token_fresh(
     settings: Settings, cluster_id: uuid.UUID, path: Path, stop: threading.Event
 ) -> None:
@@ -303,13 +364,16 @@ def main() -> None:
     sessions_port = int(os.environ.get("GSHARE_DEMO_SESSIONS_PORT") or settings.port + 1)
     host: SessionHost | None = None
     try:
-        cluster.add_gpu_nodes(
-            a100_nodes(
-                int(os.environ.get("GSHARE_DEMO_NODES", "2")),
-                int(os.environ.get("GSHARE_DEMO_CARDS", "4")),
-            )
+        cluster_nodes = a100_nodes(
+            int(os.environ.get("GSHARE_DEMO_NODES", "2")),
+            int(os.environ.get("GSHARE_DEMO_CARDS", "4")),
         )
+        cluster.add_gpu_nodes(cluster_nodes)
         cluster.add_volumes(50)
+        nodes = [n.name for n in cluster_nodes]
+        if len(nodes) > 1:
+            cluster.add_runtime_class(SANDBOX_CLASS, "runsc", {SANDBOX_LABEL: SANDBOX_CLASS})
+            cluster.set_node(nodes[-1], labels={SANDBOX_LABEL: SANDBOX_CLASS}, user_namespaces=True)
         cluster.install_crd()
         cluster.create_namespace(settings.sessions_namespace)
         with database(settings) as url:
@@ -329,6 +393,9 @@ def main() -> None:
             ).start()
             while not token_file.exists():
                 stop.wait(0.05)
+            threading.Thread(
+                target=_mirror_dedications, daemon=True, args=(url, cluster, cluster_id, stop)
+            ).start()
             env = {
                 **os.environ,
                 "KUBECONFIG": str(cluster.kubeconfig),
@@ -370,7 +437,10 @@ def main() -> None:
                 "password printed the first time (or GSHARE_BOOTSTRAP_ADMIN_PASSWORD), start a "
                 "session under Sessions and click Open\n"
                 f"  a card raises XID {DEFAULT_XID} (and drains itself) when you write its UUID "
-                f"to {folder / XID_FILE}, e.g. `echo GPU-gpu0-00-a100 > {folder / XID_FILE}`",
+                f"to {folder / XID_FILE}, e.g. `echo GPU-gpu0-00-a100 > {folder / XID_FILE}`\n"
+                f"  isolation: node {nodes[-1]} runs the sandboxed RuntimeClass "
+                f"'{SANDBOX_CLASS}' and user namespaces; a node dedicated under Admin > "
+                "Isolation is labelled and tainted for its tenant here",
                 flush=True,
             )
             serve(settings, url, run_worker=True)

@@ -41,6 +41,7 @@ GLOBAL_ACTIONS = (
     Action.SESSION_READ_SCOPE,
     Action.CATALOG_MANAGE,
     Action.WORKER_HEALTH,
+    Action.ISOLATION_MANAGE,
 )
 ORG_ACTIONS = (
     Action.ORG_UPDATE,
@@ -56,6 +57,7 @@ ORG_ACTIONS = (
     Action.POLICY_READ_ORG,
     Action.POLICY_SET_ORG,
     Action.POLICY_SET_GROUP,
+    Action.ISOLATION_AUDIT,
 )
 GROUP_ACTIONS = (
     Action.GROUP_UPDATE,

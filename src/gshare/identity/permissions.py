@@ -75,6 +75,10 @@ class Action(StrEnum):
 
     CLUSTERS_READ = "clusters.read"
     CLUSTERS_MANAGE = "clusters.manage"
+    # Which nodes are whose, and what each cluster offers to isolation levels.
+    ISOLATION_MANAGE = "isolation.manage"
+    # An organization's isolation level, where its sessions ran and what left its level.
+    ISOLATION_AUDIT = "isolation.audit"
     # Calls from a cluster's operator: a signed token, not a user, is the caller.
     CLUSTER_CALLBACK = "cluster.callback"
 
@@ -340,6 +344,8 @@ RULES: dict[Action, Rule] = {
     Action.QUEUE_CANCEL: _signed_in,
     Action.CLUSTERS_READ: _never,
     Action.CLUSTERS_MANAGE: _never,
+    Action.ISOLATION_MANAGE: _never,
+    Action.ISOLATION_AUDIT: _org_admin,
     Action.CLUSTER_CALLBACK: _never,
     Action.SESSION_ENTER: _signed_in,
     Action.SESSION_ACCESS_CHECK: _never,

@@ -627,6 +627,10 @@ async def group_org(db: AsyncSession, group_id: uuid.UUID) -> uuid.UUID | None:
     return None if group is None else group.org_id
 
 
+async def org_exists(db: AsyncSession, org_id: uuid.UUID) -> bool:
+    return await db.get(Organization, org_id) is not None
+
+
 async def scope_of_group(db: AsyncSession, group_id: uuid.UUID) -> Scope:
     """The scope of a group, for a permission check; NotFound when there is no such group."""
     org_id = await group_org(db, group_id)

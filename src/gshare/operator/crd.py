@@ -47,6 +47,29 @@ VOLUME_SCHEMA: dict[str, Any] = {
     },
 }
 
+# How far the session's pod is kept from others (absent: shared); the operator checks the same.
+ISOLATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "level": _string(pattern="^[a-z0-9][a-z0-9+._-]*$", maxLength=63),
+        "userNamespaces": {"type": "boolean"},
+        "runtimeClassName": _string(
+            pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+            maxLength=253,
+        ),
+        "dedicatedTo": _string(pattern=UUID_PATTERN),
+    },
+}
+
+# Where the session's pod may connect (absent: open).
+NETWORK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "egress": _string(enum=["open", "listed", "none"]),
+        "cidrs": {"type": "array", "maxItems": 200, "items": _string(maxLength=64)},
+    },
+}
+
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": [
@@ -70,6 +93,8 @@ SPEC_SCHEMA: dict[str, Any] = {
         "desiredState": _string(enum=["Running", "Paused"]),
         # The control plane's number for this spec: reports say which one they describe.
         "revision": {"type": "integer", "minimum": 0},
+        "isolation": ISOLATION_SCHEMA,
+        "network": NETWORK_SCHEMA,
     },
     "x-kubernetes-validations": [
         {"rule": "self.sessionId == oldSelf.sessionId", "message": "sessionId cannot change"},
@@ -92,6 +117,16 @@ STATUS_SCHEMA: dict[str, Any] = {
             "type": "array",
             "maxItems": 20,
             "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+        # The last pod found outside the spec's isolation level (and replaced).
+        "isolationDrift": {
+            "type": "object",
+            "properties": {
+                "reason": _string(maxLength=500),
+                "node": _string(maxLength=253),
+                "pod": _string(maxLength=64),
+                "at": _string(),
+            },
         },
     },
     "x-kubernetes-preserve-unknown-fields": True,

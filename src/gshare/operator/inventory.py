@@ -34,6 +34,11 @@ class NodeInventory:
     node: str
     cards: tuple[Card, ...]
     problems: tuple[str, ...] = field(default=())
+    # The node's isolation traits (isolation.NodeTraits), reported beside its cards.
+    user_namespaces: bool = False
+    runtime_classes: tuple[str, ...] = field(default=())
+    dedicated_label: str | None = None
+    dedicated_tainted: bool = False
 
 
 def parse_register(node: str, value: str | None) -> NodeInventory:

@@ -9,7 +9,8 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import kopf
 from kubernetes_asyncio import client, config
 
 from gshare.kit import metrics
-from gshare.operator.inventory import REGISTER_ANNOTATION, parse_register
+from gshare.operator.inventory import REGISTER_ANNOTATION, NodeInventory, parse_register
+from gshare.operator.isolation import node_traits
 from gshare.operator.manifests import (
     API_GROUP,
     API_VERSION,
@@ -87,6 +89,8 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.api = client.ApiClient(configuration)
     memo.refresher = StatusRefresher(memo.api, memo.config)
     memo.nodes = {}
+    memo.node_shapes = {}  # node name -> what its traits are computed from
+    memo.runtime_classes = {}  # RuntimeClass name -> its object (name and scheduling)
     memo.gpu_sessions = GpuSessions()
     try:
         metrics = configured(os.environ)
@@ -138,20 +142,62 @@ def report_target() -> ReportTarget | None:
 
 @kopf.on.event("", "v1", "nodes", registry=registry)
 async def node_changed(
-    name: str, meta: kopf.Meta, type: str | None, memo: kopf.Memo, **_: Any
+    name: str, body: kopf.Body, meta: kopf.Meta, type: str | None, memo: kopf.Memo, **_: Any
 ) -> None:
-    """Keep this cluster's inventory from HAMi's node annotations; report it shortly after a
-    change, once for a burst of changes."""
+    """Keep this cluster's inventory from HAMi's node annotations, with each node's isolation
+    traits; report it shortly after a change, once for a burst of changes."""
     if type == "DELETED":
         memo.nodes.pop(name, None)
+        memo.node_shapes.pop(name, None)
     else:
         inventory = parse_register(name, meta.get("annotations", {}).get(REGISTER_ANNOTATION))
         if inventory.problems:
             log.warning("node %s: %s", name, "; ".join(inventory.problems))
         if inventory.cards:
-            memo.nodes[name] = inventory
+            shape = _node_shape(body)
+            memo.node_shapes[name] = shape
+            memo.nodes[name] = _with_traits(inventory, shape, memo.runtime_classes)
         else:
             memo.nodes.pop(name, None)
+            memo.node_shapes.pop(name, None)
+    if memo.reporter is not None:
+        memo.reporter.inventory_changed(list(memo.nodes.values()))
+
+
+def _node_shape(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of a Node its traits come from (kept for when a RuntimeClass changes)."""
+    return {
+        "metadata": {"labels": dict((body.get("metadata") or {}).get("labels") or {})},
+        "spec": {"taints": list((body.get("spec") or {}).get("taints") or [])},
+        "status": {
+            "runtimeHandlers": list((body.get("status") or {}).get("runtimeHandlers") or [])
+        },
+    }
+
+
+def _with_traits(
+    inventory: NodeInventory, shape: Mapping[str, Any], runtime_classes: Mapping[str, Any]
+) -> NodeInventory:
+    return replace(inventory, **asdict(node_traits(shape, runtime_classes.values())))
+
+
+@kopf.on.event("node.k8s.io", "v1", "runtimeclasses", registry=registry)
+async def runtime_class_changed(
+    name: str, body: kopf.Body, type: str | None, memo: kopf.Memo, **_: Any
+) -> None:
+    """A RuntimeClass came, went or changed which nodes it schedules to: every node's traits
+    are computed again and reported."""
+    if type == "DELETED":
+        memo.runtime_classes.pop(name, None)
+    else:
+        memo.runtime_classes[name] = {
+            "metadata": {"name": name},
+            "scheduling": dict(body.get("scheduling") or {}),
+        }
+    for node, inventory in list(memo.nodes.items()):
+        shape = memo.node_shapes.get(node)
+        if shape is not None:
+            memo.nodes[node] = _with_traits(inventory, shape, memo.runtime_classes)
     if memo.reporter is not None:
         memo.reporter.inventory_changed(list(memo.nodes.values()))
 
@@ -183,8 +229,9 @@ async def reconcile_session(
     **_: Any,
 ) -> None:
     started, outcome = time.perf_counter(), "error"
+    drift = None
     try:
-        await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
+        drift = await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
         outcome = "ok"
     except SpecError as exc:
         outcome = "permanent_error"
@@ -199,7 +246,7 @@ async def reconcile_session(
     finally:
         metrics.OPERATOR_HANDLERS.labels("reconcile", outcome).inc()
         metrics.OPERATOR_HANDLER_SECONDS.labels("reconcile").observe(time.perf_counter() - started)
-    memo.refresher.mark(name, int(meta.get("generation", 0)))
+    memo.refresher.mark(name, int(meta.get("generation", 0)), drift)
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={SESSION_LABEL: kopf.PRESENT})
@@ -243,7 +290,14 @@ async def session_event(
         return
     current = {
         k: status.get(k)
-        for k in ("phase", "message", "observedGeneration", "observedRevision", "startupSteps")
+        for k in (
+            "phase",
+            "message",
+            "observedGeneration",
+            "observedRevision",
+            "startupSteps",
+            "isolationDrift",
+        )
     }
     if current["phase"]:
         memo.reporter.status_changed(session_id, current)

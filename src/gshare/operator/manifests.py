@@ -7,6 +7,7 @@ them; the home volume claim is the one exception when the user keeps their volum
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,11 @@ GPU_CORES = "nvidia.com/gpucores"
 USE_UUID = "nvidia.com/use-gpuuuid"
 POD_HASH = "gshare.io/pod-hash"  # a digest of what the pod was made from
 VGPU_MODE = "nvidia.com/vgpu-mode"
+# A node given to one tenant carries this label and a NoSchedule taint, both valued with the
+# tenant's id; a dedicated session's pod asks for that label and tolerates that taint.
+DEDICATED_KEY = "gshare.io/dedicated"
+ISOLATION_ANNOTATION = "gshare.io/isolation"  # the level's name, on pods that are not shared
+SHARED = "shared"
 
 Json = dict[str, Any]
 SessionType = Literal["vscode", "jupyterlab", "terminal"]
@@ -71,6 +77,32 @@ class Volume:
 
 
 @dataclass(frozen=True)
+class IsolationSpec:
+    """How far a session's pod is kept from others. The default is today's shared pod."""
+
+    level: str = SHARED  # for display: shared, user-namespaced, sandboxed, dedicated, ...
+    user_namespaces: bool = False
+    runtime_class: str | None = None
+    dedicated_to: str | None = None  # a tenant id (a UUID)
+
+    @property
+    def is_shared(self) -> bool:
+        return not (self.user_namespaces or self.runtime_class or self.dedicated_to)
+
+
+Egress = Literal["open", "listed", "none"]
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Where a session's pod may connect: anywhere but other sessions and the metadata
+    service (open), DNS and the listed CIDRs (listed), or nowhere (none)."""
+
+    egress: Egress = "open"
+    cidrs: tuple[str, ...] = field(default=())  # normalized (ipaddress), each once
+
+
+@dataclass(frozen=True)
 class SessionSpec:
     session_id: str
     owner_id: str
@@ -82,6 +114,8 @@ class SessionSpec:
     gpu: GpuAssignment | None = None
     volumes: tuple[Volume, ...] = field(default=())
     revision: int = 0  # the control plane's number for this spec (0: it gave none)
+    isolation: IsolationSpec = field(default=IsolationSpec())
+    network: NetworkSpec = field(default=NetworkSpec())
 
 
 @dataclass(frozen=True)
@@ -98,6 +132,7 @@ class OperatorConfig:
 
 
 # Cloud instance metadata services: the link-local one most clouds use, and Alibaba Cloud's.
+# Node credentials live there on most clouds: no session's egress rule reaches them.
 METADATA_ADDRESSES = ("169.254.169.254/32", "100.100.100.200/32")
 
 
@@ -264,9 +299,39 @@ def pod(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
     }
     if spec.gpu is not None:
         pod_spec["nodeSelector"] = {"kubernetes.io/hostname": spec.gpu.node}
+    _isolate(pod_spec, metadata, spec.isolation)
     made = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
     metadata.setdefault("annotations", {})[POD_HASH] = _digest(made)
     return made
+
+
+def _isolate(pod_spec: Json, metadata: Json, isolation: IsolationSpec) -> None:
+    """Add what the isolation level asks of the pod; a shared pod is left exactly as it was
+    before levels existed (so its hash, and so the pods already running, stay)."""
+    if isolation.is_shared:
+        return
+    metadata.setdefault("annotations", {})[ISOLATION_ANNOTATION] = isolation.level
+    if isolation.user_namespaces:
+        pod_spec["hostUsers"] = False
+    if isolation.runtime_class:
+        pod_spec["runtimeClassName"] = isolation.runtime_class
+    if isolation.dedicated_to:
+        term = {"key": DEDICATED_KEY, "operator": "In", "values": [isolation.dedicated_to]}
+        pod_spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [term]}]
+                }
+            }
+        }
+        pod_spec["tolerations"] = [
+            {
+                "key": DEDICATED_KEY,
+                "operator": "Equal",
+                "value": isolation.dedicated_to,
+                "effect": "NoSchedule",
+            }
+        ]
 
 
 def _digest(obj: Json) -> str:
@@ -347,9 +412,14 @@ def ingress(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
 
 
 def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Json:
-    """In: only from the ingress controller. Out: anywhere but other session pods and the
-    instance metadata address (the API's own policy keeps session pods out of the system
-    namespace)."""
+    """In: only from the ingress controller's namespace, on the session's port. So no other pod,
+    and in particular no session of another organization (or of the same one), ever reaches a
+    session's pod directly; keep it so.
+
+    Out, by the spec's egress mode: `open`, anywhere but other session pods and the instance
+    metadata addresses (the API's own policy keeps session pods out of the system namespace);
+    `listed`, the cluster's DNS and the listed CIDRs, less the metadata addresses; `none`,
+    nowhere (Egress stays in policyTypes with no rule, which denies all)."""
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -371,28 +441,67 @@ def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Js
                     "ports": [{"protocol": "TCP", "port": APP_PORT}],
                 }
             ],
-            "egress": [
-                {
-                    "to": [
-                        {
-                            "namespaceSelector": {
-                                "matchExpressions": [
-                                    {
-                                        "key": "kubernetes.io/metadata.name",
-                                        "operator": "NotIn",
-                                        "values": [config.namespace],
-                                    }
-                                ]
-                            }
-                        },
-                        # Not the cloud's instance metadata service: node credentials live
-                        # there on most clouds.
-                        {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(METADATA_ADDRESSES)}},
-                    ]
-                }
-            ],
+            "egress": egress_rules(spec.network, config),
         },
     }
+
+
+def egress_rules(network: NetworkSpec, config: OperatorConfig) -> list[Json]:
+    if network.egress == "none":
+        return []
+    if network.egress == "listed":
+        rules: list[Json] = [DNS_RULE]
+        blocks = [b for b in (_ip_block(c) for c in network.cidrs) if b is not None]
+        if blocks:
+            rules.append({"to": blocks})
+        return rules
+    return [
+        {
+            "to": [
+                {
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "kubernetes.io/metadata.name",
+                                "operator": "NotIn",
+                                "values": [config.namespace],
+                            }
+                        ]
+                    }
+                },
+                # Not the cloud's instance metadata service.
+                {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(METADATA_ADDRESSES)}},
+            ]
+        }
+    ]
+
+
+# The cluster's DNS (CoreDNS or kube-dns, both labelled so), which `listed` sessions still need.
+DNS_RULE: Json = {
+    "to": [
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+        }
+    ],
+    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+}
+
+
+def _ip_block(cidr: str) -> Json | None:
+    """An ipBlock for a listed CIDR with the metadata addresses it holds cut out (the API takes
+    an `except` only strictly inside the CIDR), or None when the CIDR lies within a metadata
+    address: that one is never reached."""
+    network = ipaddress.ip_network(cidr, strict=False)
+    metadata = [ipaddress.ip_network(m) for m in METADATA_ADDRESSES]
+    same_family = [m for m in metadata if m.version == network.version]
+    if any(network.subnet_of(m) for m in same_family):  # type: ignore[arg-type]
+        return None
+    cut = [str(m) for m in same_family if m.subnet_of(network)]  # type: ignore[arg-type]
+    block: Json = {"cidr": str(network)}
+    if cut:
+        block["except"] = cut
+    return {"ipBlock": block}
 
 
 def children(spec: SessionSpec, config: OperatorConfig, owner: Json) -> list[Json]:

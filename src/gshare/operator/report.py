@@ -22,6 +22,12 @@ import jwt
 from gshare.kit import metrics
 from gshare.operator import startup
 from gshare.operator.inventory import NodeInventory
+from gshare.operator.isolation import (
+    MAX_LABEL_VALUE,
+    MAX_REASON,
+    MAX_RUNTIME_CLASS_NAME,
+    MAX_RUNTIME_CLASSES,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +85,20 @@ def inventory_body(nodes: list[NodeInventory], sequence: int) -> dict[str, Any]:
                     "healthy": c.healthy,
                 }
             )
-        reported.append({"name": node.node, "cards": cards})
+        reported.append(
+            {
+                "name": node.node,
+                "cards": cards,
+                "user_namespaces": node.user_namespaces,
+                "runtime_classes": [
+                    r for r in node.runtime_classes if 0 < len(r) <= MAX_RUNTIME_CLASS_NAME
+                ][:MAX_RUNTIME_CLASSES],
+                "dedicated_label": node.dedicated_label
+                if node.dedicated_label and len(node.dedicated_label) <= MAX_LABEL_VALUE
+                else None,
+                "dedicated_tainted": node.dedicated_tainted,
+            }
+        )
     return {"sequence": sequence, "nodes": reported}
 
 
@@ -130,7 +149,27 @@ def status_body(status: dict[str, Any]) -> dict[str, Any] | None:
     steps = status.get("startupSteps")
     if isinstance(steps, list):
         body["steps"] = steps_body(steps)
+    drift = drift_body(status.get("isolationDrift"))
+    if drift is not None:
+        body["drift"] = drift
     return body
+
+
+def drift_body(drift: Any) -> dict[str, str] | None:
+    """The status's `isolationDrift` as the API takes it, or None when it is not well formed."""
+    if not isinstance(drift, dict):
+        return None
+    reason, node, pod = drift.get("reason"), drift.get("node", ""), drift.get("pod", "")
+    at = startup.instant(drift.get("at"))
+    reason = startup.clean_text(reason)[:MAX_REASON]
+    if not reason or at is None or not isinstance(node, str) or not isinstance(pod, str):
+        return None
+    return {
+        "reason": reason,
+        "node": startup.clean_text(node)[:253],
+        "pod": startup.clean_text(pod)[:64],
+        "at": at.isoformat(),
+    }
 
 
 def steps_body(steps: list[Any]) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ Pure."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,9 +47,12 @@ def resource(
     mounts: Sequence[Mount],
     namespace: str,
     revision: int = 0,
+    boundary: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The resource at the session's `revision` (its spec generation), which the operator's
-    reports name so that a report about an earlier spec is told from one about this one."""
+    reports name so that a report about an earlier spec is told from one about this one.
+    `boundary` is the isolation and network its allocation was placed at; the defaults
+    (shared, open egress) are left out, so the resource says only what differs."""
     spec: dict[str, Any] = {
         "revision": revision,
         "sessionId": str(session_id),
@@ -82,6 +85,13 @@ def resource(
         elif card.cores_percent is not None:
             gpu["coresPercent"] = card.cores_percent
         spec["gpu"] = gpu
+    if boundary and desired_state == "Running":
+        isolation = boundary.get("isolation") or {}
+        if isolation.get("level", "shared") != "shared" or isolation.get("dedicatedTo"):
+            spec["isolation"] = dict(isolation)
+        network = boundary.get("network") or {}
+        if network.get("egress", "open") != "open":
+            spec["network"] = dict(network)
     return {
         "apiVersion": f"{API_GROUP}/{API_VERSION}",
         "kind": KIND,

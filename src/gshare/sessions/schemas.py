@@ -48,6 +48,19 @@ class StartupStepReport(RequestModel):
     count: int = Field(default=1, ge=1, le=2**31 - 1, description="How often it happened.")
 
 
+class DriftReport(RequestModel):
+    """A pod the operator found outside its session's isolation level, and removed."""
+
+    reason: Annotated[str, Field(min_length=1, max_length=500), Printable]
+    node: Annotated[str, Field(max_length=253), Printable] = Field(
+        default="", description="The node the pod was on; empty: not scheduled yet."
+    )
+    pod: Annotated[str, Field(min_length=1, max_length=64), Printable] = Field(
+        description="The pod's uid."
+    )
+    at: UtcDatetime = Field(description="When the operator found it.")
+
+
 class StatusReport(RequestModel):
     """What an operator reports about one session's resource."""
 
@@ -71,6 +84,11 @@ class StatusReport(RequestModel):
         max_length=startup.MAX_STEPS,
         description="How the pod of this revision is starting; merged into the steps kept for "
         "the session's latest start when `revision` is that start's. None: not reported.",
+    )
+    drift: DriftReport | None = Field(
+        default=None,
+        description="The latest pod found outside the session's isolation level (recorded as "
+        "an incident once per pod and finding).",
     )
 
 

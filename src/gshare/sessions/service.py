@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity import admission, preempting
+from gshare.capacity import admission, boundaries, preempting
 from gshare.capacity import service as capacity
 from gshare.capacity.admission import Ask, DequeueSummary
 from gshare.clusters import service as clusters
@@ -525,6 +525,8 @@ async def record_status(
     await clusters.heard_from(db, cluster_id, now)
     if row.ended_at is not None:
         return False  # an ended session's record is final
+    if report.drift is not None:
+        await _record_drift(db, row, cluster_id, report, now)
     if not is_newer(
         stored_generation=row.observed_generation,
         stored_sequence=row.status_sequence,
@@ -565,6 +567,38 @@ async def record_status(
                 body=reason + " Its volumes are kept; resume it to start it again.",
             )
     return True
+
+
+async def _record_drift(
+    db: AsyncSession,
+    row: InteractiveSession,
+    cluster_id: uuid.UUID,
+    report: StatusReport,
+    now: datetime,
+) -> None:
+    """Record a pod found outside its level as an incident, whatever the report's order: a
+    finding is a fact about one pod, kept once. A time it cannot be (the future, or before
+    the session) is read as now."""
+    drift = report.drift
+    assert drift is not None
+    found_at = drift.at
+    if found_at > now + clusters.FUTURE_SKEW or found_at < row.created_at:
+        found_at = now
+    level = "shared"
+    if row.request_id is not None:
+        allocation = await admission.allocation_of(db, row.request_id)
+        isolation = ((allocation.boundary if allocation else None) or {}).get("isolation") or {}
+        level = str(isolation.get("level") or "shared")
+    await boundaries.record_incident(
+        db,
+        session_id=row.id,
+        session_name=row.name,
+        cluster_id=cluster_id,
+        group_id=row.group_id,
+        level=level,
+        drift=boundaries.Drift(drift.reason, drift.node, drift.pod, found_at),
+        now=now,
+    )
 
 
 async def _record_steps(

@@ -49,9 +49,10 @@ async def _wanted(db: AsyncSession, namespace: str) -> list[_Wanted]:
         )
     out = []
     for row in rows:
-        card = None
+        card = boundary = None
         if row.state in lifecycle.HOLDING and row.request_id is not None:
             allocation = await admission.allocation_of(db, row.request_id)
+            boundary = None if allocation is None else allocation.boundary
             found = None if allocation is None else await admission.assignment(db, allocation)
             if found is not None:
                 card = resource.Card(
@@ -70,6 +71,7 @@ async def _wanted(db: AsyncSession, namespace: str) -> list[_Wanted]:
             mounts=mounts.get(row.id, []),
             namespace=namespace,
             revision=row.spec_generation,
+            boundary=boundary,
         )
         remove = row.state in ("stopping", "stopped")
         out.append(_Wanted(row.id, row.cluster_id, row.spec_generation, remove, body))

@@ -37,6 +37,7 @@ def connect_hooks() -> None:
     clusters_service.removal_guard.connect(sessions_service.refuse_while_sessions_live)
     clusters_service.removal_guard.connect(capacity_service.refuse_while_cards_held)
     clusters_service.card_counts.connect(capacity_service.card_counts)
+    clusters_service.isolation_changed.connect(capacity_service.capacity_changed)
     credits_service.ended_sessions.connect(sessions_service.ended_among)
     credits_service.ended_sessions.connect(capacity_admission.ended_among)
     credits_views.session_names.connect(sessions_service.session_names)

@@ -197,11 +197,14 @@ describe('policies', () => {
     await user.click(picker);
     await user.click(await screen.findByRole('option', { name: 'Research / Vision', hidden: true }));
     expect(await screen.findByText(/This scope sets no keys yet/)).toBeInTheDocument();
-    // Priority, preemption and bookings decide between tenants: a super admin's keys, read-only here.
+    // Priority, preemption, bookings and the trust boundary decide between tenants: a super
+    // admin's keys, read-only here.
     expect(screen.getByLabelText('Set Priority here')).toBeDisabled();
     expect(screen.getByLabelText('Set Preemption notice here')).toBeDisabled();
     expect(screen.getByLabelText('Set Booking horizon here')).toBeDisabled();
-    expect(screen.getAllByText('Set by a super admin')).toHaveLength(7);
+    expect(screen.getByLabelText('Set Isolation level here')).toBeDisabled();
+    expect(screen.getByLabelText('Set Outbound network here')).toBeDisabled();
+    expect(screen.getAllByText('Set by a super admin')).toHaveLength(10);
     await user.click(screen.getByLabelText('Set GPU sessions at once here'));
     await user.type(screen.getByLabelText('GPU sessions at once'), '1');
     await user.click(screen.getByRole('button', { name: 'Save policy' }));

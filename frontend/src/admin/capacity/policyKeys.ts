@@ -95,6 +95,32 @@ export const POLICY_KEYS: PolicyKey[] = [
     unit: 'days',
     reserved: true,
   },
+  {
+    key: 'isolation',
+    label: 'Isolation level',
+    kind: 'choice',
+    min: 0,
+    max: 0,
+    reserved: true,
+    choices: [
+      'shared',
+      'user-namespaced',
+      'sandboxed',
+      'dedicated',
+      'dedicated+user-namespaced',
+      'dedicated+sandboxed',
+    ],
+  },
+  {
+    key: 'egress',
+    label: 'Outbound network',
+    kind: 'choice',
+    min: 0,
+    max: 0,
+    reserved: true,
+    choices: ['open', 'listed', 'none'],
+  },
+  { key: 'egress_cidrs', label: 'Reachable address ranges', kind: 'names', min: 0, max: 0, reserved: true },
 ];
 
 export const POLICY_KEY_LABELS = Object.fromEntries(POLICY_KEYS.map((k) => [k.key, k.label]));

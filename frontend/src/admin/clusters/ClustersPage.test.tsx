@@ -24,6 +24,8 @@ function makeCluster(overrides: Partial<ClusterOut> = {}): ClusterOut {
     name: 'lab-east',
     api_server: 'https://10.0.0.1:6443',
     sessions_domain: 'sessions.lab.example',
+    sandbox_runtime_class: null,
+    user_namespaces: false,
     status: 'connected',
     status_message: 'Reachable; the session resource is installed.',
     last_contact_at: '2026-11-30T11:58:00Z',

@@ -20,6 +20,8 @@ const cluster: ClusterOut = {
   name: 'lab-east',
   api_server: 'https://10.0.0.1:6443',
   sessions_domain: 'sessions.lab.example',
+  sandbox_runtime_class: null,
+  user_namespaces: false,
   status: 'connected',
   status_message: 'Reachable.',
   last_contact_at: '2026-11-30T11:58:00Z',

@@ -10,6 +10,7 @@ import { NameModal } from '../../ui/NameModal';
 import { AdminGrantsSection } from '../AdminGrantsSection';
 import { GroupsSection } from '../groups/GroupsSection';
 import { PageHeader } from '../../ui/PageHeader';
+import { OrgIsolationSection } from './OrgIsolationSection';
 
 function OrgAdmins({ orgId, orgName }: { orgId: string; orgName: string }) {
   const { can } = useSession();
@@ -71,6 +72,7 @@ export function OrgDetailPage() {
             </div>
             <GroupsSection orgId={orgId} />
             {can('org.admins.read', { orgId }) && <OrgAdmins orgId={orgId} orgName={org.data.name} />}
+            {can('isolation.audit', { orgId }) && <OrgIsolationSection orgId={orgId} />}
             <NameModal
               opened={renaming}
               onClose={() => setRenaming(false)}

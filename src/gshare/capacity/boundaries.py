@@ -1,0 +1,305 @@
+"""Isolation levels at the edge of capacity: which nodes are dedicated to whom, the refusal of a
+level nothing can meet, the incidents operators report, and an organization's audit view.
+
+Placement itself applies the levels (isolation.py, placement.py); this module keeps the facts
+it reads and says what happened. Everything here only flushes; the caller commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gshare.capacity import repository
+from gshare.capacity.models import IsolationIncident, NodeDedication
+from gshare.capacity.service import capacity_changed
+from gshare.clusters import service as clusters
+from gshare.events.notifications import notify_user
+from gshare.identity import service as identity
+from gshare.identity.authz import Context, audit, require
+from gshare.identity.permissions import Action, Scope
+from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.ids import new_id
+
+AUDIT_DAYS = 30
+NOTIFY_EVERY = timedelta(hours=1)
+MAX_INCIDENTS = 200
+
+
+# ---- nodes and dedications -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A node with cards: what it reports, whom it is dedicated to, and whether the label and
+    taint its pods rely on are in place."""
+
+    cluster_id: uuid.UUID
+    node: str
+    cards: int
+    usable_cards: int
+    user_namespaces: bool
+    runtime_classes: list[str]
+    dedicated_label: str | None
+    dedicated_tainted: bool
+    reported_at: datetime | None
+    dedication: NodeDedication | None
+
+
+async def nodes(ctx: Context) -> list[NodeView]:
+    require(ctx, Action.ISOLATION_MANAGE, target_type="node")
+    by_place = {(d.cluster_id, d.node): d for d in await repository.dedications(ctx.db)}
+    out = []
+    for row in await repository.nodes(ctx.db):
+        dedication = by_place.get((row.cluster_id, row.node)) or by_place.get(
+            (row.cluster_id, None)
+        )
+        out.append(
+            NodeView(
+                row.cluster_id,
+                row.node,
+                row.cards,
+                row.usable,
+                bool(row.user_namespaces),
+                list(row.runtime_classes or []),
+                row.dedicated_label,
+                bool(row.dedicated_tainted),
+                row.reported_at,
+                dedication,
+            )
+        )
+    return out
+
+
+async def dedications(ctx: Context) -> list[NodeDedication]:
+    require(ctx, Action.ISOLATION_MANAGE, target_type="dedication")
+    return await repository.dedications(ctx.db)
+
+
+async def _tenant_groups(
+    db: AsyncSession, org_id: uuid.UUID | None, group_id: uuid.UUID | None
+) -> set[uuid.UUID]:
+    if group_id is not None:
+        return {group_id}
+    assert org_id is not None
+    return {g.id for g in await identity.groups_of_org(db, org_id)}
+
+
+async def dedicate(
+    ctx: Context,
+    cluster_id: uuid.UUID,
+    node: str | None,
+    organization_id: uuid.UUID | None,
+    group_id: uuid.UUID | None,
+) -> NodeDedication:
+    """Dedicate a node (every node of the cluster: None) to one organization or one group.
+    Refused while another tenant's session holds a card there: drain it first."""
+    require(ctx, Action.ISOLATION_MANAGE, target_type="dedication")
+    db = ctx.db
+    if (organization_id is None) == (group_id is None):
+        raise Unprocessable("Name either an organization or a group.", code="one_tenant")
+    if not await clusters.cluster_exists(db, cluster_id):
+        raise NotFound("No such cluster.", code="cluster_not_found")
+    if node is not None and not await repository.node_known(db, cluster_id, node):
+        raise NotFound(
+            f"No node named {node!r} reports cards in this cluster.", code="node_not_found"
+        )
+    org_id = organization_id
+    if group_id is not None:
+        org_id = await identity.group_org(db, group_id)
+        if org_id is None:
+            raise NotFound("No such group.", code="group_not_found")
+    elif organization_id is not None and not await identity.org_exists(db, organization_id):
+        raise NotFound("No such organization.", code="org_not_found")
+    tenants = await _tenant_groups(db, organization_id, group_id)
+    others = [g for g in await repository.held_groups_on(db, cluster_id, node) if g not in tenants]
+    if others:
+        raise Conflict(
+            f"Sessions of {len(others)} other group(s) hold cards there; drain the node and let "
+            "them move before dedicating it.",
+            code="node_in_use",
+        )
+    values: dict[str, Any] = {
+        "id": new_id(),
+        "cluster_id": cluster_id,
+        "node": node,
+        "organization_id": organization_id,
+        "group_id": group_id,
+        "created_by": ctx.actor.user_id,
+        "created_at": ctx.now,
+    }
+    if not await repository.add_dedication(db, values):
+        where = "This node" if node else "This cluster"
+        raise Conflict(
+            f"{where} is already dedicated; remove that first.", code="already_dedicated"
+        )
+    await audit(
+        ctx,
+        "isolation.dedicate",
+        target_type="dedication",
+        target_id=values["id"],
+        org_id=org_id,
+        group_id=group_id,
+        detail={"cluster_id": str(cluster_id), "node": node},
+    )
+    await capacity_changed(db, f"dedication {values['id']}")
+    found = await repository.dedication(db, values["id"])
+    assert found is not None
+    return found
+
+
+async def undedicate(ctx: Context, dedication_id: uuid.UUID) -> None:
+    """Return a node to everyone. The tenant's sessions there keep running; a tenant whose
+    level is dedicated and that has no node left has its waiting requests refused."""
+    require(ctx, Action.ISOLATION_MANAGE, target_type="dedication", target_id=dedication_id)
+    found = await repository.dedication(ctx.db, dedication_id, lock=True)
+    if found is None:
+        raise NotFound("No such dedication.", code="dedication_not_found")
+    await ctx.db.delete(found)
+    await audit(
+        ctx,
+        "isolation.undedicate",
+        target_type="dedication",
+        target_id=dedication_id,
+        org_id=found.organization_id,
+        group_id=found.group_id,
+        detail={"cluster_id": str(found.cluster_id), "node": found.node},
+    )
+    await ctx.db.flush()
+    await capacity_changed(ctx.db, f"dedication {dedication_id} removed")
+
+
+# ---- incidents -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A pod an operator found outside its session's level (and removed)."""
+
+    reason: str
+    node: str
+    pod: str
+    found_at: datetime
+
+
+async def record_incident(
+    db: AsyncSession,
+    *,
+    session_id: uuid.UUID,
+    session_name: str,
+    cluster_id: uuid.UUID,
+    group_id: uuid.UUID | None,
+    level: str,
+    drift: Drift,
+    now: datetime,
+) -> bool:
+    """Record what the operator found, once per pod and finding, and tell the super admins and
+    the organization's admins (at most once an hour per session). False for a finding
+    recorded before."""
+    org_id = None if group_id is None else await identity.group_org(db, group_id)
+    added = await repository.add_incident(
+        db,
+        {
+            "id": new_id(),
+            "session_id": session_id,
+            "cluster_id": cluster_id,
+            "organization_id": org_id,
+            "group_id": group_id,
+            "level": level,
+            "reason": drift.reason[:500],
+            "node": drift.node[:253],
+            "pod": drift.pod[:64],
+            "found_at": drift.found_at,
+            "reported_at": now,
+        },
+    )
+    if not added:
+        return False
+    if await repository.incidents_since(db, session_id, now - NOTIFY_EVERY) > 1:
+        return True  # told within the hour: a pod made again and again is one story
+    told = set(await identity.super_admin_ids(db))
+    if org_id is not None:
+        told |= set(await identity.admin_ids(db, org_id=org_id))
+    for user_id in sorted(told):
+        await notify_user(
+            db,
+            user_id,
+            "isolation.drift",
+            title=f"A pod of session {session_name} left its isolation level",
+            body=f"On node {drift.node or 'not yet chosen'}: {drift.reason} The operator "
+            "removed it; it is made again at its level.",
+            now=now,
+            data={"session_id": str(session_id), "level": level},
+        )
+    return True
+
+
+# ---- an organization's view ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placed:
+    cluster_id: uuid.UUID
+    node: str
+    level: str
+    runtime_class: str | None
+    user_namespaces: bool
+    dedicated_to: str | None
+    sessions: int
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class OrgIsolation:
+    org_id: uuid.UUID
+    level: str
+    level_set_at: str  # the scope that sets it: global, organization, or default
+    group_levels: dict[uuid.UUID, str]  # groups that set their own
+    dedications: list[NodeDedication]
+    placed: list[Placed]
+    incidents: list[IsolationIncident]
+    since: datetime
+
+
+async def org_report(ctx: Context, org_id: uuid.UUID) -> OrgIsolation:
+    """The organization's level, where its sessions ran in the last 30 days, and every pod
+    found outside its level."""
+    db = ctx.db
+    if not await identity.org_exists(db, org_id):
+        raise NotFound("No such organization.", code="org_not_found")
+    require(ctx, Action.ISOLATION_AUDIT, Scope(org_id=org_id), target_type="organization")
+    since = ctx.now - timedelta(days=AUDIT_DAYS)
+    groups = [g.id for g in await identity.groups_of_org(db, org_id)]
+    level, set_at = "shared", "default"
+    for kind, scope_id in (("global", None), ("organization", org_id)):
+        row = await repository.policy(db, kind, scope_id)
+        if row is not None and isinstance(row.values.get("isolation"), str):
+            level, set_at = row.values["isolation"], kind
+    group_levels: dict[uuid.UUID, str] = {}
+    for group_id in groups:
+        row = await repository.policy(db, "group", group_id)
+        if row is not None and isinstance(row.values.get("isolation"), str):
+            group_levels[group_id] = row.values["isolation"]
+    tenants = {org_id, *groups}
+    mine = [
+        d for d in await repository.dedications(db) if (d.organization_id or d.group_id) in tenants
+    ]
+    placed = [
+        Placed(
+            r.cluster_id,
+            r.node,
+            r.level,
+            r.runtime_class,
+            r.user_namespaces == "true",
+            r.dedicated_to,
+            r.sessions,
+            r.last_at,
+        )
+        for r in (await repository.placements_of(db, groups, since) if groups else [])
+    ]
+    incidents = await repository.incidents_of(db, groups, since, MAX_INCIDENTS) if groups else []
+    return OrgIsolation(org_id, level, set_at, group_levels, mine, placed, incidents, since)

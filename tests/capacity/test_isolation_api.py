@@ -1,0 +1,412 @@
+"""Isolation levels on the real database and over HTTP: nodes dedicated to a tenant, levels
+that need what nodes report, refusals of levels nothing can meet, the incidents operators
+report and an organization's audit view; and what a hostile tenant or an anonymous caller may
+not do."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from gshare.capacity import admission, service
+from gshare.capacity.models import IsolationIncident, NodeDedication
+from gshare.capacity.schemas import InventoryReport
+from gshare.identity.models import Group
+from gshare.sessions import resource
+from tests.builders import Builder
+from tests.capacity.builders import A100, A100_MIB, admit, another_group, capacity_world, dequeue
+from tests.capacity.test_api import _signed_in
+from tests.sessions.world import session_world
+
+API = "/api/v1"
+
+
+def _node(name: str, uuids: list[str], **traits: Any) -> dict[str, Any]:
+    cards = [
+        {
+            "uuid": u,
+            "model": A100,
+            "memory_mib": A100_MIB,
+            "cores": 100,
+            "split_count": 8,
+            "numa": 0,
+            "healthy": True,
+        }
+        for u in uuids
+    ]
+    return {"name": name, "cards": cards, **traits}
+
+
+async def _report(build: Builder, cluster_id: uuid.UUID, sequence: int, *nodes: Any) -> None:
+    body = InventoryReport.model_validate({"sequence": sequence, "nodes": list(nodes)})
+    async with build.sessions() as db, db.begin():
+        await service.apply_inventory(db, cluster_id, body, build.clock.now())
+
+
+# Three nodes of two cards: a plain one, one that runs user namespaces and gVisor, and one an
+# admin labelled and tainted for a tenant.
+PLAIN = _node("plain", ["GPU-P0", "GPU-P1"])
+STRONG = _node("strong", ["GPU-S0", "GPU-S1"], user_namespaces=True, runtime_classes=["gvisor"])
+
+
+def _labelled(label: str | None) -> dict[str, Any]:
+    return _node(
+        "private",
+        ["GPU-D0", "GPU-D1"],
+        dedicated_label=label,
+        dedicated_tainted=label is not None,
+    )
+
+
+async def _world(build: Builder) -> dict[str, Any]:
+    now = build.clock.now()
+    capacity = await capacity_world(build.sessions, now, n_cards=0, users=2)
+    await _report(build, capacity.cluster_id, 2, PLAIN, STRONG, _labelled(None))
+    async with build.sessions() as db:
+        group = await db.get(Group, capacity.group_id)
+    assert group is not None
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    hostile = await another_group(build.sessions, now, users=1)
+    return {
+        "capacity": capacity,
+        "org_id": group.org_id,
+        "root": root,
+        "hostile": hostile,
+        "member": await _signed_in(build, capacity.user_ids[0]),
+        "stranger": await _signed_in(build, hostile.user_ids[0]),
+    }
+
+
+async def _card_node(build: Builder, request_id: uuid.UUID) -> str:
+    async with build.sessions() as db:
+        allocation = await admission.allocation_of(db, request_id)
+        assert allocation is not None
+        found = await admission.assignment(db, allocation)
+    assert found is not None
+    return found.node
+
+
+async def _boundary(build: Builder, request_id: uuid.UUID) -> dict[str, Any]:
+    async with build.sessions() as db:
+        allocation = await admission.allocation_of(db, request_id)
+    assert allocation is not None
+    assert allocation.boundary is not None
+    return allocation.boundary
+
+
+def _spec(boundary: dict[str, Any]) -> dict[str, Any]:
+    """The spec of a running session's resource with this boundary."""
+    made = resource.resource(
+        session_id=uuid.uuid4(),
+        owner_id=uuid.uuid4(),
+        session_type="terminal",
+        image="x",
+        cpu_millicores=1000,
+        memory_mib=1024,
+        desired_state="Running",
+        card=None,
+        mounts=[],
+        namespace="gshare-sessions",
+        boundary=boundary,
+    )
+    return dict(made["spec"])
+
+
+def _ask(w: dict[str, Any], user: int, tier: str = "exclusive") -> admission.Ask:
+    return w["capacity"].ask(user, tier)
+
+
+async def test_a_dedicated_node_takes_only_its_tenants_sessions(build: Builder) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    made = await root.post(
+        f"{API}/isolation/dedications",
+        json={
+            "cluster_id": str(capacity.cluster_id),
+            "node": "private",
+            "organization_id": str(org_id),
+        },
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["label"] == str(org_id)
+    # The tenant's capacity views count its node; everyone else's do not see it.
+    group = capacity.group_id
+    mine = (await w["member"].get(f"{API}/tiers", params={"group_id": str(group)})).json()
+    theirs = (await w["stranger"].get(f"{API}/tiers")).json()
+    assert {t["name"]: t["free_slots"] for t in mine["items"]}["exclusive"] == 6
+    assert {t["name"]: t["free_slots"] for t in theirs["items"]}["exclusive"] == 4
+    # A hostile tenant fills every card it may: four, never the private two.
+    stranger = w["hostile"]
+    now, settings = build.clock.now(), capacity.settings
+    placed = []
+    for _ in range(5):
+        ask = admission.Ask(
+            uuid.uuid4(), stranger.user_ids[0], stranger.group_id, capacity.tiers["1/2"].id
+        )
+        outcome = await admit(build.sessions, ask, now, settings)
+        if outcome.allocation is not None:
+            placed.append(outcome.request.id)
+    nodes = [await _card_node(build, r) for r in placed]
+    assert "private" not in nodes
+    assert len(placed) == 5  # halves: two per card on the four shared cards
+    # The tenant's own session may use its node whatever its level, and its pod is told to.
+    mine = await admit(build.sessions, _ask(w, 0), now, settings)
+    assert mine.allocation is not None
+    assert await _card_node(build, mine.request.id) == "private"
+    assert (await _boundary(build, mine.request.id))["isolation"] == {
+        "level": "shared",
+        "userNamespaces": False,
+        "dedicatedTo": str(org_id),
+    }
+    # The node listing says the label and taint are missing until the operator sees them.
+    nodes_out = (await root.get(f"{API}/isolation/nodes")).json()["items"]
+    private = next(n for n in nodes_out if n["node"] == "private")
+    assert private["dedication"]["organization_id"] == str(org_id)
+    assert private["ready"] is False
+    await _report(build, capacity.cluster_id, 3, PLAIN, STRONG, _labelled(str(org_id)))
+    nodes_out = (await root.get(f"{API}/isolation/nodes")).json()["items"]
+    assert next(n for n in nodes_out if n["node"] == "private")["ready"] is True
+    assert next(n for n in nodes_out if n["node"] == "plain")["ready"] is True
+
+
+async def test_a_dedicated_level_runs_only_on_its_nodes_and_waits_for_them(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    # Without a dedicated node, the level is refused when set.
+    refused = await root.put(
+        f"{API}/policies/orgs/{org_id}", json={"values": {"isolation": "dedicated"}}
+    )
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "isolation_unmet"
+    assert "dedicated to your organization" in refused.json()["error"]["message"]
+    made = await root.post(
+        f"{API}/isolation/dedications",
+        json={
+            "cluster_id": str(capacity.cluster_id),
+            "node": "private",
+            "group_id": str(capacity.group_id),
+        },
+    )
+    assert made.status_code == 201, made.text
+    # Dedicated to the group, the level is met for the group, not for the whole organization.
+    refused = await root.put(
+        f"{API}/policies/orgs/{org_id}", json={"values": {"isolation": "dedicated"}}
+    )
+    assert refused.status_code == 409, refused.text
+    ok = await root.put(
+        f"{API}/policies/groups/{capacity.group_id}", json={"values": {"isolation": "dedicated"}}
+    )
+    assert ok.status_code == 200, ok.text
+    now, settings = build.clock.now(), capacity.settings
+    first = await admit(build.sessions, _ask(w, 0), now, settings)
+    second = await admit(build.sessions, _ask(w, 1), now, settings)
+    third = await admit(build.sessions, _ask(w, 0), now, settings)
+    assert first.allocation is not None
+    assert second.allocation is not None
+    assert {
+        await _card_node(build, first.request.id),
+        await _card_node(build, second.request.id),
+    } == {"private"}
+    # Four shared cards are free, yet the third waits for the group's own.
+    assert third.allocation is None
+    assert third.request.status == "queued"
+    assert (await _boundary(build, first.request.id))["isolation"]["dedicatedTo"] == str(
+        capacity.group_id
+    )
+    # The dedication withdrawn, the level is met nowhere: the waiting request is refused.
+    dedication = made.json()["id"]
+    assert (await root.delete(f"{API}/isolation/dedications/{dedication}")).status_code == 204
+    summary = await dequeue(build.sessions, build.clock.now(), settings)
+    assert third.request.id in summary.refused
+    # And a new one is refused at once, with the reason.
+    with pytest.raises(admission.IsolationUnmet, match="dedicated to your organization or group"):
+        async with build.sessions() as db, db.begin():
+            await admission.admit(db, _ask(w, 1), build.clock.now(), settings)
+
+
+async def test_user_namespaced_and_sandboxed_sessions_run_only_where_the_node_offers_it(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    # The node reports gVisor, but the cluster names no sandbox class yet: refused.
+    refused = await root.put(
+        f"{API}/policies/orgs/{org_id}", json={"values": {"isolation": "sandboxed"}}
+    )
+    assert refused.status_code == 409, refused.text
+    cluster = capacity.cluster_id
+    put = await root.put(
+        f"{API}/clusters/{cluster}/isolation", json={"sandbox_runtime_class": "gvisor"}
+    )
+    assert put.status_code == 200, put.text
+    assert put.json()["sandbox_runtime_class"] == "gvisor"
+    for level in ("sandboxed", "user-namespaced"):
+        ok = await root.put(
+            f"{API}/policies/groups/{capacity.group_id}", json={"values": {"isolation": level}}
+        )
+        assert ok.status_code == 200, ok.text
+        outcome = await admit(
+            build.sessions, _ask(w, 0, "1/8"), build.clock.now(), capacity.settings
+        )
+        assert outcome.allocation is not None
+        assert await _card_node(build, outcome.request.id) == "strong"
+        isolation = (await _boundary(build, outcome.request.id))["isolation"]
+        assert isolation["level"] == level
+        assert isolation["userNamespaces"] is (level == "user-namespaced")
+        assert isolation.get("runtimeClassName") == ("gvisor" if level == "sandboxed" else None)
+    # The resource the operator gets carries the level; a shared one carries nothing new.
+    spec = _spec(
+        {
+            "isolation": {
+                "level": "sandboxed",
+                "userNamespaces": False,
+                "runtimeClassName": "gvisor",
+            },
+            "network": {"egress": "listed", "cidrs": ["10.0.0.0/8"]},
+        }
+    )
+    assert spec["isolation"]["runtimeClassName"] == "gvisor"
+    assert spec["network"] == {"egress": "listed", "cidrs": ["10.0.0.0/8"]}
+    plain = _spec(
+        {"isolation": {"level": "shared", "userNamespaces": False}, "network": {"egress": "open"}}
+    )
+    assert "isolation" not in plain
+    assert "network" not in plain
+
+
+async def test_only_a_super_admin_manages_isolation_and_tenants_see_only_their_own(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    body = {
+        "cluster_id": str(capacity.cluster_id),
+        "node": "private",
+        "organization_id": str(org_id),
+    }
+    anonymous = build.anonymous()
+    for client, status in ((anonymous, 401), (w["member"], 403), (w["stranger"], 403)):
+        assert (await client.post(f"{API}/isolation/dedications", json=body)).status_code == status
+        assert (await client.get(f"{API}/isolation/nodes")).status_code == status
+        response = await client.put(
+            f"{API}/clusters/{capacity.cluster_id}/isolation", json={"user_namespaces": True}
+        )
+        assert response.status_code == status
+        assert (await client.get(f"{API}/orgs/{org_id}/isolation")).status_code == status
+    # Hostile and extreme inputs: each refused with a clear error, nothing written.
+    cases: list[dict[str, Any]] = [
+        {**body, "organization_id": None},
+        {**body, "group_id": str(capacity.group_id)},
+        {**body, "node": "x" * 300},
+        {**body, "node": "private\x00"},
+        {**body, "node": ""},
+        {**body, "cluster_id": "not-a-uuid"},
+    ]
+    for bad in cases:
+        response = await root.post(f"{API}/isolation/dedications", json=bad)
+        assert response.status_code == 422, (bad, response.text)
+    unknown = [
+        {**body, "cluster_id": str(uuid.uuid4())},
+        {**body, "node": "nowhere"},
+        {**body, "organization_id": str(uuid.uuid4())},
+    ]
+    for bad in unknown:
+        assert (await root.post(f"{API}/isolation/dedications", json=bad)).status_code == 404
+    for bad_class in ("GVisor", "a" * 254, "gvisor\x00", "", "-x"):
+        response = await root.put(
+            f"{API}/clusters/{capacity.cluster_id}/isolation",
+            json={"sandbox_runtime_class": bad_class},
+        )
+        assert response.status_code == 422, bad_class
+    for bad_policy in ({"isolation": "dedicated "}, {"egress_cidrs": ["300.0.0.0/8"]}):
+        response = await root.put(f"{API}/policies/orgs/{org_id}", json={"values": bad_policy})
+        assert response.status_code == 422, bad_policy
+    # A dedicated level is a tenant's: not for everyone, nor one user.
+    response = await root.put(f"{API}/policies/global", json={"values": {"isolation": "dedicated"}})
+    assert response.status_code == 422
+    # The same dedication twice at once: one is made, the other refused.
+    first, second = await asyncio.gather(
+        root.post(f"{API}/isolation/dedications", json=body),
+        root.post(f"{API}/isolation/dedications", json=body),
+    )
+    assert sorted([first.status_code, second.status_code]) == [201, 409]
+    async with build.sessions() as db:
+        assert await db.scalar(select(func.count()).select_from(NodeDedication)) == 1
+
+
+async def test_a_node_in_use_by_another_tenant_is_not_dedicated_until_it_is_free(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    stranger = w["hostile"]
+    held = []
+    for _ in range(6):  # the whole cluster, all three nodes
+        ask = admission.Ask(
+            uuid.uuid4(), stranger.user_ids[0], stranger.group_id, capacity.tiers["exclusive"].id
+        )
+        outcome = await admit(build.sessions, ask, build.clock.now(), capacity.settings)
+        if outcome.allocation is not None:
+            held.append(outcome.request.id)
+    body = {
+        "cluster_id": str(capacity.cluster_id),
+        "node": "private",
+        "organization_id": str(org_id),
+    }
+    refused = await root.post(f"{API}/isolation/dedications", json=body)
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "node_in_use"
+    async with build.sessions() as db, db.begin():
+        for request_id in held:
+            await admission.release(db, request_id, build.clock.now(), reason="stopped")
+    assert (await root.post(f"{API}/isolation/dedications", json=body)).status_code == 201
+
+
+async def test_an_operators_drift_report_is_an_incident_once_in_the_org_view(
+    build: Builder,
+) -> None:
+    world = await session_world(build)
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    async with build.sessions() as db:
+        group = await db.get(Group, world.group_id)
+    assert group is not None
+    org_id = group.org_id
+    made = await world.running()
+    drift = {
+        "reason": "the pod does not run in a user namespace",
+        "node": "gpu-node-0",
+        "pod": "0b5c",
+        "at": build.clock.now().isoformat(),
+    }
+    first = await world.report(made["id"], "Running", drift=drift)
+    assert first.status_code == 200, first.text
+    # A repeat with a newer sequence, and the first replayed: still one incident.
+    assert (await world.report(made["id"], "Running", drift=drift)).status_code == 200
+    replayed = await world.report(made["id"], "Running", drift=drift, sequence=1)
+    assert replayed.status_code == 200
+    async with build.sessions() as db:
+        assert await db.scalar(select(func.count()).select_from(IsolationIncident)) == 1
+    view = await root.get(f"{API}/orgs/{org_id}/isolation")
+    assert view.status_code == 200, view.text
+    assert [i["reason"] for i in view.json()["incidents"]] == [drift["reason"]]
+    assert [(p["node"], p["sessions"]) for p in view.json()["placed"]] == [("gpu-node-0", 1)]
+    assert view.json()["level"] == "shared"
+    # A member of the organization is not its admin; nor is another organization's user.
+    assert (await world.members[0].get(f"{API}/orgs/{org_id}/isolation")).status_code == 403
+    # Hostile reports: a NUL byte, a huge reason, a time beyond any calendar: refused, not stored.
+    for bad in (
+        {**drift, "reason": "x\x00"},
+        {**drift, "reason": "x" * 501},
+        {**drift, "at": "99999-01-01T00:00:00Z"},
+        {**drift, "pod": ""},
+    ):
+        response = await world.report(made["id"], "Running", drift=bad)
+        assert response.status_code == 422, bad
+    async with build.sessions() as db:
+        assert await db.scalar(select(func.count()).select_from(IsolationIncident)) == 1
