@@ -10,9 +10,11 @@ import pytest
 
 from gshare.capacity.isolation import (
     PLAIN_NODE,
+    ClusterOffer,
     Isolation,
     NodeTraits,
     admits,
+    cpu_placement,
     pod_isolation,
     unmet,
 )
@@ -181,3 +183,29 @@ def test_a_hostile_tenant_never_lands_on_another_tenants_dedicated_card() -> Non
             assert owner is None or all(owner in tenants[h] for h in holders)
     assert placed_seen > 150
     assert unmet_seen > 10
+
+
+def test_a_session_without_a_gpu_goes_to_a_cluster_that_meets_its_level() -> None:
+    one, two, three = (uuid.UUID(int=n) for n in (1, 2, 3))
+    offers = [
+        ClusterOffer(one, dedicated_to=COURSE),  # another tenant's whole cluster
+        ClusterOffer(two, sandbox="gvisor", drained=True),
+        ClusterOffer(three, node_tenants=frozenset({HOSPITAL, HOSPITAL_LAB})),
+    ]
+    # Never onto another tenant's cluster; a drained one last.
+    assert cpu_placement(offers, at("shared", HOSPITAL)) == (three, PLAIN_NODE)
+    assert cpu_placement(offers, at("sandboxed", HOSPITAL)) == (two, SANDBOX_NODE)
+    # At a dedicated level, onto the tenant's nodes: its group's before its organization's.
+    lab = at("dedicated", HOSPITAL, HOSPITAL_LAB)
+    assert cpu_placement(offers, lab, HOSPITAL_LAB) == (three, LAB_NODE)
+    assert cpu_placement(offers, at("dedicated", HOSPITAL), None) == (three, HOSPITAL_NODE)
+    # User namespaces need the admin's word for every node of the cluster.
+    assert cpu_placement(offers, at("user-namespaced", HOSPITAL)) is None
+    vouched = [*offers, ClusterOffer(uuid.UUID(int=4), user_namespaces=True)]
+    assert cpu_placement(vouched, at("user-namespaced", HOSPITAL)) == (
+        uuid.UUID(int=4),
+        USERNS_NODE,
+    )
+    # On its own tenant's whole cluster, a shared session tolerates the cluster's taint.
+    assert cpu_placement(offers, at("shared", COURSE)) == (one, NodeTraits(dedicated_to=COURSE))
+    assert cpu_placement([], at("shared")) is None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from gshare.capacity import admission, service
 from gshare.capacity.models import IsolationIncident, NodeDedication
@@ -20,6 +21,7 @@ from gshare.sessions import resource
 from tests.builders import Builder
 from tests.capacity.builders import A100, A100_MIB, admit, another_group, capacity_world, dequeue
 from tests.capacity.test_api import _signed_in
+from tests.eventually import eventually
 from tests.sessions.world import session_world
 
 API = "/api/v1"
@@ -142,17 +144,18 @@ async def test_a_dedicated_node_takes_only_its_tenants_sessions(build: Builder) 
     # A hostile tenant fills every card it may: four, never the private two.
     stranger = w["hostile"]
     now, settings = build.clock.now(), capacity.settings
+
+    def hostile() -> admission.Ask:
+        exclusive = capacity.tiers["exclusive"].id
+        return admission.Ask(uuid.uuid4(), stranger.user_ids[0], stranger.group_id, exclusive)
+
     placed = []
-    for _ in range(5):
-        ask = admission.Ask(
-            uuid.uuid4(), stranger.user_ids[0], stranger.group_id, capacity.tiers["1/2"].id
-        )
-        outcome = await admit(build.sessions, ask, now, settings)
-        if outcome.allocation is not None:
-            placed.append(outcome.request.id)
+    for _ in range(4):
+        outcome = await admit(build.sessions, hostile(), now, settings)
+        assert outcome.allocation is not None
+        placed.append(outcome.request.id)
     nodes = [await _card_node(build, r) for r in placed]
-    assert "private" not in nodes
-    assert len(placed) == 5  # halves: two per card on the four shared cards
+    assert sorted(nodes) == ["plain", "plain", "strong", "strong"]
     # The tenant's own session may use its node whatever its level, and its pod is told to.
     mine = await admit(build.sessions, _ask(w, 0), now, settings)
     assert mine.allocation is not None
@@ -162,6 +165,11 @@ async def test_a_dedicated_node_takes_only_its_tenants_sessions(build: Builder) 
         "userNamespaces": False,
         "dedicatedTo": str(org_id),
     }
+    # A fifth waits, and the queue never gives it the tenant's free card.
+    fifth = await admit(build.sessions, hostile(), now, settings)
+    assert fifth.allocation is None
+    summary = await dequeue(build.sessions, build.clock.now(), settings)
+    assert fifth.request.id not in summary.admitted
     # The node listing says the label and taint are missing until the operator sees them.
     nodes_out = (await root.get(f"{API}/isolation/nodes")).json()["items"]
     private = next(n for n in nodes_out if n["node"] == "private")
@@ -410,3 +418,161 @@ async def test_an_operators_drift_report_is_an_incident_once_in_the_org_view(
         assert response.status_code == 422, bad
     async with build.sessions() as db:
         assert await db.scalar(select(func.count()).select_from(IsolationIncident)) == 1
+
+
+async def test_a_node_dedicated_while_a_hostile_admission_commits_holds_no_hostile_session(
+    build: Builder,
+) -> None:
+    """The dedication waits for the admission that holds the node's card, then sees it and is
+    refused: no instant lets another tenant's session onto a dedicated node."""
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    stranger = w["hostile"]
+    body = {
+        "cluster_id": str(capacity.cluster_id),
+        "node": "private",
+        "organization_id": str(org_id),
+    }
+    async with build.sessions() as db, db.begin():
+        taken = []
+        for _ in range(6):  # every card, the private two too, not committed yet
+            ask = admission.Ask(
+                uuid.uuid4(),
+                stranger.user_ids[0],
+                stranger.group_id,
+                capacity.tiers["exclusive"].id,
+            )
+            outcome = await admission.admit(db, ask, build.clock.now(), capacity.settings)
+            assert outcome.allocation is not None
+            taken.append(outcome.request.id)
+        dedicating = asyncio.create_task(root.post(f"{API}/isolation/dedications", json=body))
+
+        async def waits_for_the_cards() -> bool | None:
+            async with build.sessions() as look:
+                found = await look.scalar(_WAITING_ON_A_LOCK)
+            assert not dedicating.done(), dedicating.result().text
+            return True if found else None
+
+        await eventually(waits_for_the_cards, "the dedication to wait for the cards' locks")
+    answer = await dedicating
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"]["code"] == "node_in_use"
+    assert "private" in [await _card_node(build, r) for r in taken]
+
+
+_WAITING_ON_A_LOCK = text(
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND wait_event_type = 'Lock'"
+)
+
+
+async def test_a_session_without_a_gpu_runs_at_its_level_or_not_at_all(build: Builder) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    group, cluster = capacity.group_id, capacity.cluster_id
+    now, settings = build.clock.now(), capacity.settings
+
+    async def cpu_boundary(level: str) -> dict[str, Any]:
+        ok = await root.put(f"{API}/policies/groups/{group}", json={"values": {"isolation": level}})
+        assert ok.status_code == 200, ok.text
+        outcome = await admit(build.sessions, capacity.ask(0, None), now, settings)
+        assert outcome.allocation is not None
+        return await _boundary(build, outcome.request.id)
+
+    put = await root.put(
+        f"{API}/clusters/{cluster}/isolation", json={"sandbox_runtime_class": "gvisor"}
+    )
+    assert put.status_code == 200, put.text
+    sandboxed = await cpu_boundary("sandboxed")
+    assert sandboxed["isolation"]["runtimeClassName"] == "gvisor"
+    assert sandboxed["cluster"] == str(cluster)
+    made = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": str(cluster), "node": "private", "group_id": str(group)},
+    )
+    assert made.status_code == 201, made.text
+    assert (await cpu_boundary("dedicated"))["isolation"]["dedicatedTo"] == str(group)
+    # User namespaces for a pod the cluster's scheduler places need the admin's word for
+    # every node: one node reporting them is not enough.
+    ok = await root.put(
+        f"{API}/policies/groups/{group}", json={"values": {"isolation": "user-namespaced"}}
+    )
+    assert ok.status_code == 200, ok.text
+    with pytest.raises(admission.IsolationUnmet, match="without a GPU"):
+        await admit(build.sessions, capacity.ask(0, None), now, settings)
+    # A cluster dedicated whole to an organization runs no one else's session without a GPU.
+    assert (
+        await root.delete(f"{API}/isolation/dedications/{made.json()['id']}")
+    ).status_code == 204
+    whole = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": str(cluster), "organization_id": str(org_id)},
+    )
+    assert whole.status_code == 201, whole.text
+    stranger = w["hostile"]
+    ask = admission.Ask(uuid.uuid4(), stranger.user_ids[0], stranger.group_id, None)
+    with pytest.raises(admission.IsolationUnmet):
+        await admit(build.sessions, ask, now, settings)
+    # The organization's own shared session there tolerates the cluster's taint.
+    shared = await cpu_boundary("shared")
+    assert shared["isolation"]["dedicatedTo"] == str(org_id)
+
+
+async def test_one_finding_is_one_incident_whatever_time_the_operator_gives(
+    build: Builder,
+) -> None:
+    world = await session_world(build)
+    made = await world.running()
+    drift = {
+        "reason": "the pod does not run in a user namespace",
+        "node": "gpu-node-0",
+        "pod": "0b5c",
+        "at": (build.clock.now() + timedelta(hours=2)).isoformat(),  # its clock ahead
+    }
+    for _ in range(3):
+        build.clock.advance(timedelta(seconds=30))
+        assert (await world.report(made["id"], "Running", drift=drift)).status_code == 200
+    async with build.sessions() as db:
+        assert await db.scalar(select(func.count()).select_from(IsolationIncident)) == 1
+
+
+async def test_a_stranger_learns_nothing_of_which_organizations_exist(build: Builder) -> None:
+    w = await _world(build)
+    existing = await w["stranger"].get(f"{API}/orgs/{w['org_id']}/isolation")
+    unknown = await w["stranger"].get(f"{API}/orgs/{uuid.uuid4()}/isolation")
+    assert existing.status_code == unknown.status_code == 403
+    assert (await w["root"].get(f"{API}/orgs/{uuid.uuid4()}/isolation")).status_code == 404
+
+
+async def test_a_node_and_its_cluster_are_never_dedicated_to_two_tenants(build: Builder) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    cluster, stranger = str(capacity.cluster_id), w["hostile"]
+    whole = await root.post(
+        f"{API}/isolation/dedications", json={"cluster_id": cluster, "organization_id": str(org_id)}
+    )
+    assert whole.status_code == 201, whole.text
+    # Neither the organization's own group nor another tenant gets a node of it.
+    mine = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": cluster, "node": "private", "group_id": str(capacity.group_id)},
+    )
+    assert mine.status_code == 409
+    other = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": cluster, "node": "plain", "group_id": str(stranger.group_id)},
+    )
+    assert other.status_code == 409
+    assert other.json()["error"]["code"] == "already_dedicated"
+    assert (
+        await root.delete(f"{API}/isolation/dedications/{whole.json()['id']}")
+    ).status_code == 204
+    node = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": cluster, "node": "plain", "group_id": str(stranger.group_id)},
+    )
+    assert node.status_code == 201, node.text
+    refused = await root.post(
+        f"{API}/isolation/dedications", json={"cluster_id": cluster, "organization_id": str(org_id)}
+    )
+    assert refused.status_code == 409

@@ -54,6 +54,7 @@ ADMIN_SCREENS = (
     "/admin/clusters",
     "/admin/tiers",
     "/admin/policies",
+    "/admin/isolation",
     "/admin/queue",
     "/admin/sessions",
     "/admin/catalog",

@@ -112,6 +112,11 @@ def test_isolation_and_network_are_read_and_cidrs_normalized() -> None:
         {"isolation": {"dedicatedTo": TENANT.upper()}},
         {"isolation": {"dedicatedTo": f"{{{TENANT}}}"}},
         {"isolation": {"dedicatedTo": 7}},
+        # A level whose fields do not carry it would make a pod less isolated than asked.
+        {"isolation": {"level": "sandboxed", "userNamespaces": False}},
+        {"isolation": {"level": "dedicated+sandboxed", "runtimeClassName": "gvisor"}},
+        {"isolation": {"level": "dedicated", "userNamespaces": False}},
+        {"isolation": {"level": "user-namespaced", "userNamespaces": False}},
         {"network": "none"},
         {"network": {"egress": "closed"}},
         {"network": {"egress": ["open"]}},

@@ -277,6 +277,41 @@ class Actors:
         if answer.status_code == 409:
             assert answer.json()["error"]["code"] == "booking_conflict", answer.text
 
+    async def dedicate(self) -> None:
+        """The super admin dedicates the card's node to the lab, or gives it back."""
+        assert self.lab is not None
+        found = (await self.root.get(f"{API}/isolation/dedications")).json()["items"]
+        if found:
+            answer = await self.root.delete(f"{API}/isolation/dedications/{found[0]['id']}")
+            _said(f"give the node back -> {answer.status_code}")
+            assert answer.status_code == 204, answer.text
+            return
+        answer = await self.root.post(
+            f"{API}/isolation/dedications",
+            json={
+                "cluster_id": str(self.w.cluster_id),
+                "node": "gpu-node-0",
+                "group_id": str(self.lab),
+            },
+        )
+        _said(f"dedicate the node to the lab -> {answer.status_code}")
+        # Refused while another group's session holds the card.
+        assert answer.status_code in (201, 409), answer.text
+        if answer.status_code == 409:
+            assert answer.json()["error"]["code"] == "node_in_use", answer.text
+
+    async def isolate(self, level: str) -> None:
+        """The super admin sets the lab's isolation level; a dedicated one is refused while the
+        lab has no node."""
+        assert self.lab is not None
+        answer = await self.root.put(
+            f"{API}/policies/groups/{self.lab}", json={"values": {"isolation": level}}
+        )
+        _said(f"lab isolation {level} -> {answer.status_code}")
+        assert answer.status_code in (200, 409), answer.text
+        if answer.status_code == 409:
+            assert answer.json()["error"]["code"] == "isolation_unmet", answer.text
+
     async def meter(self, seconds: int) -> None:
         """The worker's metering tick, then its usage rollup's."""
         self.build.clock.advance(timedelta(seconds=seconds))
@@ -435,7 +470,23 @@ class Actors:
                 NOTICES.add("booking")
         await assert_ledger_clean(self.build.sessions)
         await self._usage_is_exact()
+        await self._dedicated_cards_hold_only_their_tenant()
         return rows
+
+    async def _dedicated_cards_hold_only_their_tenant(self) -> None:
+        """A card on a dedicated node holds only sessions of the node's tenant (a dedication is
+        refused while another tenant holds a card there, and placement keeps everyone else
+        off it), and a session placed at a dedicated level was placed on such a node."""
+        async with self.build.sessions() as db:
+            rows = (await db.execute(_HELD_ON_DEDICATED)).all()
+        for row in rows:
+            if row.tenant is not None:
+                assert row.tenant in (row.group_id, row.org_id), row
+                ISOLATION.add("held on a dedicated card")
+            isolation = (row.boundary or {}).get("isolation") or {}
+            if str(isolation.get("level", "")).startswith("dedicated"):
+                assert isolation.get("dedicatedTo") is not None, row
+                ISOLATION.add("placed at a dedicated level")
 
     async def _usage_is_exact(self) -> None:
         """Each GPU allocation's hours add up to its mark: held time to the time counted,
@@ -651,6 +702,18 @@ NOTICES: set[str] = set()  # every notice kind and status some run's check saw
 FORECASTS: set[uuid.UUID] = set()  # every queued request some run saw forecast
 USAGE: set[str] = set()  # how far some run's check saw allocations counted
 
+ISOLATION: set[str] = set()  # what some run's check saw of dedicated cards
+# Each held GPU allocation with its group's organization, the boundary it was placed at, and
+# the tenant its card's node (or cluster) is dedicated to now.
+_HELD_ON_DEDICATED = text(
+    "SELECT a.id, a.group_id, g.org_id, a.boundary, "
+    "coalesce(dn.group_id, dn.organization_id, dc.group_id, dc.organization_id) AS tenant "
+    "FROM gpu_allocations a JOIN gpu_cards c ON c.id = a.card_id "
+    "JOIN groups g ON g.id = a.group_id "
+    "LEFT JOIN node_dedications dn ON dn.cluster_id = c.cluster_id AND dn.node = c.node "
+    "LEFT JOIN node_dedications dc ON dc.cluster_id = c.cluster_id AND dc.node IS NULL "
+    "WHERE a.status <> 'released'"
+)
 # Each GPU allocation with its mark, its hold's captures and what its hours add up to.
 _USAGE_OF_ALLOCATIONS = text(
     "SELECT a.id, a.admitted_at, a.released_at, a.rolled_until, a.rolled_credits, a.hold_id, "
@@ -738,3 +801,39 @@ def test_random_interleavings_with_a_booking_keep_the_lifecycle_exact(
     BookingInterleavings.TestCase("runTest").runTest()
     # The runs give booking notices, ahead of the window too, and see them act.
     assert {"booking", "ahead", "pending", "paused"} <= NOTICES, NOTICES
+
+
+class IsolationInterleavings(BookingInterleavings):
+    """The booking's actors, and a super admin who dedicates the card's node to the lab and gives
+    it back, and sets the lab's isolation level to dedicated or shared, at any time: the others'
+    sessions never hold the card while it is the lab's, and the lab's sessions at the dedicated
+    level wait for it or are refused when it goes. Each run starts with the node the lab's and
+    the lab at the dedicated level."""
+
+    async def _world(self) -> Actors:
+        actors = await super()._world()
+        await actors.dedicate()
+        await actors.isolate("dedicated")
+        return actors
+
+    @precondition(lambda self: self.populated)
+    @rule()
+    def dedicate(self) -> None:
+        self.run(self.actors.dedicate())
+
+    @precondition(lambda self: self.populated)
+    @rule(level=st.sampled_from(["dedicated", "shared"]))
+    def isolate(self, level: str) -> None:
+        self.run(self.actors.isolate(level))
+
+
+def test_random_interleavings_with_dedicated_nodes_keep_tenants_apart(
+    postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    IsolationInterleavings.home = Home(postgres, tmp_path)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
+    IsolationInterleavings.TestCase.settings = _runs(6)
+    ISOLATION.clear()
+    IsolationInterleavings.TestCase("runTest").runTest()
+    # The runs see the lab hold its dedicated card, placed there at its dedicated level.
+    assert {"held on a dedicated card", "placed at a dedicated level"} == ISOLATION, ISOLATION

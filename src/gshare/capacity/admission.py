@@ -30,6 +30,7 @@ from gshare.capacity.isolation import (
     SHARED_ISOLATION,
     Isolation,
     NodeTraits,
+    cpu_placement,
     pod_isolation,
     unmet,
 )
@@ -170,12 +171,40 @@ class _Prepared:
         )
 
 
-def boundary_block(isolation: Isolation, traits: NodeTraits, boundary: Boundary) -> dict[str, Any]:
-    """What the session's resource is told of its trust boundary on a card with `traits`."""
+def boundary_block(
+    isolation: Isolation,
+    traits: NodeTraits,
+    boundary: Boundary,
+    cpu_cluster: uuid.UUID | None = None,
+) -> dict[str, Any]:
+    """What the session's resource is told of its trust boundary on a node with `traits`; for
+    a session without a card, also the cluster chosen for it (`cpu_placement`)."""
     network: dict[str, Any] = {"egress": boundary.egress}
     if boundary.egress == "listed":
         network["cidrs"] = sorted(boundary.cidrs)
-    return {"isolation": pod_isolation(isolation, traits), "network": network}
+    block: dict[str, Any] = {"isolation": pod_isolation(isolation, traits), "network": network}
+    if cpu_cluster is not None:
+        block["cluster"] = str(cpu_cluster)
+    return block
+
+
+async def _cpu_cluster(db: AsyncSession, prepared: _Prepared) -> tuple[uuid.UUID, NodeTraits]:
+    """The cluster a session without a card runs on (its pinned one, or any connected one),
+    and what its pod is made for; the level's refusal when none meets it."""
+    ask = prepared.ask
+    candidates = [ask.cluster_id] if ask.cluster_id else await clusters.connected_ids(db)
+    if not candidates:
+        raise NoCapacity("No cluster is connected to run sessions on.")
+    chosen = cpu_placement(await repository.cpu_offers(db, candidates), prepared.isolation)
+    if chosen is None:
+        level = prepared.isolation.level
+        raise IsolationUnmet(
+            f"Isolation {level}: no connected cluster can run a session without a GPU at this "
+            "level (it needs the cluster's sandbox RuntimeClass, every node vouched for user "
+            "namespaces, or a node dedicated to your organization or group). Ask an "
+            "administrator: the level is set by your policy."
+        )
+    return chosen
 
 
 def isolation_of(
@@ -340,7 +369,10 @@ async def _commit(
     card_id = cluster_id = slot = live_slots = live_tier_id = None
     carve = False
     traits = PLAIN_NODE
-    if placement is not None:
+    cpu_cluster: uuid.UUID | None = None
+    if placement is None:
+        cpu_cluster, traits = await _cpu_cluster(db, prepared)
+    else:
         request = prepared.request
         assert request is not None
         assert tier is not None
@@ -399,7 +431,9 @@ async def _commit(
         "live_tier_id": live_tier_id,
         "live_slots": live_slots,
         "admitted_at": now,
-        "boundary": boundary_block(prepared.isolation, traits, boundary_of(prepared.policy)),
+        "boundary": boundary_block(
+            prepared.isolation, traits, boundary_of(prepared.policy), cpu_cluster
+        ),
     }
     penalty = 0.0
     if tier is not None:

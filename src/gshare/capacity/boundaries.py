@@ -1,5 +1,6 @@
-"""Isolation levels at the edge of capacity: which nodes are dedicated to whom, the refusal of a
-level nothing can meet, the incidents operators report, and an organization's audit view.
+"""Isolation levels at the edge of capacity: which nodes are dedicated to whom, the incidents
+operators report, and an organization's audit view (the refusal of a level nothing can meet is
+the policy's, in service.py).
 
 Placement itself applies the levels (isolation.py, placement.py); this module keeps the facts
 it reads and says what happened. Everything here only flushes; the caller commits.
@@ -115,7 +116,20 @@ async def dedicate(
             raise NotFound("No such group.", code="group_not_found")
     elif organization_id is not None and not await identity.org_exists(db, organization_id):
         raise NotFound("No such organization.", code="org_not_found")
+    tenant = group_id or organization_id
+    for other in await repository.dedications_of_cluster(db, cluster_id):
+        # A node's dedication inside a whole cluster's (or the other way round) must name the
+        # same tenant, or the two would disagree on whose the node is.
+        if (node is None or other.node is None) and other.tenant_id != tenant:
+            raise Conflict(
+                "Another tenant's dedication covers part of this; remove it first.",
+                code="already_dedicated",
+            )
     tenants = await _tenant_groups(db, organization_id, group_id)
+    # The cards' rows locked, as admission locks the card it commits to: an admission in
+    # flight onto the node either commits first (and is seen below) or, after this commits,
+    # reads the dedication and takes another card.
+    await repository.lock_cards_of(db, cluster_id, node)
     others = [g for g in await repository.held_groups_on(db, cluster_id, node) if g not in tenants]
     if others:
         raise Conflict(
@@ -197,7 +211,8 @@ async def record_incident(
     drift: Drift,
     now: datetime,
 ) -> bool:
-    """Record what the operator found, once per pod and finding, and tell the super admins and
+    """Record what the operator found, once per pod and finding (whatever time each report
+    gives), and tell the super admins and
     the organization's admins (at most once an hour per session). False for a finding
     recorded before."""
     org_id = None if group_id is None else await identity.group_org(db, group_id)
@@ -269,9 +284,10 @@ async def org_report(ctx: Context, org_id: uuid.UUID) -> OrgIsolation:
     """The organization's level, where its sessions ran in the last 30 days, and every pod
     found outside its level."""
     db = ctx.db
+    # Asked before looking: a stranger learns nothing of which organizations exist.
+    require(ctx, Action.ISOLATION_AUDIT, Scope(org_id=org_id), target_type="organization")
     if not await identity.org_exists(db, org_id):
         raise NotFound("No such organization.", code="org_not_found")
-    require(ctx, Action.ISOLATION_AUDIT, Scope(org_id=org_id), target_type="organization")
     since = ctx.now - timedelta(days=AUDIT_DAYS)
     groups = [g.id for g in await identity.groups_of_org(db, org_id)]
     level, set_at = "shared", "default"

@@ -15,7 +15,7 @@ one of the two in between (`dedicated+sandboxed`). Invariants:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,3 +106,36 @@ def pod_isolation(isolation: Isolation, traits: NodeTraits) -> dict[str, Any]:
     if traits.dedicated_to is not None:
         block["dedicatedTo"] = str(traits.dedicated_to)
     return block
+
+
+@dataclass(frozen=True)
+class ClusterOffer:
+    """What a cluster offers a session without a card, whose pod the cluster's scheduler
+    places: its sandbox class, whether the admin vouches every node runs user namespaces, the
+    tenant the whole cluster is dedicated to, and the tenants some of its nodes are."""
+
+    cluster_id: uuid.UUID
+    sandbox: str | None = None
+    user_namespaces: bool = False
+    dedicated_to: uuid.UUID | None = None
+    node_tenants: frozenset[uuid.UUID] = frozenset()
+    drained: bool = False
+
+
+def cpu_placement(
+    offers: Sequence[ClusterOffer], isolation: Isolation, group_id: uuid.UUID | None = None
+) -> tuple[uuid.UUID, NodeTraits] | None:
+    """The cluster a session without a card runs on, and the traits its pod is made for: the
+    first (a whole-cluster drain last, then by id) whose offer meets the level. A cluster
+    dedicated whole to another tenant is never one; on one dedicated to the session's tenant
+    the pod tolerates and requires its nodes; at a dedicated level the pod requires the
+    tenant's dedicated nodes (its group's before its organization's)."""
+    for offer in sorted(offers, key=lambda o: (o.drained, o.cluster_id)):
+        dedicated_to = offer.dedicated_to
+        if dedicated_to is None and isolation.dedicated:
+            mine = sorted(offer.node_tenants & isolation.tenants, key=lambda t: t != group_id)
+            dedicated_to = mine[0] if mine else None
+        traits = NodeTraits(offer.user_namespaces, offer.sandbox, dedicated_to)
+        if admits(traits, isolation):
+            return offer.cluster_id, traits
+    return None

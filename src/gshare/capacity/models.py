@@ -565,7 +565,7 @@ class NodeDedication(Base):
 
 class IsolationIncident(Base):
     """A session's pod its operator found outside the session's isolation level (and removed,
-    to be made again at its level)."""
+    to be made again at its level): one row per pod and finding, whenever it is reported."""
 
     __tablename__ = "isolation_incidents"
 
@@ -584,6 +584,6 @@ class IsolationIncident(Base):
     reported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (
-        UniqueConstraint("session_id", "pod", "found_at", name="uq_isolation_incidents_once"),
+        UniqueConstraint("session_id", "pod", "reason", name="uq_isolation_incidents_once"),
         Index("ix_isolation_incidents_org", "organization_id", "found_at"),
     )

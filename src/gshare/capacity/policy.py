@@ -258,6 +258,8 @@ def _networks(names: frozenset[str]) -> PolicyValue | _Invalid:
     networks: set[str] = set()
     for name in names:
         try:
+            if "%" in name:  # a scoped IPv6 address names an interface, not a range
+                raise ValueError(name)
             networks.add(str(ipaddress.ip_network(name, strict=False)))
         except ValueError:
             return _Invalid(

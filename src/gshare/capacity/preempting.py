@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.service import AuditEvent, record
 from gshare.capacity import admission, bookings, queue, repository, reservations, service
+from gshare.capacity.isolation import Isolation
 from gshare.capacity.models import AdmissionRequest, Booking, Drain, GpuTier, Notice
 from gshare.capacity.placement import CapacitySnapshot, PlacementRequest
 from gshare.capacity.policy import preemption_terms
@@ -412,10 +413,13 @@ async def _clear_ahead(
         {b.id: tiers.get(b.tier_id) for b, _ in soon},
         snapshot,
     )
+    isolations: dict[uuid.UUID, Isolation] = {}
     for booking, start in soon:
         tier = tiers.get(booking.tier_id)
         if tier is None:
             continue
+        if booking.group_id not in isolations:
+            isolations[booking.group_id] = await service.group_isolation(db, booking.group_id)
         key = (booking.group_id, booking.tier_id)
         mine = min(held.get(key, 0), booking.count)
         held[key] = held.get(key, 0) - mine  # two bookings of one tier share what is held
@@ -425,8 +429,12 @@ async def _clear_ahead(
                 spare -= 1
                 continue
             slot_id = uuid.uuid5(booking.id, f"{start.isoformat()}/{i}")
+            # Only cards the group's members may take are freed for it.
             request = replace(
-                admission.placement_request(slot_id, tier, booking.model), booking_id=booking.id
+                admission.placement_request(
+                    slot_id, tier, booking.model, isolation=isolations[booking.group_id]
+                ),
+                booking_id=booking.id,
             )
             if index.take(request):
                 continue

@@ -14,7 +14,7 @@ from sqlalchemy import Row, and_, any_, bindparam, delete, func, or_, select, te
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gshare.capacity.isolation import NodeTraits
+from gshare.capacity.isolation import ClusterOffer, NodeTraits
 from gshare.capacity.models import (
     AdmissionRequest,
     Allocation,
@@ -1231,6 +1231,33 @@ async def connected_traits(db: AsyncSession) -> list[NodeTraits]:
     return [traits_of(r) for r in await db.execute(_ALL_TRAITS)]
 
 
+_CPU_OFFERS = text(
+    "SELECT cl.id, cl.sandbox_runtime_class, cl.user_namespaces, "
+    "(SELECT coalesce(d.group_id, d.organization_id) FROM node_dedications d "
+    " WHERE d.cluster_id = cl.id AND d.node IS NULL) AS dedicated_to, "
+    "(SELECT array_agg(coalesce(d.group_id, d.organization_id)) FROM node_dedications d "
+    " WHERE d.cluster_id = cl.id AND d.node IS NOT NULL) AS node_tenants, "
+    "EXISTS (SELECT 1 FROM capacity_drains r WHERE r.cluster_id = cl.id "
+    " AND r.status = 'active' AND r.scope = 'cluster') AS drained "
+    "FROM clusters cl WHERE cl.id = ANY(:ids)"
+)
+
+
+async def cpu_offers(db: AsyncSession, cluster_ids: Sequence[uuid.UUID]) -> list[ClusterOffer]:
+    """What each of these clusters offers a session without a card (isolation.ClusterOffer)."""
+    return [
+        ClusterOffer(
+            r.id,
+            r.sandbox_runtime_class,
+            r.user_namespaces,
+            r.dedicated_to,
+            frozenset(r.node_tenants or ()),
+            r.drained,
+        )
+        for r in await db.execute(_CPU_OFFERS, {"ids": list(cluster_ids)})
+    ]
+
+
 async def nodes(db: AsyncSession) -> list[Row[Any]]:
     """Every node with cards: its cluster, reported traits and card counts."""
     cards = (
@@ -1264,6 +1291,14 @@ async def nodes(db: AsyncSession) -> list[Row[Any]]:
     return list(await db.execute(query))
 
 
+async def lock_cards_of(db: AsyncSession, cluster_id: uuid.UUID, node: str | None) -> None:
+    """Lock the rows of a node's cards (every node of the cluster: None), in id order."""
+    query = select(GpuCard.id).where(GpuCard.cluster_id == cluster_id).order_by(GpuCard.id)
+    if node is not None:
+        query = query.where(GpuCard.node == node)
+    await db.execute(query.with_for_update())
+
+
 async def node_known(db: AsyncSession, cluster_id: uuid.UUID, node: str) -> bool:
     found = await db.scalar(
         select(GpuCard.id).where(GpuCard.cluster_id == cluster_id, GpuCard.node == node).limit(1)
@@ -1285,12 +1320,9 @@ async def dedication(
     return await db.scalar(query.with_for_update() if lock else query)
 
 
-async def dedication_at(
-    db: AsyncSession, cluster_id: uuid.UUID, node: str | None
-) -> NodeDedication | None:
-    node_matches = NodeDedication.node.is_(None) if node is None else NodeDedication.node == node
-    query = select(NodeDedication).where(NodeDedication.cluster_id == cluster_id, node_matches)
-    return await db.scalar(query)
+async def dedications_of_cluster(db: AsyncSession, cluster_id: uuid.UUID) -> list[NodeDedication]:
+    query = select(NodeDedication).where(NodeDedication.cluster_id == cluster_id)
+    return list(await db.scalars(query))
 
 
 async def add_dedication(db: AsyncSession, values: dict[str, Any]) -> bool:

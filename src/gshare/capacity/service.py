@@ -538,6 +538,17 @@ async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolatio
     return Isolation(tenants=frozenset(groups) | frozenset(groups.values()))
 
 
+async def group_isolation(db: AsyncSession, group_id: uuid.UUID) -> Isolation:
+    """The isolation of what a group books: its level (set for it, its organization or
+    everyone) and its tenants."""
+    org_id = await identity.group_org(db, group_id)
+    if org_id is None:
+        return Isolation(tenants=frozenset({group_id}))
+    # The nil user sets no policy: what the group, its organization and everyone set.
+    policy = await effective_for(db, uuid.UUID(int=0), group_id, org_id)
+    return Isolation(boundary_of(policy).isolation, frozenset({group_id, org_id}))
+
+
 async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:
     """These tiers, retired ones too (what a session was asked on stays nameable)."""
     return await repository.tiers_by_id(db, ids)

@@ -91,9 +91,19 @@ def isolation_of(value: Any) -> IsolationSpec:
         not isinstance(dedicated_to, str) or not UUID.fullmatch(dedicated_to)
     ):
         raise ValueError("isolation.dedicatedTo is not a tenant id")
+    user_namespaces = _flag(found.get("userNamespaces", False), "isolation.userNamespaces")
+    # A level that names a part its fields do not carry would make a pod less isolated than
+    # asked: nothing runs from it.
+    parts = set(level.split("+"))
+    if "sandboxed" in parts and runtime_class is None:
+        raise ValueError("isolation.level is sandboxed but names no runtimeClassName")
+    if "dedicated" in parts and dedicated_to is None:
+        raise ValueError("isolation.level is dedicated but names no dedicatedTo")
+    if "user-namespaced" in parts and not user_namespaces:
+        raise ValueError("isolation.level is user-namespaced but userNamespaces is not true")
     return IsolationSpec(
         level=level,
-        user_namespaces=_flag(found.get("userNamespaces", False), "isolation.userNamespaces"),
+        user_namespaces=user_namespaces,
         runtime_class=runtime_class,
         dedicated_to=dedicated_to,
     )

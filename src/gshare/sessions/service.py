@@ -143,7 +143,11 @@ async def _allocated(
     db: AsyncSession, row: InteractiveSession, allocation: Allocation, now: datetime
 ) -> None:
     """The session got its allocation: bill it from now, and start its pod."""
+    # A session without a card runs on the cluster admission chose for its isolation level.
+    chosen = (allocation.boundary or {}).get("cluster")
     cluster_id = allocation.cluster_id or row.cluster_id
+    if cluster_id is None and chosen:
+        cluster_id = uuid.UUID(chosen)
     if cluster_id is None:
         cluster_id = await _any_cluster(db)
     if row.cluster_id is None:

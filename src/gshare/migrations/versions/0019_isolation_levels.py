@@ -88,7 +88,7 @@ def upgrade() -> None:
         sa.Column("found_at", _TIME, nullable=False),
         sa.Column("reported_at", _TIME, nullable=False),
         sa.UniqueConstraint(
-            "session_id", "pod", "found_at", name=op.f("uq_isolation_incidents_once")
+            "session_id", "pod", "reason", name=op.f("uq_isolation_incidents_once")
         ),
     )
     op.create_index(
