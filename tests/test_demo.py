@@ -64,6 +64,7 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
             )
             assert (cluster["name"], cluster["nodes"], cluster["healthy_cards"]) == ("demo", 2, 8)
             _a_session_runs_and_stops(client, login.json()["csrf_token"])
+            _a_node_is_dedicated_and_another_runs_gvisor(client, cluster["id"])
         assert stat.S_IMODE((data / "demo-operator-token").stat().st_mode) == 0o600
     finally:
         proc.send_signal(signal.SIGINT)
@@ -117,3 +118,34 @@ def _a_session_runs_and_stops(client: httpx.Client, csrf: str) -> None:
     eventually_sync(peak_seen, "the session's peak VRAM reading", timeout=60, interval=0.5)
     assert client.post(f"{path}/stop").status_code == 200
     assert reaches("stopped")["billing"] is False
+
+
+def _a_node_is_dedicated_and_another_runs_gvisor(client: httpx.Client, cluster_id: str) -> None:
+    """The demo's last node runs the sandbox RuntimeClass and user namespaces, as its operator
+    reports; a node dedicated in the console is labelled and tainted for its tenant by the demo,
+    and its operator reports it ready."""
+
+    def nodes() -> dict[str, dict]:
+        return {n["node"]: n for n in client.get("/api/v1/isolation/nodes").json()["items"]}
+
+    def sandboxed() -> dict | None:
+        found = nodes().get("gpu-1")
+        return found if found and found["runtime_classes"] == ["gvisor"] else None
+
+    assert eventually_sync(sandboxed, "gpu-1 to report gVisor", timeout=60)["user_namespaces"]
+    assert client.get(f"/api/v1/clusters/{cluster_id}").json()["sandbox_runtime_class"] == "gvisor"
+    org_id = client.get("/api/v1/me").json()["memberships"][0]["org_id"]
+    made = client.post(
+        "/api/v1/isolation/dedications",
+        json={"cluster_id": cluster_id, "node": "gpu-0", "organization_id": org_id},
+    )
+    assert made.status_code == 201, made.text
+
+    def ready() -> dict | None:
+        found = nodes()["gpu-0"]
+        return found if found["ready"] and found["dedicated_tainted"] else None
+
+    assert (
+        eventually_sync(ready, "gpu-0 labelled and tainted", timeout=60)["dedicated_label"]
+        == org_id
+    )
