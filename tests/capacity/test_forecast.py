@@ -22,6 +22,7 @@ from gshare.capacity.forecast import (
     correction,
     forecast,
 )
+from gshare.capacity.isolation import Isolation, NodeTraits
 from gshare.capacity.placement import CapacitySnapshot, CardSnapshot, MigInstance, PlacementRequest
 from gshare.capacity.queue import QueuedRequest, Usage, dequeue
 from tests.capacity.test_queue import (
@@ -180,6 +181,34 @@ def test_a_request_tied_to_a_cluster_waits_for_a_card_there() -> None:
         ONE,
     )
     assert estimates[q.id].likely == NOW + timedelta(minutes=30)
+
+
+def test_a_dedicated_tenant_waits_for_its_own_card_and_others_never_count_it() -> None:
+    tenant = uuid.UUID(int=77)
+    own = replace(card(2, EXCLUSIVE, 0), traits=NodeTraits(dedicated_to=tenant))
+    shared = replace(card(1, EXCLUSIVE, 0))
+    mine = asking(1, "exclusive")
+    mine = replace(
+        mine, request=replace(mine.request, isolation=Isolation("dedicated", frozenset({tenant})))
+    )
+    other = asking(2, "exclusive", by=8, waited=timedelta(minutes=5))  # ahead in the queue
+    estimates = forecast(
+        CapacitySnapshot((shared, own)),
+        [
+            running(1, EXCLUSIVE, timedelta(minutes=10)),
+            running(2, EXCLUSIVE, timedelta(minutes=30)),
+        ],
+        [mine, other],
+        Usage(),
+        NOW,
+        lengths(EXCLUSIVE, 60),
+        FAIR,
+        ONE,
+    )
+    # The tenant waits for its own card (ending in 30 minutes), the other for the shared one
+    # (ending in 50), though the tenant's frees first.
+    assert estimates[mine.id].likely == NOW + timedelta(minutes=30)
+    assert estimates[other.id].likely == NOW + timedelta(minutes=50)
 
 
 def test_a_mig_request_starts_when_an_instance_of_its_profile_frees() -> None:

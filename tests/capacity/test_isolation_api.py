@@ -576,3 +576,35 @@ async def test_a_node_and_its_cluster_are_never_dedicated_to_two_tenants(build: 
         f"{API}/isolation/dedications", json={"cluster_id": cluster, "organization_id": str(org_id)}
     )
     assert refused.status_code == 409
+
+
+async def test_the_preview_says_when_a_level_cannot_be_met(build: Builder) -> None:
+    w = await _world(build)
+    capacity, root, member = w["capacity"], w["root"], w["member"]
+    group = str(capacity.group_id)
+    ok = await root.put(
+        f"{API}/policies/groups/{group}", json={"values": {"isolation": "user-namespaced"}}
+    )
+    assert ok.status_code == 200, ok.text
+    gpu = {"group_id": group, "tier_id": str(capacity.tiers["1/8"].id)}
+    answer = (await member.post(f"{API}/admission/preview", json=gpu)).json()
+    assert answer["outcome"] == "start"  # the node with user namespaces has room
+    # Without a GPU, the pod may land on any node: the cluster must vouch for all of them.
+    answer = (await member.post(f"{API}/admission/preview", json={"group_id": group})).json()
+    assert answer["outcome"] == "no_capacity"
+    assert "without a GPU" in answer["message"]
+    made = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": str(capacity.cluster_id), "node": "private", "group_id": group},
+    )
+    assert made.status_code == 201, made.text
+    ok = await root.put(
+        f"{API}/policies/groups/{group}", json={"values": {"isolation": "dedicated"}}
+    )
+    assert ok.status_code == 200, ok.text
+    assert (
+        await root.delete(f"{API}/isolation/dedications/{made.json()['id']}")
+    ).status_code == 204
+    answer = (await member.post(f"{API}/admission/preview", json=gpu)).json()
+    assert answer["outcome"] == "no_capacity"
+    assert "dedicated to your organization or group" in answer["message"]

@@ -1100,6 +1100,10 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
         return Preview("insufficient_credits", message, price, available, hours)
     request, tier = prepared.request, prepared.tier
     if request is None or tier is None:
+        try:
+            await _cpu_cluster(db, prepared)
+        except (IsolationUnmet, NoCapacity) as refused:
+            return Preview("no_capacity", refused.message, price, available, hours)
         return Preview("start", "A CPU session starts at once.", price, available, hours)
     snapshot = await capacity_snapshot(db, {request.model}, ctx.now)
     waiting = await repository.has_queued_for_tier(db, tier.id)
@@ -1108,6 +1112,9 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
         return Preview("start", "A card is free: it would start now.", price, available, hours)
     if isinstance(decided, NoFit):
         decided = await _worth_waiting(db, prepared, decided)
+        if decided.reason == "isolation_unmet":
+            unmet_level = await _isolation_unmet(db, prepared)
+            return Preview("no_capacity", unmet_level.message, price, available, hours)
     if (isinstance(decided, NoFit) and decided.reason == "no_card_of_model") or check_queueing(
         prepared.policy
     ):

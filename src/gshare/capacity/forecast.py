@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from gshare.capacity.isolation import PLAIN_NODE, NodeTraits, admits
 from gshare.capacity.placement import HAMI_CORE, CapacitySnapshot, CardSnapshot, slot_limit
 from gshare.capacity.queue import FairShareSettings, QueuedRequest, Usage, priorities
 
@@ -386,7 +387,8 @@ def _wanted(card: CardSnapshot, wanted: dict[tuple[str, bool], set[uuid.UUID | N
 
 _GENERAL = "general"
 # Model, cluster (its id as an int: hashed fast), pool kind, who may use it.
-_PoolKey = tuple[str, int, str, object]
+# (model, cluster, pool, holder, node traits): cards that serve the same waiters alike.
+_PoolKey = tuple[str, int, str, object, NodeTraits]
 
 
 class _Pool:
@@ -440,7 +442,7 @@ class _State:
         if template is None:
             count = len(plan.cards)
             self.pools: dict[_PoolKey, _Pool] = {}
-            self.pool: list[_PoolKey] = [("", 0, "", None)] * count
+            self.pool: list[_PoolKey] = [("", 0, "", None, PLAIN_NODE)] * count
             self.tier: list[str | None] = [None] * count
             self.used: list[int] = [0] * count
             self.limit: list[int] = [0] * count
@@ -455,7 +457,7 @@ class _State:
         if holder is None:
             booking = self.plan.booked.get(card.id) if self.plan.booked else None
             holder = ("booking", booking.int) if booking is not None else _GENERAL
-        key = (card.model, card.cluster_id.int, card.pool, holder)
+        key = (card.model, card.cluster_id.int, card.pool, holder, card.traits)
         if key not in self.pools:
             pool = self.pools[key] = _Pool()
             if isinstance(holder, tuple) and holder[0] == "request":
@@ -477,8 +479,10 @@ class _State:
 
     def may_use(self, w: _Waiter, key: _PoolKey) -> bool:
         r = w.request.request
-        model, cluster, kind, holder = key
+        model, cluster, kind, holder, traits = key
         if r.model != model or (r.cluster_id is not None and r.cluster_id.int != cluster):
+            return False
+        if not admits(traits, r.isolation):
             return False
         if (kind == HAMI_CORE) == (r.kind == "mig"):
             return False
