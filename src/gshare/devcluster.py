@@ -478,6 +478,33 @@ class Cluster:
                     json=status,
                     headers={"Content-Type": "application/merge-patch+json"},
                 ).raise_for_status()
+                self._settle(client, node.name, status)
+
+    @staticmethod
+    def _settle(client: httpx.Client, name: str, status: dict[str, Any]) -> None:
+        """Wait for kwok to report the node Ready. kwok writes the Ready status from what it
+        read of the node, so a write of its that raced ours may have dropped the GPU
+        resources: write them again until the Ready node has them."""
+        wanted = status["status"]["allocatable"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = client.get(f"/api/v1/nodes/{name}").json().get("status") or {}
+            ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in found.get("conditions") or []
+            )
+            has = found.get("allocatable") or {}
+            gpus = {k: v for k, v in wanted.items() if k.startswith("nvidia.com/")}
+            if ready and all(has.get(k) == v for k, v in gpus.items()):
+                return
+            if ready:
+                client.patch(
+                    f"/api/v1/nodes/{name}/status",
+                    json=status,
+                    headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
+            time.sleep(0.1)
+        raise RuntimeError(f"node {name} did not become Ready with its GPUs")
 
     def add_runtime_class(self, name: str, handler: str, node_selector: dict[str, str]) -> None:
         """A RuntimeClass whose pods schedule only on nodes with `node_selector`'s labels (as
