@@ -207,15 +207,6 @@ async def _cpu_cluster(db: AsyncSession, prepared: _Prepared) -> tuple[uuid.UUID
     return chosen
 
 
-def isolation_of(
-    policy: EffectivePolicy, org_id: uuid.UUID | None, group_id: uuid.UUID
-) -> Isolation:
-    """The isolation a session of this group runs at under this policy: its level, and the
-    tenants (the group, its organization) whose dedicated cards it may take."""
-    tenants = {group_id} if org_id is None else {group_id, org_id}
-    return Isolation(boundary_of(policy).isolation, frozenset(tenants))
-
-
 def placement_request(
     request_id: uuid.UUID,
     tier: GpuTier,
@@ -287,7 +278,7 @@ async def _prepare(
         wallet.amount,
         group_wallet_id,
         facts.queue,
-        isolation_of(policy, org_id, ask.group_id),
+        service.isolation_of(policy, org_id, ask.group_id),
     )
 
 
@@ -675,7 +666,7 @@ async def queue_state(db: AsyncSession, rows: Sequence[AdmissionRequest]) -> Que
         if policy is not None:
             found = policy["queue_weight"].value
             weight = float(found) if isinstance(found, int | float) else 1.0
-            isolation = isolation_of(policy, orgs.get(row.group_id), row.group_id)
+            isolation = service.isolation_of(policy, orgs.get(row.group_id), row.group_id)
         state.rows[row.id] = row
         state.tiers[row.id] = (tier, model)
         state.queued.append(

@@ -845,14 +845,6 @@ _DRAINS_OF_CARDS = text(
 )
 
 
-async def drained_clusters(db: AsyncSession) -> set[uuid.UUID]:
-    """The clusters an active drain covers whole."""
-    found = await db.scalars(
-        select(Drain.cluster_id).where(Drain.status == "active", Drain.scope == "cluster")
-    )
-    return set(found)
-
-
 async def drains_of_cards(
     db: AsyncSession, card_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, dict[str, Any]]:

@@ -526,6 +526,15 @@ async def usable_tiers(ctx: Context, group_id: uuid.UUID | None) -> list[tuple[G
     return [(t, m) for t, m in pairs if t.id in allowed]
 
 
+def isolation_of(
+    policy: EffectivePolicy, org_id: uuid.UUID | None, group_id: uuid.UUID
+) -> Isolation:
+    """The isolation a session of this group runs at under this policy: its level, and the
+    tenants (the group, its organization) whose dedicated cards it may take."""
+    tenants = {group_id} if org_id is None else {group_id, org_id}
+    return Isolation(boundary_of(policy).isolation, frozenset(tenants))
+
+
 async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolation:
     """Whose cards the caller's capacity views count: in `group_id`, its level and tenants; in
     no group, every group they are in and its organization, at the shared level (a dedicated
@@ -534,7 +543,7 @@ async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolatio
     if group_id is not None and group_id in groups:
         org_id = groups[group_id]
         policy = await effective_for(ctx.db, ctx.actor.user_id, group_id, org_id)
-        return Isolation(boundary_of(policy).isolation, frozenset({group_id, org_id}))
+        return isolation_of(policy, org_id, group_id)
     return Isolation(tenants=frozenset(groups) | frozenset(groups.values()))
 
 
@@ -545,8 +554,9 @@ async def group_isolation(db: AsyncSession, group_id: uuid.UUID) -> Isolation:
     if org_id is None:
         return Isolation(tenants=frozenset({group_id}))
     # The nil user sets no policy: what the group, its organization and everyone set.
-    policy = await effective_for(db, uuid.UUID(int=0), group_id, org_id)
-    return Isolation(boundary_of(policy).isolation, frozenset({group_id, org_id}))
+    return isolation_of(
+        await effective_for(db, uuid.UUID(int=0), group_id, org_id), org_id, group_id
+    )
 
 
 async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:

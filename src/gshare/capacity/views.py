@@ -415,18 +415,6 @@ async def org_isolation_out(db: AsyncSession, report: boundaries.OrgIsolation) -
             )
             for p in report.placed
         ],
-        incidents=[
-            IncidentOut(
-                id=i.id,
-                session_id=i.session_id,
-                cluster_id=i.cluster_id,
-                group_id=i.group_id,
-                level=i.level,
-                reason=i.reason,
-                node=i.node,
-                found_at=i.found_at,
-            )
-            for i in report.incidents
-        ],
+        incidents=[IncidentOut.model_validate(i) for i in report.incidents],
         since=report.since,
     )

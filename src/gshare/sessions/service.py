@@ -145,11 +145,9 @@ async def _allocated(
     """The session got its allocation: bill it from now, and start its pod."""
     # A session without a card runs on the cluster admission chose for its isolation level.
     chosen = (allocation.boundary or {}).get("cluster")
-    cluster_id = allocation.cluster_id or row.cluster_id
-    if cluster_id is None and chosen:
-        cluster_id = uuid.UUID(chosen)
-    if cluster_id is None:
-        cluster_id = await _any_cluster(db)
+    cluster_id = allocation.cluster_id or row.cluster_id or (uuid.UUID(chosen) if chosen else None)
+    if cluster_id is None:  # admission names a cluster for every allocation it makes
+        raise admission.NoCapacity("No cluster is connected to run sessions on.")
     if row.cluster_id is None:
         # A new resource: its generations start again.
         row.observed_generation = row.status_sequence = 0
@@ -165,15 +163,6 @@ async def _allocated(
     await _move(db, row, "admitted", now, reason=reason)
     row.startup_revision, row.startup_requested_at = row.spec_generation, requested
     row.startup_steps = []
-
-
-async def _any_cluster(db: AsyncSession) -> uuid.UUID:
-    """A connected cluster for a session without a card, one being drained whole last."""
-    connected = await clusters.connected_ids(db)
-    if not connected:
-        raise admission.NoCapacity("No cluster is connected to run sessions on.")
-    drained = await preempting.drained_clusters(db)
-    return min(connected, key=lambda c: (c in drained, c))
 
 
 async def _admit(
