@@ -69,6 +69,8 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
     finally:
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
+        # Shown with a failure: what the demo's control plane, worker and operator logged.
+        print(output[-20000:])
     assert proc.returncode == 0, output[-3000:]
     assert "simulated cluster 'demo' is up" in output
     leftovers = subprocess.run(
@@ -101,12 +103,20 @@ def _a_session_runs_and_stops(client: httpx.Client, csrf: str) -> None:
     assert created.status_code == 201, created.text
     path = f"/api/v1/sessions/{created.json()['id']}"
 
+    seen: list[dict] = []
+
     def reaches(state: str) -> dict:
         def in_state() -> dict | None:
             found = client.get(path).json()
+            seen.append(found)
             return dict(found) if found["state"] == state else None
 
-        return eventually_sync(in_state, f"the session to become {state}", timeout=60, interval=0.5)
+        try:
+            return eventually_sync(
+                in_state, f"the session to become {state}", timeout=120, interval=0.5
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the session last read {seen[-1]!r}") from None
 
     assert reaches("running")["can_open"] is True
     # The simulated DCGM exporter's readings reach the session through the operator.

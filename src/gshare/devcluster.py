@@ -455,8 +455,6 @@ class Cluster:
                     },
                     "spec": {},
                 }
-                response = client.post("/api/v1/nodes", json=body)
-                response.raise_for_status()
                 capacity = {
                     "cpu": "64",
                     "memory": "512Gi",
@@ -465,6 +463,10 @@ class Cluster:
                     "nvidia.com/gpumem": str(sum(c.memory_mib for c in node.cards)),
                     "nvidia.com/gpucores": str(100 * len(node.cards)),
                 }
+                # A node is created with its status (as a kubelet registers one), so every copy
+                # of it that kwok renders its Ready status from has the GPU resources.
+                status = {"status": {"capacity": capacity, "allocatable": capacity}}
+                client.post("/api/v1/nodes", json=body | status).raise_for_status()
                 # The apiserver taints new nodes not-ready; there is no node lifecycle controller
                 # here to lift it once kwok reports Ready, so lift it now.
                 client.patch(
@@ -472,19 +474,12 @@ class Cluster:
                     json={"spec": {"taints": []}},
                     headers={"Content-Type": "application/merge-patch+json"},
                 ).raise_for_status()
-                status = {"status": {"capacity": capacity, "allocatable": capacity}}
-                client.patch(
-                    f"/api/v1/nodes/{node.name}/status",
-                    json=status,
-                    headers={"Content-Type": "application/merge-patch+json"},
-                ).raise_for_status()
                 self._settle(client, node.name, status)
 
     @staticmethod
     def _settle(client: httpx.Client, name: str, status: dict[str, Any]) -> None:
-        """Wait for kwok to report the node Ready. kwok writes the Ready status from what it
-        read of the node, so a write of its that raced ours may have dropped the GPU
-        resources: write them again until the Ready node has them."""
+        """Wait for kwok to report the node Ready with its GPU resources, writing them again if
+        they are missing (they should not be: see hack/kwok-stages.yaml)."""
         wanted = status["status"]["allocatable"]
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -122,18 +122,24 @@ def _ask(w: dict[str, Any], user: int, tier: str = "exclusive") -> admission.Ask
     return w["capacity"].ask(user, tier)
 
 
-async def test_a_dedicated_node_takes_only_its_tenants_sessions(build: Builder) -> None:
-    w = await _world(build)
-    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
-    made = await root.post(
+async def _dedicate_private(w: dict[str, Any]) -> Any:
+    """The super admin dedicates the node "private" to the tenant's organization."""
+    made = await w["root"].post(
         f"{API}/isolation/dedications",
         json={
-            "cluster_id": str(capacity.cluster_id),
+            "cluster_id": str(w["capacity"].cluster_id),
             "node": "private",
-            "organization_id": str(org_id),
+            "organization_id": str(w["org_id"]),
         },
     )
     assert made.status_code == 201, made.text
+    return made
+
+
+async def test_a_dedicated_node_takes_only_its_tenants_sessions(build: Builder) -> None:
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    made = await _dedicate_private(w)
     assert made.json()["label"] == str(org_id)
     # The tenant's capacity views count its node; everyone else's do not see it.
     group = capacity.group_id
@@ -608,3 +614,43 @@ async def test_the_preview_says_when_a_level_cannot_be_met(build: Builder) -> No
     answer = (await member.post(f"{API}/admission/preview", json=gpu)).json()
     assert answer["outcome"] == "no_capacity"
     assert "dedicated to your organization or group" in answer["message"]
+
+
+async def test_bookings_and_their_calendar_count_a_dedicated_node_for_its_tenant_only(
+    build: Builder,
+) -> None:
+    """Dedicated cards are in their tenant's booking capacity and in no one else's: another
+    tenant cannot book them, and its calendar does not show them."""
+    w = await _world(build)
+    capacity, root = w["capacity"], w["root"]
+    await _dedicate_private(w)
+    starts = (build.clock.now() + timedelta(days=2)).replace(microsecond=0)
+    window = {"starts_at": starts.isoformat(), "ends_at": (starts + timedelta(hours=2)).isoformat()}
+    day = {
+        "starts_at": (starts - timedelta(hours=1)).isoformat(),
+        "ends_at": (starts + timedelta(hours=3)).isoformat(),
+    }
+
+    def book(group_id: uuid.UUID, count: int) -> dict[str, Any]:
+        tier = str(capacity.tiers["exclusive"].id)
+        body = {"group_id": str(group_id), "tier_id": tier, "count": count, "title": "class"}
+        return body | window
+
+    async def calendar(client: Any) -> tuple[int, list[tuple[int, int]]]:
+        found = await client.get(f"{API}/bookings/calendar", params={"model": A100, **day})
+        assert found.status_code == 200, found.text
+        [cards] = found.json()["resources"]
+        return cards["capacity"], [(s["booked"], s["free"]) for s in cards["steps"]]
+
+    # The other tenant books the four cards it may use, and not a fifth: the private node's.
+    hostile = w["hostile"].group_id
+    assert (await root.post(f"{API}/bookings", json=book(hostile, 4))).status_code == 201
+    refused = await root.post(f"{API}/bookings", json=book(hostile, 1))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "booking_conflict")
+    assert await calendar(w["stranger"]) == (4, [(0, 4), (4, 0), (0, 4)])
+    # The tenant still books its own two cards, and no more.
+    assert (await root.post(f"{API}/bookings", json=book(capacity.group_id, 2))).status_code == 201
+    refused = await root.post(f"{API}/bookings", json=book(capacity.group_id, 1))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "booking_conflict")
+    assert await calendar(w["member"]) == (6, [(0, 6), (6, 0), (0, 6)])
+    assert await calendar(root) == (6, [(0, 6), (6, 0), (0, 6)])

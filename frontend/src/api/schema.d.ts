@@ -170,7 +170,8 @@ export interface paths {
         /**
          * Booking Calendar
          * @description Booked and free capacity of a GPU model over a window: for its whole cards, and for
-         *     each MIG profile's instances. It names no group and no title.
+         *     each MIG profile's instances, of the cards the caller may use (a node dedicated to another
+         *     tenant is not counted; the super admin sees every card). It names no group and no title.
          */
         get: operations["booking_calendar"];
         put?: never;

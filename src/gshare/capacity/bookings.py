@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.capacity import repository, reservations, service
+from gshare.capacity.isolation import Isolation, NodeTraits, admits
 from gshare.capacity.mig import MEMORY_SLICES, geometry_for
 from gshare.capacity.models import Booking, GpuModel, GpuTier
 from gshare.capacity.placement import MIG
@@ -113,19 +114,41 @@ def next_window(booking: Booking, now: datetime) -> Window | None:
     return found[0] if found else None
 
 
-async def _capacity(ctx: Context, model: str) -> dict[Resource, int]:
-    """What exists of each of the model's resources now: usable hami-core cards, and the
-    instances of each profile on usable MIG cards."""
+@dataclass(frozen=True)
+class _Reach:
+    """What of a model's cards a booker may use: how many there are of each resource, and the
+    traits of their nodes (whom they take, what they offer)."""
+
+    capacity: dict[Resource, int]
+    nodes: frozenset[NodeTraits]
+
+
+async def _reach(ctx: Context, model: str, isolation: Isolation | None) -> _Reach:
+    """What exists of each of the model's resources now, on the nodes `isolation` admits (every
+    node when None): usable hami-core cards, and the instances of each profile on usable MIG
+    cards. A card dedicated to another tenant is not counted."""
     rows = await repository.snapshot_rows(ctx.db, await clusters.connected_ids(ctx.db), {model})
     found: dict[Resource, int] = {Resource(model): 0}
+    nodes: set[NodeTraits] = set()
     for card in rows:
+        traits = repository.traits_of(card)
+        if isolation is not None and not admits(traits, isolation):
+            continue
+        nodes.add(traits)
         if card.pool == MIG:
             for instance in card.mig_layout or ():
                 key = Resource(model, MIG, instance["profile"])
                 found[key] = found.get(key, 0) + 1
         else:
             found[Resource(model)] += 1
-    return found
+    return _Reach(found, frozenset(nodes))
+
+
+async def _competing(ctx: Context, rows: Sequence[Booking], reach: _Reach) -> list[Booking]:
+    """Of these bookings, those whose group may use a card of `reach`: the others book cards
+    it does not count (another tenant's dedicated ones)."""
+    levels = {g: await service.group_isolation(ctx.db, g) for g in {b.group_id for b in rows}}
+    return [b for b in rows if any(admits(t, levels[b.group_id]) for t in reach.nodes)]
 
 
 # ---- checks --------------------------------------------------------------------------------
@@ -217,9 +240,14 @@ async def _decide(
     quota = await _quota_refusal(ctx, policy, pure, org_id)
     if quota is not None:
         return Check(quota)
-    capacity = (await _capacity(ctx, model.name)).get(pure.resource, 0)
+    # The cards the group may use, against the bookings of every group that may use one of
+    # them too: a card both may use is counted once, for whichever books it first.
+    reach = await _reach(ctx, model.name, await service.group_isolation(ctx.db, booking.group_id))
+    capacity = reach.capacity.get(pure.resource, 0)
     others = await repository.active_bookings(ctx.db, model=model.name, ending_after=ctx.now)
-    decided = reservations.check(capacity, await _pures(ctx, others), pure)
+    decided = reservations.check(
+        capacity, await _pures(ctx, await _competing(ctx, others, reach)), pure
+    )
     if isinstance(decided, Shortfall):
         unit = "cards" if pure.resource.pool != MIG else f"{pure.resource.profile} instances"
         return Check(
@@ -314,7 +342,8 @@ async def calendar(
     ctx: Context, model: str, starts_at: datetime, ends_at: datetime
 ) -> CalendarView:
     """What is booked and free of each of the model's resources over a window (at most 62
-    days). Anyone signed in reads it: it names no group and no title."""
+    days), of the cards the caller may use (every card, for the super admin). Anyone signed in
+    reads it: it names no group and no title."""
     require(ctx, Action.BOOKING_READ)
     if ends_at <= starts_at or ends_at - starts_at > MAX_CALENDAR:
         raise Unprocessable(
@@ -322,10 +351,13 @@ async def calendar(
         )
     if await repository.model_named(ctx.db, model) is None:
         raise NotFound("No such GPU model.", code="model_not_found")
-    capacity = await _capacity(ctx, model)
-    pures = await _pures(
-        ctx, await repository.active_bookings(ctx.db, model=model, ending_after=starts_at)
-    )
+    # The caller's view: the cards they may use (a tenant's dedicated cards are no one else's),
+    # and the bookings that may take them.
+    isolation = None if ctx.actor.is_super_admin else await service.caller_isolation(ctx, None)
+    reach = await _reach(ctx, model, isolation)
+    capacity = reach.capacity
+    booked = await repository.active_bookings(ctx.db, model=model, ending_after=starts_at)
+    pures = await _pures(ctx, booked if isolation is None else await _competing(ctx, booked, reach))
     window = Window(starts_at, ends_at)
     resources = set(capacity) | {p.resource for p in pures}
     return CalendarView(

@@ -540,7 +540,8 @@ async def booking_calendar(
     ends_at: Annotated[UtcDatetime, Query(description="To this one, at most 62 days later.")],
 ) -> CalendarOut:
     """Booked and free capacity of a GPU model over a window: for its whole cards, and for
-    each MIG profile's instances. It names no group and no title."""
+    each MIG profile's instances, of the cards the caller may use (a node dedicated to another
+    tenant is not counted; the super admin sees every card). It names no group and no title."""
     found = await bookings.calendar(ctx, model, starts_at, ends_at)
     return CalendarOut(
         model=found.model,
