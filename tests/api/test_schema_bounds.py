@@ -3,6 +3,7 @@ the one datetime type, so that oversized or unstorable values are a 422 and neve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -231,3 +232,20 @@ def test_every_free_text_input_is_known_to_be_stored_or_not() -> None:
         }
     )
     assert not unknown, "list these in COLUMNS or NOT_STORED:\n" + "\n".join(unknown)
+
+
+def test_every_free_text_parameter_refuses_a_nul_byte() -> None:
+    """PostgreSQL cannot hold or compare a NUL byte in text: a parameter that carries one is a
+    422 at the edge (its pattern), never an error from the database. Bodies are refused by
+    their models' validators."""
+    open_to_nul = sorted(
+        {
+            f"{i.where}: {i.name}"
+            for i in INPUTS
+            if _free_text(i)
+            and i.name != "body"
+            and i.owner == i.where
+            and re.search(i.schema.get("pattern", ""), "a\x00b") is not None
+        }
+    )
+    assert not open_to_nul, "parameters that let a NUL byte through:\n" + "\n".join(open_to_nul)

@@ -132,6 +132,21 @@ def test_placement_keeps_each_tenant_on_its_own_cards_and_off_the_others() -> No
     assert free_slots(fresh, replace(hospital, isolation=at("shared", COURSE))) == 0
 
 
+def test_a_request_bound_to_its_cluster_is_told_its_level_is_unmet_there() -> None:
+    """A resume runs where its volumes are: when only another cluster has a node its level
+    admits, it is refused (it could never start), not kept waiting."""
+    elsewhere = uuid.UUID(int=4242)
+    here = _on(PLAIN_NODE, 1)
+    there = [replace(c, cluster_id=elsewhere) for c in _on(HOSPITAL_NODE, 2)]
+    index = PlacementIndex(CapacitySnapshot(tuple(here + there)))
+    hospital = at("dedicated", HOSPITAL)
+    pinned = replace(exclusive(n=1), isolation=hospital, cluster_id=here[0].cluster_id)
+    assert index.place(pinned) == NoFit("isolation_unmet")
+    # Unbound, or bound to the cluster that meets it, it is placed there.
+    assert isinstance(index.place(replace(pinned, cluster_id=None)), Placement)
+    assert isinstance(index.place(replace(pinned, cluster_id=elsewhere)), Placement)
+
+
 def test_a_hostile_tenant_never_lands_on_another_tenants_dedicated_card() -> None:
     """500 random admissions of four tenants over a mix of nodes, the cards emptied every 40:
     every placement is on a node that admits the request, every dedicated card holds only its

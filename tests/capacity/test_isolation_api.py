@@ -19,7 +19,15 @@ from gshare.capacity.schemas import InventoryReport
 from gshare.identity.models import Group
 from gshare.sessions import resource
 from tests.builders import Builder
-from tests.capacity.builders import A100, A100_MIB, admit, another_group, capacity_world, dequeue
+from tests.capacity.builders import (
+    A100,
+    A100_MIB,
+    admit,
+    another_group,
+    capacity_world,
+    dequeue,
+    release,
+)
 from tests.capacity.test_api import _signed_in
 from tests.eventually import eventually
 from tests.sessions.world import session_world
@@ -233,8 +241,13 @@ async def test_a_dedicated_level_runs_only_on_its_nodes_and_waits_for_them(
     assert (await _boundary(build, first.request.id))["isolation"]["dedicatedTo"] == str(
         capacity.group_id
     )
-    # The dedication withdrawn, the level is met nowhere: the waiting request is refused.
+    # The node is not given back while the group's sessions run there: their pods require it.
     dedication = made.json()["id"]
+    busy = await root.delete(f"{API}/isolation/dedications/{dedication}")
+    assert (busy.status_code, busy.json()["error"]["code"]) == (409, "node_in_use")
+    for running in (first, second):
+        await release(build.sessions, running.request.id, build.clock.now())
+    # The dedication withdrawn, the level is met nowhere: the waiting request is refused.
     assert (await root.delete(f"{API}/isolation/dedications/{dedication}")).status_code == 204
     summary = await dequeue(build.sessions, build.clock.now(), settings)
     assert third.request.id in summary.refused
@@ -376,9 +389,20 @@ async def test_a_node_in_use_by_another_tenant_is_not_dedicated_until_it_is_free
     refused = await root.post(f"{API}/isolation/dedications", json=body)
     assert refused.status_code == 409
     assert refused.json()["error"]["code"] == "node_in_use"
-    async with build.sessions() as db, db.begin():
-        for request_id in held:
-            await admission.release(db, request_id, build.clock.now(), reason="stopped")
+    for request_id in held:
+        await release(build.sessions, request_id, build.clock.now())
+    # Nor while the tenant's own session holds a card there: its pod was made for a node
+    # nobody owned, and would be outside its level once the node is tainted.
+    mine = [
+        await admit(build.sessions, _ask(w, n % 2), build.clock.now(), capacity.settings)
+        for n in range(6)
+    ]
+    assert all(m.allocation is not None for m in mine)
+    assert "private" in {await _card_node(build, m.request.id) for m in mine}
+    refused = await root.post(f"{API}/isolation/dedications", json=body)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "node_in_use")
+    for m in mine:
+        await release(build.sessions, m.request.id, build.clock.now())
     assert (await root.post(f"{API}/isolation/dedications", json=body)).status_code == 201
 
 
@@ -477,12 +501,14 @@ async def test_a_session_without_a_gpu_runs_at_its_level_or_not_at_all(build: Bu
     capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
     group, cluster = capacity.group_id, capacity.cluster_id
     now, settings = build.clock.now(), capacity.settings
+    running: list[uuid.UUID] = []
 
     async def cpu_boundary(level: str) -> dict[str, Any]:
         ok = await root.put(f"{API}/policies/groups/{group}", json={"values": {"isolation": level}})
         assert ok.status_code == 200, ok.text
         outcome = await admit(build.sessions, capacity.ask(0, None), now, settings)
         assert outcome.allocation is not None
+        running.append(outcome.request.id)
         return await _boundary(build, outcome.request.id)
 
     put = await root.put(
@@ -506,14 +532,21 @@ async def test_a_session_without_a_gpu_runs_at_its_level_or_not_at_all(build: Bu
     assert ok.status_code == 200, ok.text
     with pytest.raises(admission.IsolationUnmet, match="without a GPU"):
         await admit(build.sessions, capacity.ask(0, None), now, settings)
+    # The node is not given back while a session without a GPU requires the group's nodes,
+    # nor the cluster dedicated whole while sessions without a GPU run there.
+    give_back = f"{API}/isolation/dedications/{made.json()['id']}"
+    busy = await root.delete(give_back)
+    assert (busy.status_code, busy.json()["error"]["code"]) == (409, "node_in_use")
+    assert "1 session(s) without a card" in busy.json()["error"]["message"]
+    whole_cluster = {"cluster_id": str(cluster), "organization_id": str(org_id)}
+    for request_id in running[1:]:
+        await release(build.sessions, request_id, now)
+    assert (await root.delete(give_back)).status_code == 204
+    busy = await root.post(f"{API}/isolation/dedications", json=whole_cluster)
+    assert (busy.status_code, busy.json()["error"]["code"]) == (409, "node_in_use")
+    await release(build.sessions, running[0], now)
     # A cluster dedicated whole to an organization runs no one else's session without a GPU.
-    assert (
-        await root.delete(f"{API}/isolation/dedications/{made.json()['id']}")
-    ).status_code == 204
-    whole = await root.post(
-        f"{API}/isolation/dedications",
-        json={"cluster_id": str(cluster), "organization_id": str(org_id)},
-    )
+    whole = await root.post(f"{API}/isolation/dedications", json=whole_cluster)
     assert whole.status_code == 201, whole.text
     stranger = w["hostile"]
     ask = admission.Ask(uuid.uuid4(), stranger.user_ids[0], stranger.group_id, None)
@@ -642,15 +675,54 @@ async def test_bookings_and_their_calendar_count_a_dedicated_node_for_its_tenant
         [cards] = found.json()["resources"]
         return cards["capacity"], [(s["booked"], s["free"]) for s in cards["steps"]]
 
-    # The other tenant books the four cards it may use, and not a fifth: the private node's.
+    # The tenant books two cards first: they may be its own, so they take none of the four
+    # the other tenant may use, and the other tenant's calendar shows all four free.
+    assert (await root.post(f"{API}/bookings", json=book(capacity.group_id, 2))).status_code == 201
+    assert await calendar(w["stranger"]) == (4, [(0, 4)])
+    # The other tenant books those four, and not a fifth: the private node's. It is told of
+    # the cards it may use only.
     hostile = w["hostile"].group_id
     assert (await root.post(f"{API}/bookings", json=book(hostile, 4))).status_code == 201
     refused = await root.post(f"{API}/bookings", json=book(hostile, 1))
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "booking_conflict")
+    assert "4 of 4 are booked" in refused.json()["error"]["message"]
     assert await calendar(w["stranger"]) == (4, [(0, 4), (4, 0), (0, 4)])
-    # The tenant still books its own two cards, and no more.
-    assert (await root.post(f"{API}/bookings", json=book(capacity.group_id, 2))).status_code == 201
+    # The tenant may use all six, and all six are booked.
     refused = await root.post(f"{API}/bookings", json=book(capacity.group_id, 1))
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "booking_conflict")
     assert await calendar(w["member"]) == (6, [(0, 6), (6, 0), (0, 6)])
     assert await calendar(root) == (6, [(0, 6), (6, 0), (0, 6)])
+
+
+async def test_a_tenant_waiting_for_its_own_cards_holds_no_one_else_back(build: Builder) -> None:
+    """A dedicated tenant waits for its own full cards: another tenant still sees the shared
+    cards free, is told it would start, and starts at once, ahead of no one."""
+    w = await _world(build)
+    capacity, root = w["capacity"], w["root"]
+    await _dedicate_private(w)
+    group = str(capacity.group_id)
+    ok = await root.put(
+        f"{API}/policies/groups/{group}", json={"values": {"isolation": "dedicated"}}
+    )
+    assert ok.status_code == 200, ok.text
+    now, settings = build.clock.now(), capacity.settings
+    for n in range(2):
+        assert (await admit(build.sessions, _ask(w, n), now, settings)).allocation is not None
+    waiter = await admit(build.sessions, _ask(w, 0), now, settings)
+    assert waiter.allocation is None
+    exclusive = str(capacity.tiers["exclusive"].id)
+
+    async def free(client: Any, group_id: str) -> int:
+        tiers = (await client.get(f"{API}/tiers", params={"group_id": group_id})).json()["items"]
+        return int(next(t["free_slots"] for t in tiers if t["id"] == exclusive))
+
+    hostile = w["hostile"]
+    assert await free(w["member"], group) == 0
+    assert await free(w["stranger"], str(hostile.group_id)) == 4
+    body = {"group_id": str(hostile.group_id), "tier_id": exclusive}
+    preview = (await w["stranger"].post(f"{API}/admission/preview", json=body)).json()
+    assert preview["outcome"] == "start", preview
+    ask = admission.Ask(
+        uuid.uuid4(), hostile.user_ids[0], hostile.group_id, capacity.tiers["exclusive"].id
+    )
+    assert (await admit(build.sessions, ask, now, settings)).allocation is not None

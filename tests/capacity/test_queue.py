@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gshare.capacity.isolation import NodeTraits
 from gshare.capacity.placement import (
     CapacitySnapshot,
     CardSnapshot,
@@ -452,3 +453,16 @@ def test_what_a_request_waits_for_is_said_in_words() -> None:
     assert waits_for_words(mig, "3g.40gb") == f"a MIG 3g.40gb instance of an {MODEL} card"
     tied = replace(quarter, cluster_id=uuid.UUID(int=7))
     assert waits_for_words(tied, "1/4").endswith(", on the cluster that holds its volumes")
+
+
+def test_a_starving_request_never_holds_a_card_it_may_not_use() -> None:
+    """The emptiest card is another tenant's dedicated one: a starving request of someone else
+    does not hold it (neither owner nor requester could use it then), and a hold made before
+    the card was dedicated is let go."""
+    starving = asking(1, "exclusive", waited=timedelta(hours=3))
+    tenant = uuid.UUID(int=77)
+    private = replace(card(2), traits=NodeTraits(dedicated_to=tenant))
+    snap = CapacitySnapshot((card(1, f"{MODEL}:1/4", 0), private))
+    assert dequeue(snap, [starving], NOW, Usage(), everyone, FAIR).reserved == {cid(1): starving.id}
+    held = CapacitySnapshot(snap.cards, {cid(2): starving.id})
+    assert dequeue(held, [starving], NOW, Usage(), everyone, FAIR).reserved == {cid(1): starving.id}

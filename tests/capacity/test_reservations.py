@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gshare.capacity.reservations import (
+    MAX_SPLITS,
     MIG,
     Booking,
     Conflict,
@@ -20,6 +21,7 @@ from gshare.capacity.reservations import (
     Free,
     Resource,
     Window,
+    bookable,
     booked_at,
     card_hours_by_week,
     cards_for,
@@ -27,6 +29,7 @@ from gshare.capacity.reservations import (
     free_capacity,
     occurrences,
     over_quota,
+    pools,
     span,
     week_of,
 )
@@ -477,3 +480,94 @@ def test_the_earliest_sessions_of_a_group_and_tier_are_within_its_running_bookin
     booked = [Running(uuid.UUID(int=100), lab, "q", 2, timedelta(minutes=2))]
     assert sessions_within(sessions, booked) == {uuid.UUID(int=11), uuid.UUID(int=10)}
     assert sessions_within(sessions, []) == set()
+
+
+# ---- cards not everyone may use --------------------------------------------------------------
+
+KINDS = ("shared", "hospital", "sandbox")
+
+
+def test_pools_join_mine_with_every_combination_of_the_reaches_beyond_it() -> None:
+    mine = frozenset({"shared"})
+    reaches = [mine, frozenset({"shared", "hospital"}), frozenset({"sandbox"}), frozenset()]
+    assert pools(mine, reaches) == [
+        frozenset({"shared"}),
+        frozenset({"shared", "hospital"}),
+        frozenset({"shared", "sandbox"}),
+        frozenset({"shared", "hospital", "sandbox"}),
+    ]
+    # Many reaches beyond it: one pool with them all, beside its own.
+    many = [frozenset({f"kind-{n}"}) for n in range(MAX_SPLITS + 1)]
+    assert pools(mine, many) == [mine, mine.union(*many)]
+
+
+def _assignable(demands: list[tuple[int, frozenset[str]]], sizes: dict[str, int]) -> bool:
+    """Whether each demand can be met from the kinds it reaches, by trying every split."""
+    if not demands:
+        return True
+    (amount, reach), rest = demands[0], demands[1:]
+    kinds = sorted(reach)
+
+    def split(i: int, left: int, free: dict[str, int]) -> bool:
+        if left == 0:
+            return _assignable(rest, free)
+        if i == len(kinds):
+            return False
+        kind = kinds[i]
+        return any(
+            split(i + 1, left - take, free | {kind: free[kind] - take})
+            for take in range(min(left, free[kind]), -1, -1)
+        )
+
+    return split(0, amount, sizes)
+
+
+@given(
+    st.dictionaries(st.sampled_from(KINDS), st.integers(0, 3), min_size=1),
+    st.lists(
+        st.tuples(st.integers(1, 3), st.frozensets(st.sampled_from(KINDS), min_size=1)),
+        max_size=4,
+    ),
+    st.tuples(st.integers(1, 3), st.frozensets(st.sampled_from(KINDS), min_size=1)),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_booking_fits_the_pools_exactly_when_every_booking_can_be_given_cards(
+    sizes: dict[str, int],
+    others: list[tuple[int, frozenset[str]]],
+    new: tuple[int, frozenset[str]],
+) -> None:
+    """Bookings of the same window, each reaching some kinds of card: checking the new one in
+    every pool (Hall's condition) accepts it exactly when all of them can be given cards."""
+    sizes = {k: sizes.get(k, 0) for k in KINDS}
+    window = (at(0, 9), at(0, 11))
+    if not _assignable(others, sizes):
+        return  # refused before: nothing the new booking could change
+    rows = [booking(n + 2, *window, amount) for n, (amount, _) in enumerate(others)]
+    reach = {b.id: r for b, (_, r) in zip(rows, others, strict=True)}
+    mine = new[1]
+    fits = all(
+        isinstance(
+            check(
+                sum(sizes[k] for k in pool),
+                [b for b in rows if reach[b.id] <= pool],
+                booking(1, *window, new[0]),
+            ),
+            Fits,
+        )
+        for pool in pools(mine, reach.values())
+    )
+    assert fits == _assignable([*others, new], sizes)
+
+
+def test_what_is_bookable_is_the_least_any_shared_pool_has_free() -> None:
+    day = Window(at(0, 8), at(0, 12))
+    # Four cards of mine; a pool of six I share with someone who books five from 9 to 10.
+    theirs = booking(2, at(0, 9), at(0, 10), 5)
+    mine = booking(3, at(0, 10), at(0, 11), 1)
+    steps = bookable([(4, [mine]), (6, [mine, theirs])], A100, day, 4)
+    assert [(s.window.starts_at.hour, s.window.ends_at.hour, s.booked, s.free) for s in steps] == [
+        (8, 9, 0, 4),
+        (9, 10, 3, 1),
+        (10, 11, 1, 3),
+        (11, 12, 0, 4),
+    ]

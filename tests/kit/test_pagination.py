@@ -13,7 +13,7 @@ from gshare.kit.errors import BadRequest
 from gshare.kit.pagination import decode_cursor, encode_cursor, page_request
 
 
-@given(st.integers(), st.text(max_size=30))
+@given(st.integers(), st.text(max_size=30).filter(lambda w: "\x00" not in w))
 def test_cursors_round_trip(number: int, word: str) -> None:
     assert decode_cursor(encode_cursor((number, word))) == (number, word)
 
@@ -26,7 +26,8 @@ def test_datetimes_and_ids_encode_as_text() -> None:
     assert uuid.UUID(raw[1]) == ident
 
 
-@pytest.mark.parametrize("cursor", ["%%%", "bm90IGpzb24", "e30"])
+# Not base64, not JSON, not a list, and a key with a NUL byte (which PostgreSQL cannot compare).
+@pytest.mark.parametrize("cursor", ["%%%", "bm90IGpzb24", "e30", encode_cursor(("a\x00b", 1))])
 def test_garbage_cursors_are_a_clear_error(cursor: str) -> None:
     with pytest.raises(BadRequest) as info:
         decode_cursor(cursor)

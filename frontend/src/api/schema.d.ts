@@ -5414,6 +5414,7 @@ export interface operations {
                 /** @description Newest first (-at, the default) or oldest first. */
                 sort?: "-at" | "at";
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -6230,6 +6231,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -6741,6 +6743,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -8194,6 +8197,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -8438,6 +8442,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -9254,6 +9259,7 @@ export interface operations {
             query?: {
                 unread_only?: boolean;
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -9466,6 +9472,7 @@ export interface operations {
             query?: {
                 q?: string | null;
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -9815,6 +9822,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -10001,6 +10009,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -12351,6 +12360,7 @@ export interface operations {
                 org_id?: string | null;
                 group_id?: string | null;
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;
@@ -13390,6 +13400,7 @@ export interface operations {
                 since?: string | null;
                 until?: string | null;
                 limit?: number | null;
+                /** @description The `next_cursor` of the page before. */
                 cursor?: string | null;
             };
             header?: never;

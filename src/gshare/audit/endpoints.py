@@ -22,7 +22,7 @@ from gshare.identity.names import name_tables
 from gshare.identity.permissions import Action
 from gshare.kit.pagination import page_of, page_request
 from gshare.kit.schemas import NO_NUL, UtcDatetime
-from gshare.kit.web import declare
+from gshare.kit.web import Cursor, declare
 
 router = APIRouter(prefix="/api/v1")
 
@@ -63,7 +63,7 @@ async def list_audit(
         Literal["-at", "at"], Query(description="Newest first (-at, the default) or oldest first.")
     ] = "-at",
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: Cursor = None,
 ) -> AuditPage:
     require(ctx, Action.AUDIT_READ, target_type="audit")
     actor = ctx.actor

@@ -46,7 +46,9 @@ from gshare.capacity.placement import (
     PlacementIndex,
     PlacementRequest,
     RequestKind,
+    competes,
     free_slots,
+    kinds_of,
     slot_limit,
     within_reach,
 )
@@ -195,7 +197,8 @@ async def _cpu_cluster(db: AsyncSession, prepared: _Prepared) -> tuple[uuid.UUID
     candidates = [ask.cluster_id] if ask.cluster_id else await clusters.connected_ids(db)
     if not candidates:
         raise NoCapacity("No cluster is connected to run sessions on.")
-    chosen = cpu_placement(await repository.cpu_offers(db, candidates), prepared.isolation)
+    offers = await repository.cpu_offers(db, candidates)
+    chosen = cpu_placement(offers, prepared.isolation, ask.group_id)
     if chosen is None:
         level = prepared.isolation.level
         raise IsolationUnmet(
@@ -474,6 +477,18 @@ async def _place_and_commit(
 # ---- admitting -----------------------------------------------------------------------------
 
 
+async def _waits_behind(
+    db: AsyncSession, request: PlacementRequest, now: datetime, holds: repository.Holds
+) -> bool:
+    """Whether someone waiting for the request's tier may take a card it may: it then queues
+    behind them. Someone who may use only other cards (another tenant's dedicated ones,
+    another cluster's) does not hold it back."""
+    rows = [r for r in await repository.queued(db) if str(r.tier_id) == request.tier]
+    state = await queue_state(db, rows)
+    kinds = kinds_of((await capacity_snapshot(db, {request.model}, now, holds)).cards)
+    return any(competes(q.request, request, kinds) for q in state.queued)
+
+
 async def _worth_waiting(db: AsyncSession, prepared: _Prepared, placed: NoFit) -> NoFit:
     """No usable card of the model is not the same as none at all: cards that are down, on an
     unreachable cluster or in the other pool for now may come back, so the request may wait.
@@ -482,7 +497,7 @@ async def _worth_waiting(db: AsyncSession, prepared: _Prepared, placed: NoFit) -
     model = prepared.model
     request = prepared.request
     if placed.reason == "isolation_unmet" and model is not None and request is not None:
-        known = await repository.model_traits(db, model.name)
+        known = await repository.model_traits(db, model.name, request.cluster_id)
         if unmet(known, request.isolation) is None:
             return NoFit("no_capacity")
         return placed
@@ -504,7 +519,7 @@ async def _isolation_unmet(db: AsyncSession, prepared: _Prepared) -> IsolationUn
     """Why the request's isolation level is met by no known card of its model."""
     request = prepared.request
     assert request is not None
-    known = await repository.model_traits(db, request.model)
+    known = await repository.model_traits(db, request.model, request.cluster_id)
     why = unmet(known, request.isolation) or IsolationUnmet.message
     return IsolationUnmet(f"{why} Ask an administrator: the level is set by your policy.")
 
@@ -562,6 +577,10 @@ async def _admit_new(db: AsyncSession, ask: Ask, now: datetime, settings: Settin
         raise _short_of_credits(prepared, prepared.available)
     assert prepared.queue is not None
     waiting, holds = prepared.queue
+    if waiting and prepared.request is not None:
+        # Only those who may take a card it may hold it back; they share a card it may use,
+        # so its level is met and it may wait.
+        waiting = await _waits_behind(db, prepared.request, now, holds)
     placed: Allocation | NoFit = NoFit("no_capacity")
     if not waiting:
         placed = await _place_and_commit(db, prepared, now, settings, holds)
@@ -728,9 +747,9 @@ def _start_of(row: AdmissionRequest) -> StartForecast | None:
 async def standings(
     db: AsyncSession, now: datetime, settings: Settings
 ) -> dict[uuid.UUID, Standing]:
-    """Every queued request's place among those waiting for the same model, its estimated
-    wait, its priority with its parts, and what is ahead of it and why; in the dequeue's order
-    (members within a running booking first)."""
+    """Every queued request's place among those waiting for the same model who may take the
+    same cards, its estimated wait, its priority with its parts, and what is ahead of it and
+    why; in the dequeue's order (members within a running booking first)."""
     state = await queue_state(db, await repository.queued(db))
     if not state.queued:
         return {}
@@ -742,12 +761,24 @@ async def standings(
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
     holds = await repository.booked_holds(db, now)
-    seen: dict[str, int] = {}
+    cards = {c.id: c for c in snapshot.cards}
+    # A request counts behind those that may take a card it may (see `competes`): which of
+    # the kinds of card each may use, and how many of each such set are ahead so far.
+    kinds = kinds_of(snapshot.cards)
+    reach = {
+        q.id: frozenset(i for i, c in enumerate(kinds) if within_reach(c, q.request))
+        for q in state.queued
+    }
+    seen: Counter[tuple[str, frozenset[int]]] = Counter()
     out: dict[uuid.UUID, Standing] = {}
     for priority in ordered:
         q = by_id[priority.request_id]
         tier, _ = state.tiers[q.id]
-        seen[q.request.model] = position = seen.get(q.request.model, 0) + 1
+        mine = reach[q.id]
+        position = 1 + sum(
+            n for (model, theirs), n in seen.items() if model == q.request.model and theirs & mine
+        )
+        seen[(q.request.model, mine)] += 1
         start = _start_of(state.rows[q.id])
         if start is not None and start.likely is not None:
             wait = max(start.likely - now, timedelta(0))
@@ -755,7 +786,16 @@ async def standings(
             usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
             wait = queue.estimated_wait(position, usual, _slots_for(snapshot, q.request))
         words = queue.waits_for_words(q.request, tier.name)
-        others = [h for h in holds if h.model == q.request.model and h.group_id != q.group_id]
+        # Cards held for other groups' bookings, of those it may use (another tenant's
+        # dedicated cards are none of its business).
+        others = [
+            h
+            for h in holds
+            if h.model == q.request.model
+            and h.group_id != q.group_id
+            and h.card_id in cards
+            and within_reach(cards[h.card_id], q.request)
+        ]
         held = (len({h.card_id for h in others}), max(h.until for h in others)) if others else None
         out[q.id] = Standing(position, wait, priority, ahead[q.id], start, words, held)
     return out
@@ -775,28 +815,31 @@ async def availability(
     now: datetime,
     isolation: Isolation = SHARED_ISOLATION,
 ) -> dict[uuid.UUID, Availability]:
-    """Each tier's availability on the cards `isolation` may use, in five queries however many
-    tiers.
+    """Each tier's availability on the cards `isolation` may use, in a fixed number of queries
+    however many tiers.
 
-    A slot counts as free only while nobody waits for the tier (they take it first, and the
-    preview says "queue" then too). The wait puts the new request behind everyone waiting for
-    the same model; the preview, which weighs priorities, says exactly where."""
+    A slot counts as free only while nobody who may take it waits for the tier (they take it
+    first, and the preview says "queue" then too). The wait puts the new request behind
+    everyone waiting for the same model who may take the same cards (see `competes`); the
+    preview, which weighs priorities, says exactly where."""
     if not pairs:
         return {}
     waiting = await repository.queued(db)
+    state = await queue_state(db, waiting) if waiting else QueueState()
     snapshot = await capacity_snapshot(db, {m.name for _, m in pairs}, now)
+    kinds = kinds_of(snapshot.cards)
     typical = await repository.typical_seconds(db, [t.id for t, _ in pairs])
-    by_tier = Counter(r.tier_id for r in waiting)
-    by_model = Counter(r.model for r in waiting)
     out = {}
     for tier, model in pairs:
         request = placement_request(tier.id, tier, model.name, isolation=isolation)
-        free = 0 if by_tier[tier.id] else free_slots(snapshot, request)
+        ahead = [q for q in state.queued if competes(q.request, request, kinds)]
+        same_tier = any(state.rows[q.id].tier_id == tier.id for q in ahead)
+        free = 0 if same_tier else free_slots(snapshot, request)
         slots = _slots_for(snapshot, request)
         wait = None
         if free == 0 and slots > 0:
             usual = timedelta(seconds=typical.get(tier.id, DEFAULT_TYPICAL.total_seconds()))
-            wait = queue.estimated_wait(by_model[model.name] + 1, usual, slots)
+            wait = queue.estimated_wait(len(ahead) + 1, usual, slots)
         out[tier.id] = Availability(free, wait)
     return out
 
@@ -903,16 +946,16 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
     # What the policy refuses now is refused before the decision, so that it cannot take a
     # card another request would get in this cycle.
     still: list[QueuedRequest] = []
-    known: dict[str, list[NodeTraits]] = {}
+    known: dict[tuple[str, uuid.UUID | None], list[NodeTraits]] = {}
     for q in state.queued:
         try:
             prepared = await _prepare(db, _ask_of(state.rows[q.id]), now, window)
-            # A level no card can meet any more (a dedication withdrawn) is refused, not kept
-            # waiting for ever.
-            model = q.request.model
-            if model not in known:
-                known[model] = await repository.model_traits(db, model)
-            if known[model] and unmet(known[model], prepared.isolation) is not None:
+            # A level no card can meet any more (a dedication withdrawn, or the level changed
+            # for a resume bound to its volumes' cluster) is refused, not kept waiting for ever.
+            where = (q.request.model, q.request.cluster_id)
+            if where not in known:
+                known[where] = await repository.model_traits(db, *where)
+            if known[where] and unmet(known[where], prepared.isolation) is not None:
                 raise await _isolation_unmet(db, prepared)
         except GShareError as exc:
             _refuse(state.rows[q.id], exc, now, summary)
@@ -1097,7 +1140,11 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
             return Preview("no_capacity", refused.message, price, available, hours)
         return Preview("start", "A CPU session starts at once.", price, available, hours)
     snapshot = await capacity_snapshot(db, {request.model}, ctx.now)
-    waiting = await repository.has_queued_for_tier(db, tier.id)
+    # Who waits and may take the cards this request may: they go first.
+    kinds = kinds_of(snapshot.cards)
+    state = await queue_state(db, await repository.queued(db))
+    ahead = [q for q in state.queued if competes(q.request, request, kinds)]
+    waiting = any(state.rows[q.id].tier_id == tier.id for q in ahead)
     decided = PlacementIndex(snapshot).place(request)
     if isinstance(decided, Placement) and not waiting:
         return Preview("start", "A card is free: it would start now.", price, available, hours)
@@ -1111,7 +1158,6 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     ):
         return Preview("no_capacity", NoCapacity.message, price, available, hours)
     fair = fair_share(settings)
-    state = await queue_state(db, await repository.queued(db))
     weight = prepared.policy["queue_weight"].value
     me = QueuedRequest(
         request,
@@ -1121,7 +1167,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
         float(weight) if isinstance(weight, int | float) else 1.0,
     )
     ordered = queue.priorities(
-        [q for q in state.queued if q.request.model == request.model] + [me],
+        [*ahead, me],
         await usage_state(db),
         ctx.now,
         fair,

@@ -14,7 +14,7 @@ organization's, then the model's advisory lock before it reads the others.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -115,40 +115,61 @@ def next_window(booking: Booking, now: datetime) -> Window | None:
 
 
 @dataclass(frozen=True)
-class _Reach:
-    """What of a model's cards a booker may use: how many there are of each resource, and the
-    traits of their nodes (whom they take, what they offer)."""
+class _Cards:
+    """What exists of each of a model's resources now, by the traits of the cards' nodes
+    (whom they take and what they offer: all that decides who may use them): usable hami-core
+    cards, and the instances of each profile on usable MIG cards."""
 
-    capacity: dict[Resource, int]
-    nodes: frozenset[NodeTraits]
+    by_traits: dict[NodeTraits, dict[Resource, int]]
+
+    def reach(self, isolation: Isolation | None) -> frozenset[NodeTraits]:
+        """The kinds of card a session at `isolation` may use (every kind: None)."""
+        return frozenset(t for t in self.by_traits if isolation is None or admits(t, isolation))
+
+    def capacity(self, kinds: Iterable[NodeTraits], resource: Resource) -> int:
+        return sum(self.by_traits.get(k, {}).get(resource, 0) for k in kinds)
 
 
-async def _reach(ctx: Context, model: str, isolation: Isolation | None) -> _Reach:
-    """What exists of each of the model's resources now, on the nodes `isolation` admits (every
-    node when None): usable hami-core cards, and the instances of each profile on usable MIG
-    cards. A card dedicated to another tenant is not counted."""
+async def _cards(ctx: Context, model: str) -> _Cards:
     rows = await repository.snapshot_rows(ctx.db, await clusters.connected_ids(ctx.db), {model})
-    found: dict[Resource, int] = {Resource(model): 0}
-    nodes: set[NodeTraits] = set()
+    found: dict[NodeTraits, dict[Resource, int]] = {}
     for card in rows:
-        traits = repository.traits_of(card)
-        if isolation is not None and not admits(traits, isolation):
-            continue
-        nodes.add(traits)
+        counts = found.setdefault(repository.traits_of(card), {})
         if card.pool == MIG:
             for instance in card.mig_layout or ():
                 key = Resource(model, MIG, instance["profile"])
-                found[key] = found.get(key, 0) + 1
+                counts[key] = counts.get(key, 0) + 1
         else:
-            found[Resource(model)] += 1
-    return _Reach(found, frozenset(nodes))
+            counts[Resource(model)] = counts.get(Resource(model), 0) + 1
+    return _Cards(found)
 
 
-async def _competing(ctx: Context, rows: Sequence[Booking], reach: _Reach) -> list[Booking]:
-    """Of these bookings, those whose group may use a card of `reach`: the others book cards
-    it does not count (another tenant's dedicated ones)."""
-    levels = {g: await service.group_isolation(ctx.db, g) for g in {b.group_id for b in rows}}
-    return [b for b in rows if any(admits(t, levels[b.group_id]) for t in reach.nodes)]
+@dataclass(frozen=True)
+class _Shared:
+    """The bookings of a model as they bear on one booker: each one's kinds of card, and the
+    pools of kinds the booker shares with them (see `reservations.pools`)."""
+
+    cards: _Cards
+    mine: frozenset[NodeTraits]
+    pures: dict[uuid.UUID, reservations.Booking]
+    reaches: dict[uuid.UUID, frozenset[NodeTraits]]
+    pools: list[frozenset[NodeTraits]]
+
+    def within(self, pool: frozenset[NodeTraits]) -> list[reservations.Booking]:
+        """The bookings that may use only cards of the pool (and some card at all)."""
+        return [p for i, p in self.pures.items() if self.reaches[i] and self.reaches[i] <= pool]
+
+
+async def _shared(
+    ctx: Context, model: str, isolation: Isolation | None, rows: Sequence[Booking]
+) -> _Shared:
+    cards = await _cards(ctx, model)
+    mine = cards.reach(isolation)
+    levels = await service.group_isolations(ctx.db, [b.group_id for b in rows])
+    reaches = {b.id: cards.reach(levels[b.group_id]) for b in rows}
+    tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
+    pures = {b.id: _pure(b, *tiers[b.tier_id]) for b in rows if b.tier_id in tiers}
+    return _Shared(cards, mine, pures, reaches, reservations.pools(mine, reaches.values()))
 
 
 # ---- checks --------------------------------------------------------------------------------
@@ -240,23 +261,30 @@ async def _decide(
     quota = await _quota_refusal(ctx, policy, pure, org_id)
     if quota is not None:
         return Check(quota)
-    # The cards the group may use, against the bookings of every group that may use one of
-    # them too: a card both may use is counted once, for whichever books it first.
-    reach = await _reach(ctx, model.name, await service.group_isolation(ctx.db, booking.group_id))
-    capacity = reach.capacity.get(pure.resource, 0)
+    # Against every pool of cards the group shares with other groups' bookings: it fits when
+    # each pool still holds what may use only its cards.
     others = await repository.active_bookings(ctx.db, model=model.name, ending_after=ctx.now)
-    decided = reservations.check(
-        capacity, await _pures(ctx, await _competing(ctx, others, reach)), pure
-    )
-    if isinstance(decided, Shortfall):
+    isolation = await service.group_isolation(ctx.db, booking.group_id)
+    shared = await _shared(ctx, model.name, isolation, others)
+    for pool in shared.pools:
+        capacity = shared.cards.capacity(pool, pure.resource)
+        decided = reservations.check(capacity, shared.within(pool), pure)
+        if not isinstance(decided, Shortfall):
+            continue
         unit = "cards" if pure.resource.pool != MIG else f"{pure.resource.profile} instances"
-        return Check(
-            BookingConflict(
-                f"At {decided.at.isoformat()} this booking needs {decided.needed} {unit} of "
-                f"{model.name}; {decided.booked} of {decided.capacity} are booked already.",
-            ),
-            decided.at,
-        )
+        at, needed = decided.at.isoformat(), decided.needed
+        # Numbers only of the cards the group may use: the others' are not its to see.
+        if pool == shared.mine:
+            conflict = BookingConflict(
+                f"At {at} this booking needs {needed} {unit} of {model.name}; "
+                f"{decided.booked} of {decided.capacity} are booked already."
+            )
+        else:
+            conflict = BookingConflict(
+                f"At {at} this booking needs {needed} {unit} of {model.name}; the cards it may "
+                "use are booked already."
+            )
+        return Check(conflict, decided.at)
     return Check(None)
 
 
@@ -352,26 +380,20 @@ async def calendar(
     if await repository.model_named(ctx.db, model) is None:
         raise NotFound("No such GPU model.", code="model_not_found")
     # The caller's view: the cards they may use (a tenant's dedicated cards are no one else's),
-    # and the bookings that may take them.
+    # and at each moment what they could still book of them.
     isolation = None if ctx.actor.is_super_admin else await service.caller_isolation(ctx, None)
-    reach = await _reach(ctx, model, isolation)
-    capacity = reach.capacity
     booked = await repository.active_bookings(ctx.db, model=model, ending_after=starts_at)
-    pures = await _pures(ctx, booked if isolation is None else await _competing(ctx, booked, reach))
+    shared = await _shared(ctx, model, isolation, booked)
     window = Window(starts_at, ends_at)
-    resources = set(capacity) | {p.resource for p in pures}
-    return CalendarView(
-        model,
-        window,
-        [
-            (
-                r,
-                capacity.get(r, 0),
-                reservations.free_capacity(capacity.get(r, 0), pures, r, window),
-            )
-            for r in sorted(resources)
-        ],
-    )
+    resources = {r for k in shared.mine for r in shared.cards.by_traits[k]} | {
+        p.resource for p in shared.within(shared.mine)
+    }
+    found = []
+    for r in sorted(resources | {Resource(model)}):
+        capacity = shared.cards.capacity(shared.mine, r)
+        pools = [(shared.cards.capacity(pool, r), shared.within(pool)) for pool in shared.pools]
+        found.append((r, capacity, reservations.bookable(pools, r, window, capacity)))
+    return CalendarView(model, window, found)
 
 
 # ---- changing ------------------------------------------------------------------------------

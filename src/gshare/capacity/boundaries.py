@@ -81,15 +81,6 @@ async def dedications(ctx: Context) -> list[NodeDedication]:
     return await repository.dedications(ctx.db)
 
 
-async def _tenant_groups(
-    db: AsyncSession, org_id: uuid.UUID | None, group_id: uuid.UUID | None
-) -> set[uuid.UUID]:
-    if group_id is not None:
-        return {group_id}
-    assert org_id is not None
-    return {g.id for g in await identity.groups_of_org(db, org_id)}
-
-
 async def dedicate(
     ctx: Context,
     cluster_id: uuid.UUID,
@@ -98,7 +89,9 @@ async def dedicate(
     group_id: uuid.UUID | None,
 ) -> NodeDedication:
     """Dedicate a node (every node of the cluster: None) to one organization or one group.
-    Refused while another tenant's session holds a card there: drain it first."""
+    Refused while a session holds a card there, or, for the whole cluster, runs there without
+    one: its pod was made for a node nobody owned, and would be outside its level once the
+    node is labelled and tainted. Drain the node first."""
     require(ctx, Action.ISOLATION_MANAGE, target_type="dedication")
     db = ctx.db
     if (organization_id is None) == (group_id is None):
@@ -117,6 +110,9 @@ async def dedicate(
     elif organization_id is not None and not await identity.org_exists(db, organization_id):
         raise NotFound("No such organization.", code="org_not_found")
     tenant = group_id or organization_id
+    # One dedication of a cluster at a time, so that a node's and its whole cluster's, made at
+    # once, cannot both pass the check below.
+    await repository.lock_cluster_dedications(db, cluster_id)
     for other in await repository.dedications_of_cluster(db, cluster_id):
         # A node's dedication inside a whole cluster's (or the other way round) must name the
         # same tenant, or the two would disagree on whose the node is.
@@ -125,18 +121,7 @@ async def dedicate(
                 "Another tenant's dedication covers part of this; remove it first.",
                 code="already_dedicated",
             )
-    tenants = await _tenant_groups(db, organization_id, group_id)
-    # The cards' rows locked, as admission locks the card it commits to: an admission in
-    # flight onto the node either commits first (and is seen below) or, after this commits,
-    # reads the dedication and takes another card.
-    await repository.lock_cards_of(db, cluster_id, node)
-    others = [g for g in await repository.held_groups_on(db, cluster_id, node) if g not in tenants]
-    if others:
-        raise Conflict(
-            f"Sessions of {len(others)} other group(s) hold cards there; drain the node and let "
-            "them move before dedicating it.",
-            code="node_in_use",
-        )
+    await _refuse_in_use(db, cluster_id, node, None, "dedicating it")
     values: dict[str, Any] = {
         "id": new_id(),
         "cluster_id": cluster_id,
@@ -166,13 +151,44 @@ async def dedicate(
     return found
 
 
+async def _refuse_in_use(
+    db: AsyncSession,
+    cluster_id: uuid.UUID,
+    node: str | None,
+    tenant: uuid.UUID | None,
+    doing: str,
+) -> None:
+    """Refuse to change whose a node (every node of the cluster: None) is while sessions run
+    there that were placed for what it was: sessions holding its cards, and sessions without a
+    card on the cluster (for a whole cluster; or those that require `tenant`'s nodes).
+
+    The cards' rows are locked first, as admission locks the card it commits to: an admission
+    in flight onto the node either commits first (and is seen here) or, after this commits,
+    reads the change and places for it."""
+    await repository.lock_cards_of(db, cluster_id, node)
+    holding = len(await repository.held_groups_on(db, cluster_id, node))
+    cpu = 0
+    if node is None or tenant is not None:
+        cpu = await repository.cpu_sessions_on(db, cluster_id, tenant)
+    if holding or cpu:
+        where = "the node" if node else "the cluster"
+        raise Conflict(
+            f"Sessions run on {where} as it is now ({holding} group(s) holding cards, {cpu} "
+            f"session(s) without a card); drain {where} and let them move before {doing}.",
+            code="node_in_use",
+        )
+
+
 async def undedicate(ctx: Context, dedication_id: uuid.UUID) -> None:
-    """Return a node to everyone. The tenant's sessions there keep running; a tenant whose
-    level is dedicated and that has no node left has its waiting requests refused."""
+    """Return a node to everyone. Refused while the tenant's sessions hold its cards, or run
+    without a card on the tenant's nodes of the cluster: their pods require the node's label
+    and tolerate its taint, which the administrator removes next. A tenant whose level is
+    dedicated and that has no node left has its waiting requests refused."""
     require(ctx, Action.ISOLATION_MANAGE, target_type="dedication", target_id=dedication_id)
     found = await repository.dedication(ctx.db, dedication_id, lock=True)
     if found is None:
         raise NotFound("No such dedication.", code="dedication_not_found")
+    await _refuse_in_use(ctx.db, found.cluster_id, found.node, found.tenant_id, "giving it back")
     await ctx.db.delete(found)
     await audit(
         ctx,

@@ -61,7 +61,7 @@ from gshare.credits.service import amount_of
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.errors import NotFound
-from gshare.kit.schemas import UtcDatetime
+from gshare.kit.schemas import NO_NUL, UtcDatetime
 from gshare.kit.web import AppSettings, DbSession, Now, declare
 
 router = APIRouter()
@@ -518,7 +518,9 @@ def _booking_out(found: bookings.BookingView) -> BookingOut:
 @router.get("/api/v1/bookings", response_model=BookingPage, **declare(Action.BOOKING_READ))
 async def list_bookings(
     ctx: Ctx,
-    model: Annotated[str | None, Query(max_length=120, description="Of this GPU model.")] = None,
+    model: Annotated[
+        str | None, Query(max_length=120, pattern=NO_NUL, description="Of this GPU model.")
+    ] = None,
     group_id: Annotated[uuid.UUID | None, Query(description="Of this group.")] = None,
     ended: Annotated[bool, Query(description="Also ended and cancelled ones.")] = False,
 ) -> BookingPage:
@@ -535,7 +537,9 @@ async def list_bookings(
 )
 async def booking_calendar(
     ctx: Ctx,
-    model: Annotated[str, Query(min_length=1, max_length=120, description="The GPU model.")],
+    model: Annotated[
+        str, Query(min_length=1, max_length=120, pattern=NO_NUL, description="The GPU model.")
+    ],
     starts_at: Annotated[UtcDatetime, Query(description="From this instant.")],
     ends_at: Annotated[UtcDatetime, Query(description="To this one, at most 62 days later.")],
 ) -> CalendarOut:

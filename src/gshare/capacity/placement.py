@@ -92,6 +92,27 @@ def within_reach(card: CardSnapshot, request: PlacementRequest) -> bool:
     return admits(card.traits, request.isolation)
 
 
+def kinds_of(cards: Iterable[CardSnapshot]) -> list[CardSnapshot]:
+    """One card of each model, cluster and node traits: all that `within_reach` reads."""
+    found: dict[tuple[str, uuid.UUID, NodeTraits], CardSnapshot] = {}
+    for card in cards:
+        found.setdefault((card.model, card.cluster_id, card.traits), card)
+    return list(found.values())
+
+
+def competes(
+    waiter: PlacementRequest, request: PlacementRequest, cards: Iterable[CardSnapshot]
+) -> bool:
+    """Whether a waiting request may take one of the cards (of the request's model) that the
+    request may: it then goes first, and counts ahead of it. One that may use only other cards
+    (another tenant's dedicated ones, another cluster's) neither holds it back nor counts.
+    `cards` may be `kinds_of` the cards: whom a card admits depends on nothing else."""
+    return waiter.model == request.model and any(
+        c.model == request.model and within_reach(c, request) and within_reach(c, waiter)
+        for c in cards
+    )
+
+
 @dataclass(frozen=True)
 class CapacitySnapshot:
     """Every card the scheduler may use, the cards held for starving requests (card id -> the
@@ -179,9 +200,9 @@ class PlacementIndex:
             request_id: card_id for card_id, request_id in self._reserved.items()
         }
         self._models: set[tuple[str, Pool]] = set()
-        # The distinct node traits of each model's cards, to tell a request its level is met
-        # nowhere from one that waits for room.
-        self._traits: dict[tuple[str, Pool], set[NodeTraits]] = {}
+        # The distinct node traits of each model's cards and their clusters, to tell a request
+        # its level is met nowhere (on its cluster, when it names one) from one that waits for room.
+        self._traits: dict[tuple[str, Pool], set[tuple[uuid.UUID, NodeTraits]]] = {}
         # Empty hami-core cards of a model, by id; entries that stopped being empty are dropped
         # when met.
         self._empty: dict[str, list[uuid.UUID]] = {}
@@ -193,7 +214,9 @@ class PlacementIndex:
             if not card.usable:
                 continue
             self._models.add((card.model, card.pool))
-            self._traits.setdefault((card.model, card.pool), set()).add(card.traits)
+            self._traits.setdefault((card.model, card.pool), set()).add(
+                (card.cluster_id, card.traits)
+            )
             free = {(i.profile, i.start) for i in card.mig_instances if not i.occupied}
             state = _CardState(card, card.carved_tier, set(card.allocated_slots), free)
             self._states[card.id] = state
@@ -299,8 +322,12 @@ class PlacementIndex:
         pool = MIG if request.kind == "mig" else HAMI_CORE
         if (request.model, pool) not in self._models:
             return NoFit("no_card_of_model")
-        traits = self._traits[(request.model, pool)]
-        if not any(admits(t, request.isolation) for t in traits):
+        traits = [
+            t
+            for cluster, t in self._traits[(request.model, pool)]
+            if request.cluster_id in (None, cluster)
+        ]
+        if traits and not any(admits(t, request.isolation) for t in traits):
             return NoFit("isolation_unmet")
         return NoFit("no_capacity")
 

@@ -32,6 +32,7 @@ from gshare.capacity.placement import (
     Placement,
     PlacementIndex,
     PlacementRequest,
+    within_reach,
 )
 
 
@@ -292,16 +293,23 @@ def estimated_wait(position: int, typical: timedelta, slots: int) -> timedelta:
 def _card_to_reserve(index: PlacementIndex, request: PlacementRequest) -> uuid.UUID | None:
     """The card that will fit a starving request soonest: for MIG a card with an instance of its
     profile; for a fraction the fullest card carved to its tier; otherwise, and for exclusive,
-    the emptiest card of its model. Cards already reserved are not taken."""
+    the emptiest card of its model. Cards already reserved are not taken, nor cards the request
+    may not use (of another cluster than its own, or on a node its isolation does not admit)."""
     held = index.reserved | index.booked
     if request.kind == "mig":
         mig_cards = [
             c
             for c in index.cards_of(request.model, MIG)
-            if c.id not in held and any(i.profile == request.mig_profile for i in c.mig_instances)
+            if c.id not in held
+            and within_reach(c, request)
+            and any(i.profile == request.mig_profile for i in c.mig_instances)
         ]
         return min((c.id for c in mig_cards), default=None)
-    cards = [c for c in index.cards_of(request.model, HAMI_CORE) if c.id not in held]
+    cards = [
+        c
+        for c in index.cards_of(request.model, HAMI_CORE)
+        if c.id not in held and within_reach(c, request)
+    ]
     if request.kind == "fraction":
         same_tier = [c for c in cards if index.carved_tier(c.id) == request.tier]
         if same_tier:
@@ -324,8 +332,15 @@ def dequeue(
     group's later requests); since they only fall within one cycle, a request popped with a
     stale priority is pushed back with its fresh one.
     """
-    queued_ids = {q.id for q in queued}
-    kept = {card: req for card, req in snapshot.reserved.items() if req in queued_ids}
+    # A reservation is kept while its request waits and may still use the card (a node
+    # dedicated since to another tenant is not its to hold).
+    requests = {q.id: q.request for q in queued}
+    cards = {c.id: c for c in snapshot.cards}
+    kept = {
+        card: req
+        for card, req in snapshot.reserved.items()
+        if req in requests and card in cards and within_reach(cards[card], requests[req])
+    }
     index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept, snapshot.booked))
     heap: list[tuple[_OrderKey, int]] = []
     by_position = list(queued)

@@ -497,7 +497,8 @@ async def model_has_cards(db: AsyncSession, name: str) -> bool:
 
 
 _MODEL_TRAITS = text(
-    "SELECT DISTINCT " + _TRAITS + "FROM gpu_cards c " + _TRAITS_JOIN + "WHERE c.model = :model"
+    "SELECT DISTINCT " + _TRAITS + "FROM gpu_cards c " + _TRAITS_JOIN + "WHERE c.model = :model "
+    "AND (CAST(:cluster AS uuid) IS NULL OR c.cluster_id = CAST(:cluster AS uuid))"
 )
 
 
@@ -529,9 +530,13 @@ def traits_of(row: Any) -> NodeTraits:
     return NodeTraits(row.user_namespaces, row.sandbox, row.dedicated_to)
 
 
-async def model_traits(db: AsyncSession, name: str) -> list[NodeTraits]:
-    """The distinct traits of the nodes of every known card of the model, usable now or not."""
-    return [traits_of(r) for r in await db.execute(_MODEL_TRAITS, {"model": name})]
+async def model_traits(
+    db: AsyncSession, name: str, cluster_id: uuid.UUID | None = None
+) -> list[NodeTraits]:
+    """The distinct traits of the nodes of every known card of the model (on that cluster, when
+    one is named), usable now or not."""
+    params = {"model": name, "cluster": str(cluster_id) if cluster_id else None}
+    return [traits_of(r) for r in await db.execute(_MODEL_TRAITS, params)]
 
 
 async def model_cards(db: AsyncSession, name: str) -> tuple[int | None, int | None]:
@@ -818,15 +823,6 @@ async def requests_of(
         query = query.where(AdmissionRequest.status.in_(list(statuses)))
     query = query.order_by(AdmissionRequest.enqueued_at.desc(), AdmissionRequest.id).limit(limit)
     return list(await db.scalars(query))
-
-
-async def has_queued_for_tier(db: AsyncSession, tier_id: uuid.UUID) -> bool:
-    found = await db.scalar(
-        select(AdmissionRequest.id)
-        .where(AdmissionRequest.status == "queued", AdmissionRequest.tier_id == tier_id)
-        .limit(1)
-    )
-    return found is not None
 
 
 async def queue_facts(
@@ -1291,6 +1287,14 @@ async def nodes(db: AsyncSession) -> list[Row[Any]]:
     return list(await db.execute(query))
 
 
+async def lock_cluster_dedications(db: AsyncSession, cluster_id: uuid.UUID) -> None:
+    """Dedications of one cluster are decided one at a time (until the transaction ends)."""
+    await db.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.dedication'), hashtext(:c))"),
+        {"c": str(cluster_id)},
+    )
+
+
 async def lock_cards_of(db: AsyncSession, cluster_id: uuid.UUID, node: str | None) -> None:
     """Lock the rows of a node's cards (every node of the cluster: None), in id order."""
     query = select(GpuCard.id).where(GpuCard.cluster_id == cluster_id).order_by(GpuCard.id)
@@ -1349,6 +1353,24 @@ async def held_groups_on(
     if node is not None:
         query = query.where(GpuCard.node == node)
     return list(await db.scalars(query))
+
+
+async def cpu_sessions_on(
+    db: AsyncSession, cluster_id: uuid.UUID, dedicated_to: uuid.UUID | None = None
+) -> int:
+    """How many sessions without a card run on the cluster now (those whose pods require the
+    nodes dedicated to `dedicated_to`, when given)."""
+    # A session without a card names its cluster in its boundary (admission chose it there).
+    query = select(func.count(Allocation.id)).where(
+        Allocation.boundary["cluster"].astext == str(cluster_id),
+        Allocation.card_id.is_(None),
+        Allocation.status != "released",
+    )
+    if dedicated_to is not None:
+        query = query.where(
+            Allocation.boundary["isolation"]["dedicatedTo"].astext == str(dedicated_to)
+        )
+    return int(await db.scalar(query) or 0)
 
 
 async def add_incident(db: AsyncSession, values: dict[str, Any]) -> bool:

@@ -25,7 +25,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from itertools import accumulate
+from itertools import accumulate, pairwise
+from typing import Any
 
 WEEK = timedelta(days=7)
 HAMI_CORE = "hami-core"
@@ -239,6 +240,56 @@ def free_capacity(
             last = merged.pop()
             step = Free(Window(last.window.starts_at, step.window.ends_at), step.booked, step.free)
         merged.append(step)
+    return merged
+
+
+# ---- cards not everyone may use ------------------------------------------------------------
+#
+# Not every booking may use every card of its resource: a node dedicated to a tenant takes
+# only its sessions, and a level may need nodes that offer user namespaces or a sandbox. Each
+# booking then reaches a set of kinds of card. A new booking fits when, at every moment, the
+# bookings can still each be given cards they reach: by Hall's theorem, when for every set of
+# kinds S that is the union of the new booking's reach and some others' reaches, the bookings
+# whose reach lies within S fit in S's cards. `pools` lists those sets; `check` runs on each.
+
+MAX_SPLITS = 8  # distinct other reaches beyond which `pools` joins them into one
+
+
+def pools(mine: frozenset[Any], reaches: Iterable[frozenset[Any]]) -> list[frozenset[Any]]:
+    """The sets of kinds of card a booking reaching `mine` shares with the bookings of
+    `reaches`: `mine` joined with every combination of the other reaches that go beyond it.
+    With more than MAX_SPLITS such reaches, `mine` and `mine` joined with all of them (which
+    may let through what a finer split would refuse; no more than that)."""
+    extra = sorted({r for r in reaches if r and not r <= mine}, key=lambda r: sorted(map(repr, r)))
+    if len(extra) > MAX_SPLITS:
+        return [mine, mine.union(*extra)]
+    found = {mine}
+    for reach in extra:
+        found |= {pool | reach for pool in found}
+    return sorted(found, key=lambda r: (len(r), sorted(map(repr, r))))
+
+
+def bookable(
+    shares: Sequence[tuple[int, Sequence[Booking]]],
+    resource: Resource,
+    within: Window,
+    capacity: int,
+) -> list[Free]:
+    """What is left to book of `resource` over `within` by someone whose cards are `capacity`,
+    given each pool they share (its capacity, and the bookings whose reach lies within it): at
+    each moment the least any pool has free, and as booked what `capacity` lacks of that."""
+    steps = [free_capacity(size, bookings, resource, within) for size, bookings in shares]
+    edges = sorted({s.window.starts_at for found in steps for s in found} | {within.ends_at})
+    merged: list[Free] = []
+    for start, end in pairwise(edges):
+        free = min(
+            next(s.free for s in found if s.window.starts_at <= start < s.window.ends_at)
+            for found in steps
+        )
+        if merged and merged[-1].free == free:
+            last = merged.pop()
+            start = last.window.starts_at
+        merged.append(Free(Window(start, end), capacity - free, free))
     return merged
 
 

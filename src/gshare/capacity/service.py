@@ -550,13 +550,25 @@ async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolatio
 async def group_isolation(db: AsyncSession, group_id: uuid.UUID) -> Isolation:
     """The isolation of what a group books: its level (set for it, its organization or
     everyone) and its tenants."""
-    org_id = await identity.group_org(db, group_id)
-    if org_id is None:
-        return Isolation(tenants=frozenset({group_id}))
+    return (await group_isolations(db, [group_id]))[group_id]
+
+
+async def group_isolations(
+    db: AsyncSession, group_ids: Iterable[uuid.UUID]
+) -> dict[uuid.UUID, Isolation]:
+    """`group_isolation` of each of these groups, in a fixed number of queries (a group that
+    is gone: shared, its own tenant only)."""
+    wanted = list(set(group_ids))
     # The nil user sets no policy: what the group, its organization and everyone set.
-    return isolation_of(
-        await effective_for(db, uuid.UUID(int=0), group_id, org_id), org_id, group_id
-    )
+    nobody = uuid.UUID(int=0)
+    policies = await effective_for_many(db, [(nobody, g) for g in wanted])
+    orgs = await identity.orgs_of_groups(db, wanted)
+    return {
+        g: isolation_of(policies[(nobody, g)], orgs.get(g), g)
+        if (nobody, g) in policies
+        else Isolation(tenants=frozenset({g}))
+        for g in wanted
+    }
 
 
 async def tiers_by_id(db: AsyncSession, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, GpuTier]:

@@ -21,7 +21,7 @@ from gshare.clusters.schemas import (
 from gshare.identity.dependencies import Ctx
 from gshare.identity.permissions import Action
 from gshare.kit.pagination import encode_cursor, page_request
-from gshare.kit.web import Now, declare, settings_of
+from gshare.kit.web import Cursor, Now, declare, settings_of
 
 router = APIRouter()
 
@@ -54,7 +54,7 @@ def _out(summary: service.Summary) -> dict[str, Any]:
 async def list_clusters(
     ctx: Ctx,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: Cursor = None,
 ) -> ClusterPage:
     page = page_request(limit, cursor)
     after = page.after_text() or ""
@@ -96,7 +96,7 @@ async def register_cluster(body: ClusterRegister, ctx: Ctx, request: Request) ->
 async def list_callback_refusals(
     ctx: Ctx,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: Cursor = None,
 ) -> RefusalPage:
     """Refused calls to the internal routes, per client address, reason and ten-minute window,
     newest first. The first refusal of each window is also in the audit log."""

@@ -28,7 +28,7 @@ from gshare.identity.permissions import Action
 from gshare.kit.idempotency import IdempotencyKey, respond_once
 from gshare.kit.pagination import page_request
 from gshare.kit.schemas import UtcDatetime
-from gshare.kit.web import declare
+from gshare.kit.web import Cursor, declare
 
 router = APIRouter(prefix="/api/v1")
 
@@ -58,7 +58,7 @@ async def list_entries(
     since: UtcDatetime | None = None,
     until: UtcDatetime | None = None,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: Cursor = None,
 ) -> EntryPage:
     """The wallet's history, newest first, each entry with the balance after it."""
     items, nxt = await service.list_entries(

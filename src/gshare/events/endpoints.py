@@ -36,7 +36,8 @@ from gshare.identity.signin import SessionPolicy, check_live
 from gshare.kit.clock import Clock
 from gshare.kit.errors import BadRequest, NotAuthenticated, TooManyRequests
 from gshare.kit.pagination import page_of, page_request
-from gshare.kit.web import declare, settings_of
+from gshare.kit.schemas import NO_NUL
+from gshare.kit.web import Cursor, declare, settings_of
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["events"])
@@ -73,7 +74,7 @@ def _streamed(declared: dict[str, Any]) -> dict[str, Any]:
 async def stream_events(
     request: Request,
     principal: Annotated[Principal, Depends(signed_in_passively)],
-    last_event_id: Annotated[str | None, Query(max_length=24)] = None,
+    last_event_id: Annotated[str | None, Query(max_length=24, pattern=NO_NUL)] = None,
     last_event_id_header: Annotated[
         str | None, Header(alias="Last-Event-ID", max_length=24)
     ] = None,
@@ -171,7 +172,7 @@ async def list_notifications(
     ctx: Ctx,
     unread_only: bool = False,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: Cursor = None,
 ) -> NotificationPage:
     """The caller's notifications, newest first."""
     page = page_request(limit, cursor)

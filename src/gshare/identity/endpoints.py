@@ -48,6 +48,7 @@ from gshare.kit.pagination import page_request
 from gshare.kit.schemas import NO_NUL
 from gshare.kit.web import (
     AppSettings,
+    Cursor,
     DbSession,
     Now,
     client_of,
@@ -58,7 +59,6 @@ from gshare.kit.web import (
 
 router = APIRouter(prefix="/api/v1")
 Limit = Annotated[int | None, Query(ge=1, le=200)]
-Cursor = Annotated[str | None, Query(max_length=512)]
 
 
 # ---- sign-in and the caller ----------------------------------------------------------------

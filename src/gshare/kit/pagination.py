@@ -76,7 +76,12 @@ def decode_cursor(cursor: str | None) -> tuple[Any, ...] | None:
         value = json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (ValueError, json.JSONDecodeError) as exc:
         raise BadRequest("The cursor is not valid.", code="invalid_cursor") from exc
-    if not isinstance(value, list) or not value:
+    # A NUL byte in a key could not be compared with text in PostgreSQL.
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(isinstance(v, str) and "\x00" in v for v in value)
+    ):
         raise BadRequest("The cursor is not valid.", code="invalid_cursor")
     return tuple(value)
 

@@ -8,12 +8,12 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gshare.kit.clock import Clock
 from gshare.kit.errors import GShareError
-from gshare.kit.schemas import ErrorBody
+from gshare.kit.schemas import NO_NUL, ErrorBody
 from gshare.kit.settings import Settings
 
 PERMISSION_KEY = "x-gshare-permission"
@@ -95,3 +95,10 @@ def declare(action: StrEnum, *errors: int) -> dict[str, Any]:
             for status in sorted(statuses)
         },
     }
+
+
+# A page's cursor, as `encode_cursor` wrote it; one it cannot read is 400 `invalid_cursor`.
+Cursor = Annotated[
+    str | None,
+    Query(max_length=512, pattern=NO_NUL, description="The `next_cursor` of the page before."),
+]

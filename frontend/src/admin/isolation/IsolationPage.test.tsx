@@ -95,7 +95,7 @@ describe('isolation', () => {
       'GET /api/v1/isolation/nodes': json(200, { items: [node('gpu-0')] }),
       'POST /api/v1/isolation/dedications': () =>
         refuse
-          ? apiError(409, 'node_in_use', 'Sessions of 1 other group(s) hold cards there; drain the node first.')
+          ? apiError(409, 'node_in_use', 'Sessions run on the node as it is now (1 group(s) holding cards, 0 session(s) without a card); drain the node first.')
           : json(201, { ...dedication, node: 'gpu-0', group_id: GROUP, organization_id: null }),
     });
     renderApp('/admin/isolation');

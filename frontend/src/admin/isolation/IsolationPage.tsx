@@ -40,8 +40,8 @@ function DedicateModal({ node, clusterName, onClose }: { node: NodeOut | null; c
       done={() => `Dedicated ${node?.node ?? ''} of ${clusterName}: label and taint it as the node list says.`}
     >
       <Text size="sm">
-        Its cards will take only this tenant's sessions, and count for no one else. A node where another tenant's session
-        holds a card cannot be dedicated until it is drained.
+        Its cards will take only this tenant's sessions, and count for no one else. A node where any session holds a card
+        cannot be dedicated (nor given back) until it is drained.
       </Text>
       <Select
         label="Organization"
