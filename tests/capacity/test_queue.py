@@ -391,29 +391,37 @@ def _first_difference(ahead: tuple[object, ...], mine: tuple[object, ...]) -> st
             st.integers(0, 3),  # user
             st.sampled_from([HEAVY, LIGHT]),
             st.sampled_from([MODEL, "H100-80GB"]),
+            # Which kinds of card it may use (its level and tenants: another tenant's
+            # dedicated cards, a sandbox node...); None: not told, so every kind.
+            st.none() | st.frozensets(st.integers(0, 2)),
         ),
         max_size=25,
     ),
     st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0]), max_size=4),
 )
 def test_what_is_ahead_matches_comparing_every_pair(
-    drawn: list[tuple[bool, int, int, uuid.UUID, str]], used: dict[int, float]
+    drawn: list[tuple[bool, int, int, uuid.UUID, str, frozenset[int] | None]],
+    used: dict[int, float],
 ) -> None:
     queued = []
-    for n, (booked, minutes, by, group, model) in enumerate(drawn):
+    reach: dict[uuid.UUID, frozenset[int]] = {}
+    for n, (booked, minutes, by, group, model, kinds) in enumerate(drawn):
         q = asking(n, by=by, group=group, waited=timedelta(minutes=minutes))
         queued.append(replace(q, booked=booked, request=replace(q.request, model=model)))
+        reach[q.id] = frozenset({0, 1, 2}) if kinds is None else kinds
     usage = Usage({user(u): v for u, v in used.items()}, {})
     ordered = priorities(queued, usage, NOW, FAIR)
     by_id = {q.id: q for q in queued}
     keys = {p.request_id: queue_order_key(p, by_id[p.request_id]) for p in ordered}
-    found = why_ahead(queued, ordered)
+    told = all(kinds is None for *_, kinds in drawn)
+    found = why_ahead(queued, ordered, None if told else reach)
     for position, p in enumerate(ordered):
         mine = by_id[p.request_id]
         before = [
             by_id[o.request_id]
             for o in ordered[:position]
             if by_id[o.request_id].request.model == mine.request.model
+            and reach[o.request_id] & reach[mine.id]
         ]
         reasons: dict[str, int] = {}
         for other in before:

@@ -756,7 +756,6 @@ async def standings(
     fair = fair_share(settings)
     state.queued, _ = await bookings.mark_booked(db, state.queued, now)
     ordered = queue.priorities(state.queued, await usage_state(db), now, fair)
-    ahead = queue.why_ahead(state.queued, ordered)
     snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     typical = await repository.typical_seconds(db, [t.id for t, _ in state.tiers.values()])
     by_id = {q.id: q for q in state.queued}
@@ -769,6 +768,7 @@ async def standings(
         q.id: frozenset(i for i, c in enumerate(kinds) if within_reach(c, q.request))
         for q in state.queued
     }
+    ahead = queue.why_ahead(state.queued, ordered, reach)
     seen: Counter[tuple[str, frozenset[int]]] = Counter()
     out: dict[uuid.UUID, Standing] = {}
     for priority in ordered:

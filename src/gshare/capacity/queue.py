@@ -199,32 +199,61 @@ def _ahead_reason(ahead: _OrderKey, mine: _OrderKey) -> AheadReason:
     return "priority" if ahead[2] != mine[2] else "earlier"
 
 
+def _relative(
+    reasons: dict[AheadReason, int], last: _OrderKey, key: _OrderKey
+) -> dict[AheadReason, int]:
+    """What is ahead of a request of order `key`, by reason, from what was ahead of the request
+    before it (`last`) and that request itself. A reason is where the keys first differ, so
+    what differs later than where this one differs from the previous moves to that part."""
+    step = _ahead_reason(last, key)
+    rank = AHEAD_REASONS.index(step)
+    moved = sum(n for r, n in reasons.items() if AHEAD_REASONS.index(r) > rank)
+    found = {r: n for r, n in reasons.items() if AHEAD_REASONS.index(r) <= rank}
+    found[step] = found.get(step, 0) + moved + 1
+    return found
+
+
 def why_ahead(
-    queued: Sequence[QueuedRequest], ordered: Sequence[Priority]
+    queued: Sequence[QueuedRequest],
+    ordered: Sequence[Priority],
+    reach: Mapping[uuid.UUID, frozenset[int]] | None = None,
 ) -> dict[uuid.UUID, Ahead]:
-    """For each request, what is ahead of it (`Ahead`), from `priorities`' order. One pass per
-    model: each request is compared with the previous one only, so counts carry over."""
+    """For each request, what is ahead of it (`Ahead`), from `priorities`' order: the requests
+    of its model before it that may take a card it may, those whose `reach` (which kinds of
+    card each may use) meets its own; without `reach`, every one of its model.
+
+    The requests are kept in classes of one model and one reach. Within a class each is
+    compared with the previous one only, so counts carry over; a request adds up what each
+    class that meets its reach has ahead of it, as if it came next there."""
     by_id = {q.id: q for q in queued}
+    # (model, reach) -> the groups seen so far, what is ahead of the last, the last's key.
+    classes: dict[
+        tuple[str, frozenset[int]], tuple[dict[uuid.UUID, int], dict[AheadReason, int], _OrderKey]
+    ] = {}
     out: dict[uuid.UUID, Ahead] = {}
-    # Per model: the groups seen so far, the reasons so far for the last request, its key.
-    seen: dict[str, tuple[dict[uuid.UUID, int], dict[AheadReason, int], _OrderKey | None]] = {}
     for p in ordered:
         q = by_id[p.request_id]
         key = _order_key(p, q)
-        groups, reasons, last = seen.get(q.request.model, ({}, {}, None))
-        if last is not None:
-            # Everything ahead of the previous request is ahead of this one, and so is it. A
-            # reason is where the keys first differ, so what differs later than where this
-            # one differs from the previous moves to that part.
-            step = _ahead_reason(last, key)
-            rank = AHEAD_REASONS.index(step)
-            moved = sum(n for r, n in reasons.items() if AHEAD_REASONS.index(r) > rank)
-            reasons = {r: n for r, n in reasons.items() if AHEAD_REASONS.index(r) <= rank}
-            reasons[step] = reasons.get(step, 0) + moved + 1
-        total = sum(reasons.values())
-        out[q.id] = Ahead(total, len(groups), dict(reasons))
-        groups = {**groups, q.group_id: groups.get(q.group_id, 0) + 1}
-        seen[q.request.model] = (groups, reasons, key)
+        mine = frozenset({0}) if reach is None else reach.get(q.id, frozenset())
+        reasons: dict[AheadReason, int] = {}
+        groups: set[uuid.UUID] = set()
+        for (model, theirs), (seen, before, last) in classes.items():
+            if model != q.request.model or not theirs & mine:
+                continue
+            for r, n in _relative(before, last, key).items():
+                reasons[r] = reasons.get(r, 0) + n
+            groups |= seen.keys()
+        out[q.id] = Ahead(sum(reasons.values()), len(groups), reasons)
+        own = (q.request.model, mine)
+        if own in classes:
+            seen, before, last = classes[own]
+            classes[own] = (
+                {**seen, q.group_id: seen.get(q.group_id, 0) + 1},
+                _relative(before, last, key),
+                key,
+            )
+        else:
+            classes[own] = ({q.group_id: 1}, {}, key)
     return out
 
 
