@@ -24,9 +24,11 @@ from gshare.capacity.placement import (
     NoFit,
     Placement,
     PlacementIndex,
+    competes,
     free_slots,
+    kinds_of,
 )
-from tests.capacity.test_placement import card, exclusive, fraction
+from tests.capacity.test_placement import card, exclusive, fraction, mig
 
 HOSPITAL, HOSPITAL_LAB = uuid.UUID(int=901), uuid.UUID(int=902)
 COURSE, COURSE_CLASS = uuid.UUID(int=903), uuid.UUID(int=904)
@@ -145,6 +147,29 @@ def test_a_request_bound_to_its_cluster_is_told_its_level_is_unmet_there() -> No
     # Unbound, or bound to the cluster that meets it, it is placed there.
     assert isinstance(index.place(replace(pinned, cluster_id=None)), Placement)
     assert isinstance(index.place(replace(pinned, cluster_id=elsewhere)), Placement)
+
+
+def test_a_waiter_holds_back_only_requests_that_may_take_a_card_it_may() -> None:
+    """Who waits ahead of whom: only those who share a card of the same model and pool that
+    both may use."""
+    hospital_only = replace(card(1).mig(("3g.40gb", 0, False)).built, traits=HOSPITAL_NODE)
+    plain = _on(PLAIN_NODE, 2)
+    cards = kinds_of([hospital_only, *plain, *_on(PLAIN_NODE, 3)])
+    assert len(cards) == 2  # one of each kind
+    course = replace(fraction(n=1), isolation=at("shared", COURSE))
+    hospital = replace(fraction(n=2), isolation=at("dedicated", HOSPITAL))
+    shared_hospital = replace(fraction(n=3), isolation=at("shared", HOSPITAL))
+    # The hospital at its dedicated level may use only its MIG card: no fraction card is both's.
+    assert not competes(hospital, course, cards)
+    assert competes(shared_hospital, course, cards)  # the plain cards
+    # A MIG waiter and a fraction request never want the same card.
+    hospital_mig = replace(mig(n=4), isolation=at("dedicated", HOSPITAL))
+    assert not competes(hospital_mig, shared_hospital, cards)
+    assert competes(hospital_mig, replace(mig(n=5), isolation=at("shared", HOSPITAL)), cards)
+    assert not competes(hospital_mig, replace(mig(n=6), isolation=at("shared", COURSE)), cards)
+    # Another model's waiter, or one bound to another cluster, holds no one back.
+    assert not competes(replace(course, model="H100"), shared_hospital, cards)
+    assert not competes(replace(course, cluster_id=uuid.UUID(int=99)), shared_hospital, cards)
 
 
 def test_a_hostile_tenant_never_lands_on_another_tenants_dedicated_card() -> None:

@@ -475,19 +475,45 @@ async def test_a_node_dedicated_while_a_hostile_admission_commits_holds_no_hosti
             outcome = await admission.admit(db, ask, build.clock.now(), capacity.settings)
             assert outcome.allocation is not None
             taken.append(outcome.request.id)
-        dedicating = asyncio.create_task(root.post(f"{API}/isolation/dedications", json=body))
-
-        async def waits_for_the_cards() -> bool | None:
-            async with build.sessions() as look:
-                found = await look.scalar(_WAITING_ON_A_LOCK)
-            assert not dedicating.done(), dedicating.result().text
-            return True if found else None
-
-        await eventually(waits_for_the_cards, "the dedication to wait for the cards' locks")
+        dedicating = await _dedicating_waits(build, root, body, "the cards' locks")
     answer = await dedicating
     assert answer.status_code == 409, answer.text
     assert answer.json()["error"]["code"] == "node_in_use"
     assert "private" in [await _card_node(build, r) for r in taken]
+
+
+async def test_a_cluster_dedicated_while_a_session_without_a_gpu_commits_is_refused(
+    build: Builder,
+) -> None:
+    """A session without a card, placed on a cluster not yet dedicated, holds the cluster's
+    dedications still until it commits: the whole-cluster dedication then sees it."""
+    w = await _world(build)
+    capacity, root, org_id = w["capacity"], w["root"], w["org_id"]
+    stranger = w["hostile"]
+    body = {"cluster_id": str(capacity.cluster_id), "organization_id": str(org_id)}
+    async with build.sessions() as db, db.begin():
+        ask = admission.Ask(uuid.uuid4(), stranger.user_ids[0], stranger.group_id, None)
+        outcome = await admission.admit(db, ask, build.clock.now(), capacity.settings)
+        assert outcome.allocation is not None
+        dedicating = await _dedicating_waits(build, root, body, "the session being placed")
+    answer = await dedicating
+    assert (answer.status_code, answer.json()["error"]["code"]) == (409, "node_in_use")
+
+
+async def _dedicating_waits(
+    build: Builder, root: Any, body: dict[str, Any], what: str
+) -> asyncio.Task[Any]:
+    """Send the dedication, and return once it waits on a lock (for `what`)."""
+    dedicating = asyncio.create_task(root.post(f"{API}/isolation/dedications", json=body))
+
+    async def waits() -> bool | None:
+        async with build.sessions() as look:
+            found = await look.scalar(_WAITING_ON_A_LOCK)
+        assert not dedicating.done(), dedicating.result().text
+        return True if found else None
+
+    await eventually(waits, f"the dedication to wait for {what}")
+    return dedicating
 
 
 _WAITING_ON_A_LOCK = text(
@@ -538,6 +564,16 @@ async def test_a_session_without_a_gpu_runs_at_its_level_or_not_at_all(build: Bu
     busy = await root.delete(give_back)
     assert (busy.status_code, busy.json()["error"]["code"]) == (409, "node_in_use")
     assert "1 session(s) without a card" in busy.json()["error"]["message"]
+    # With another node of the group's on the cluster, that session still has one.
+    second = await root.post(
+        f"{API}/isolation/dedications",
+        json={"cluster_id": str(cluster), "node": "strong", "group_id": str(group)},
+    )
+    assert second.status_code == 201, second.text
+    assert (await root.delete(give_back)).status_code == 204
+    give_back = f"{API}/isolation/dedications/{second.json()['id']}"
+    busy = await root.delete(give_back)
+    assert (busy.status_code, busy.json()["error"]["code"]) == (409, "node_in_use")
     whole_cluster = {"cluster_id": str(cluster), "organization_id": str(org_id)}
     for request_id in running[1:]:
         await release(build.sessions, request_id, now)

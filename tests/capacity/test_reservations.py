@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gshare.capacity.reservations import (
-    MAX_SPLITS,
+    MAX_POOLS,
     MIG,
     Booking,
     Conflict,
@@ -487,18 +487,40 @@ def test_the_earliest_sessions_of_a_group_and_tier_are_within_its_running_bookin
 KINDS = ("shared", "hospital", "sandbox")
 
 
-def test_pools_join_mine_with_every_combination_of_the_reaches_beyond_it() -> None:
+def test_pools_join_mine_with_the_reaches_that_hang_together_with_it() -> None:
     mine = frozenset({"shared"})
-    reaches = [mine, frozenset({"shared", "hospital"}), frozenset({"sandbox"}), frozenset()]
+    reaches = [
+        mine,
+        frozenset({"shared", "hospital"}),
+        frozenset({"hospital", "sandbox"}),  # meets mine through the hospital's reach
+        frozenset({"course"}),  # meets none: the course's own business
+        frozenset(),
+    ]
     assert pools(mine, reaches) == [
         frozenset({"shared"}),
         frozenset({"shared", "hospital"}),
-        frozenset({"shared", "sandbox"}),
         frozenset({"shared", "hospital", "sandbox"}),
     ]
-    # Many reaches beyond it: one pool with them all, beside its own.
-    many = [frozenset({f"kind-{n}"}) for n in range(MAX_SPLITS + 1)]
-    assert pools(mine, many) == [mine, mine.union(*many)]
+    # A dozen tenants' reaches that all meet mine: the smallest MAX_POOLS unions.
+    many = [frozenset({"shared", f"tenant-{n}"}) for n in range(12)]
+    found = pools(mine, many)
+    assert len(found) == MAX_POOLS
+    assert found[0] == mine
+    assert all(len(a) <= len(b) for a, b in itertools.pairwise(found))
+
+
+def test_cards_lost_under_another_tenants_bookings_do_not_refuse_mine() -> None:
+    """A dedicated tenant booked both its cards, and one of them broke: its pool is over, but
+    a booking of the shared cards, which it cannot use, still fits."""
+    window = (at(0, 9), at(0, 11))
+    theirs, mine = frozenset({"hospital"}), frozenset({"shared"})
+    reach = {uuid.UUID(int=2): theirs}
+    sizes = {"hospital": 1, "shared": 4}
+    others = [booking(2, *window, 2)]
+    for pool in pools(mine, reach.values()):
+        within = [b for b in others if reach[b.id] <= pool]
+        size = sum(sizes[k] for k in pool)
+        assert isinstance(check(size, within, booking(1, *window, 4)), Fits)
 
 
 def _assignable(demands: list[tuple[int, frozenset[str]]], sizes: dict[str, int]) -> bool:

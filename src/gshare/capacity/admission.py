@@ -49,6 +49,7 @@ from gshare.capacity.placement import (
     competes,
     free_slots,
     kinds_of,
+    may_hold,
     slot_limit,
     within_reach,
 )
@@ -197,6 +198,9 @@ async def _cpu_cluster(db: AsyncSession, prepared: _Prepared) -> tuple[uuid.UUID
     candidates = [ask.cluster_id] if ask.cluster_id else await clusters.connected_ids(db)
     if not candidates:
         raise NoCapacity("No cluster is connected to run sessions on.")
+    # No dedication of these clusters changes before this commits, nor while one being made
+    # counts the sessions there (`boundaries.dedicate`).
+    await repository.share_cluster_dedications(db, candidates)
     offers = await repository.cpu_offers(db, candidates)
     chosen = cpu_placement(offers, prepared.isolation, ask.group_id)
     if chosen is None:
@@ -765,7 +769,7 @@ async def standings(
     # the kinds of card each may use, and how many of each such set are ahead so far.
     kinds = kinds_of(snapshot.cards)
     reach = {
-        q.id: frozenset(i for i, c in enumerate(kinds) if within_reach(c, q.request))
+        q.id: frozenset(i for i, c in enumerate(kinds) if may_hold(c, q.request))
         for q in state.queued
     }
     ahead = queue.why_ahead(state.queued, ordered, reach)

@@ -188,7 +188,16 @@ async def undedicate(ctx: Context, dedication_id: uuid.UUID) -> None:
     found = await repository.dedication(ctx.db, dedication_id, lock=True)
     if found is None:
         raise NotFound("No such dedication.", code="dedication_not_found")
-    await _refuse_in_use(ctx.db, found.cluster_id, found.node, found.tenant_id, "giving it back")
+    await repository.lock_cluster_dedications(ctx.db, found.cluster_id)
+    # Sessions without a card that require the tenant's nodes here still have one if another
+    # of its dedications on the cluster stays.
+    others = [
+        d
+        for d in await repository.dedications_of_cluster(ctx.db, found.cluster_id)
+        if d.id != found.id and d.tenant_id == found.tenant_id
+    ]
+    tenant = None if others else found.tenant_id
+    await _refuse_in_use(ctx.db, found.cluster_id, found.node, tenant, "giving it back")
     await ctx.db.delete(found)
     await audit(
         ctx,

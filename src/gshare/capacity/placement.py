@@ -92,25 +92,38 @@ def within_reach(card: CardSnapshot, request: PlacementRequest) -> bool:
     return admits(card.traits, request.isolation)
 
 
+def pool_of(request: PlacementRequest) -> Pool:
+    """The pool of cards a request is placed in: MIG for a MIG tier, hami-core otherwise."""
+    return MIG if request.kind == "mig" else HAMI_CORE
+
+
 def kinds_of(cards: Iterable[CardSnapshot]) -> list[CardSnapshot]:
-    """One card of each model, cluster and node traits: all that `within_reach` reads."""
-    found: dict[tuple[str, uuid.UUID, NodeTraits], CardSnapshot] = {}
+    """One card of each model, pool, cluster and node traits: all that decides which
+    requests may be placed on a card at all."""
+    found: dict[tuple[str, Pool, uuid.UUID, NodeTraits], CardSnapshot] = {}
     for card in cards:
-        found.setdefault((card.model, card.cluster_id, card.traits), card)
+        found.setdefault((card.model, card.pool, card.cluster_id, card.traits), card)
     return list(found.values())
+
+
+def may_hold(card: CardSnapshot, request: PlacementRequest) -> bool:
+    """Whether the card is one the request may be placed on: of its model and pool, and
+    within its reach."""
+    return (
+        card.model == request.model
+        and card.pool == pool_of(request)
+        and within_reach(card, request)
+    )
 
 
 def competes(
     waiter: PlacementRequest, request: PlacementRequest, cards: Iterable[CardSnapshot]
 ) -> bool:
-    """Whether a waiting request may take one of the cards (of the request's model) that the
-    request may: it then goes first, and counts ahead of it. One that may use only other cards
-    (another tenant's dedicated ones, another cluster's) neither holds it back nor counts.
+    """Whether a waiting request may take one of the cards that the request may: it then goes
+    first, and counts ahead of it. One that may use only other cards (another tenant's
+    dedicated ones, another cluster's, the other pool's) neither holds it back nor counts.
     `cards` may be `kinds_of` the cards: whom a card admits depends on nothing else."""
-    return waiter.model == request.model and any(
-        c.model == request.model and within_reach(c, request) and within_reach(c, waiter)
-        for c in cards
-    )
+    return any(may_hold(c, request) and may_hold(c, waiter) for c in cards)
 
 
 @dataclass(frozen=True)
@@ -319,7 +332,7 @@ class PlacementIndex:
                 found = self._first_empty(request)
         if found is not None:
             return found
-        pool = MIG if request.kind == "mig" else HAMI_CORE
+        pool = pool_of(request)
         if (request.model, pool) not in self._models:
             return NoFit("no_card_of_model")
         traits = [

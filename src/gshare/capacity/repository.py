@@ -1288,11 +1288,25 @@ async def nodes(db: AsyncSession) -> list[Row[Any]]:
 
 
 async def lock_cluster_dedications(db: AsyncSession, cluster_id: uuid.UUID) -> None:
-    """Dedications of one cluster are decided one at a time (until the transaction ends)."""
+    """Dedications of one cluster are decided one at a time (until the transaction ends), and
+    not while a session without a card is placed there (`share_cluster_dedications`)."""
     await db.execute(
         text("SELECT pg_advisory_xact_lock(hashtext('gshare.capacity.dedication'), hashtext(:c))"),
         {"c": str(cluster_id)},
     )
+
+
+async def share_cluster_dedications(db: AsyncSession, cluster_ids: Sequence[uuid.UUID]) -> None:
+    """Keep the dedications of these clusters as they are until the transaction ends: a
+    session without a card is placed by what they are now (many such sessions at once)."""
+    for cluster_id in sorted(set(cluster_ids)):
+        await db.execute(
+            text(
+                "SELECT pg_advisory_xact_lock_shared(hashtext('gshare.capacity.dedication'), "
+                "hashtext(:c))"
+            ),
+            {"c": str(cluster_id)},
+        )
 
 
 async def lock_cards_of(db: AsyncSession, cluster_id: uuid.UUID, node: str | None) -> None:

@@ -249,24 +249,36 @@ def free_capacity(
 # only its sessions, and a level may need nodes that offer user namespaces or a sandbox. Each
 # booking then reaches a set of kinds of card. A new booking fits when, at every moment, the
 # bookings can still each be given cards they reach: by Hall's theorem, when for every set of
-# kinds S that is the union of the new booking's reach and some others' reaches, the bookings
-# whose reach lies within S fit in S's cards. `pools` lists those sets; `check` runs on each.
+# kinds S that is the union of the new booking's reach and some others' reaches hanging
+# together with it, the bookings whose reach lies within S fit in S's cards. `pools` lists
+# those sets; `check` runs on each.
 
-MAX_SPLITS = 8  # distinct other reaches beyond which `pools` joins them into one
+MAX_POOLS = 1024  # the most pools `pools` lists
 
 
 def pools(mine: frozenset[Any], reaches: Iterable[frozenset[Any]]) -> list[frozenset[Any]]:
     """The sets of kinds of card a booking reaching `mine` shares with the bookings of
-    `reaches`: `mine` joined with every combination of the other reaches that go beyond it.
-    With more than MAX_SPLITS such reaches, `mine` and `mine` joined with all of them (which
-    may let through what a finer split would refuse; no more than that)."""
-    extra = sorted({r for r in reaches if r and not r <= mine}, key=lambda r: sorted(map(repr, r)))
-    if len(extra) > MAX_SPLITS:
-        return [mine, mine.union(*extra)]
+    `reaches`: `mine` joined with each combination of other reaches that hangs together with
+    it (each reach added meets what is joined so far). These are the unions Hall's condition
+    asks about; a reach that meets none of them concerns other bookings only, and joining it
+    would only carry their troubles (a card lost under them) into this decision. At most
+    MAX_POOLS, smallest first: beyond them (a dozen tenants' reaches all meeting this one) a
+    booking may be let through that a full check would refuse."""
+    extra = {r for r in reaches if r and not r <= mine}
     found = {mine}
-    for reach in extra:
-        found |= {pool | reach for pool in found}
-    return sorted(found, key=lambda r: (len(r), sorted(map(repr, r))))
+    frontier = [mine]
+    while frontier and len(found) < MAX_POOLS:
+        pool = frontier.pop(0)
+        for reach in sorted(extra, key=_order):
+            joined = pool | reach
+            if reach & pool and joined not in found and len(found) < MAX_POOLS:
+                found.add(joined)
+                frontier.append(joined)
+    return sorted(found, key=lambda r: (len(r), _order(r)))
+
+
+def _order(kinds: frozenset[Any]) -> list[str]:
+    return sorted(map(repr, kinds))
 
 
 def bookable(
