@@ -167,8 +167,7 @@ async def _shared(
     mine = cards.reach(isolation)
     levels = await service.group_isolations(ctx.db, [b.group_id for b in rows])
     reaches = {b.id: cards.reach(levels[b.group_id]) for b in rows}
-    tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
-    pures = {b.id: _pure(b, *tiers[b.tier_id]) for b in rows if b.tier_id in tiers}
+    pures = await _pures(ctx, rows)
     return _Shared(cards, mine, pures, reaches, reservations.pools(mine, reaches.values()))
 
 
@@ -227,7 +226,7 @@ async def _quota_refusal(
     if not isinstance(limit, int | float) or isinstance(limit, bool):
         return None
     others = await repository.active_bookings(ctx.db, org_id=org_id, ending_after=ctx.now)
-    pures = await _pures(ctx, others)
+    pures = list((await _pures(ctx, others)).values())
     over = reservations.over_quota(pures, pure, float(limit))
     if over is None:
         return None
@@ -239,9 +238,10 @@ async def _quota_refusal(
     )
 
 
-async def _pures(ctx: Context, rows: Sequence[Booking]) -> list[reservations.Booking]:
+async def _pures(ctx: Context, rows: Sequence[Booking]) -> dict[uuid.UUID, reservations.Booking]:
+    """Each booking as the pure checks weigh it, by id (one whose tier is gone: none)."""
     tiers = await repository.tiers_with_models(ctx.db, {b.tier_id for b in rows})
-    return [_pure(b, *tiers[b.tier_id]) for b in rows if b.tier_id in tiers]
+    return {b.id: _pure(b, *tiers[b.tier_id]) for b in rows if b.tier_id in tiers}
 
 
 async def _decide(
