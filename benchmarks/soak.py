@@ -1,7 +1,8 @@
 """Soak: the whole system under load and faults, in the spirit of Jepsen's bank test.
 
     .venv/bin/python benchmarks/soak.py [--users 200] [--actions 30] [--nodes 8] [--cards 8]
-                                        [--think 1.5] [--seed 7] [--quick]
+                                        [--think 1.5] [--seed 7] [--scheduling 10]
+                                        [--quick]
 
 What runs is `make demo`'s kind of stack, every part a real process: PostgreSQL, a kube-apiserver
 with kwok's simulated A100 nodes (`--nodes` x `--cards` cards), two API processes, two worker
@@ -29,6 +30,13 @@ run waits, at most `--quiet` seconds, for the system to settle; then it checks:
   allocations were billed for equal the seconds the sessions' transition history spent holding
   a card.
 
+A third round (`--scheduling` minutes) has no process faults but the scheduling features
+churning under the users: the super admin starts and ends drains of whole nodes (a few seconds
+of notice), books capacity for a group starting now or within a minute and cancels it, and
+every so often every member of one group stops all their sessions at once, so that stops,
+resumes, drains ending and bookings starting land together. After it the same checks run, and
+no session that is not starting or running may hold an allocation.
+
 It prints the violations (goal: 0), the actions per second of the faulty round against the
 quiet one (goal: a ratio of at least 0.7), the time after each kill until every session that was
 waiting on a process has moved on (p50, p99; goal p99 at most 30 s), and the requests answered
@@ -54,7 +62,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -368,6 +376,108 @@ async def round_of_actions(
     return time.monotonic() - started
 
 
+class Admin:
+    """The super admin, signed in, churning drains and bookings."""
+
+    def __init__(self, base: str, cookies: httpx.Cookies, csrf: str, rng: random.Random) -> None:
+        self.base, self.cookies, self.csrf, self.rng = base, cookies, csrf, rng
+
+    async def send(
+        self, tally: Tally, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> httpx.Response | None:
+        async with httpx.AsyncClient(base_url=self.base, cookies=self.cookies, timeout=30) as c:
+            try:
+                answer = await c.request(
+                    method, path, json=body, headers={"X-CSRF-Token": self.csrf}
+                )
+            except httpx.HTTPError:
+                tally.failures.append((time.monotonic(), "lost"))
+                return None
+        tally.answers[answer.status_code] += 1
+        if answer.status_code >= 500:
+            tally.failures.append((time.monotonic(), "5xx"))
+        return answer
+
+    async def drains(self, tally: Tally, cluster_id: str, nodes: list[str], until: float) -> None:
+        """A node drained with a few seconds' notice, ended a little later, over and over."""
+        while time.monotonic() < until:
+            deadline = datetime.now(UTC) + timedelta(seconds=self.rng.uniform(0, 10))
+            started = await self.send(
+                tally,
+                "POST",
+                "/api/v1/drains",
+                {
+                    "scope": "node",
+                    "cluster_id": cluster_id,
+                    "node": self.rng.choice(nodes),
+                    "deadline": deadline.isoformat(),
+                    "reason": "soak",
+                },
+            )
+            await asyncio.sleep(max(0.0, min(self.rng.uniform(2, 20), until - time.monotonic())))
+            if started is not None and started.status_code == 201:
+                await self.send(tally, "POST", f"/api/v1/drains/{started.json()['id']}/end")
+            tally.actions += 1
+
+    async def bookings(self, tally: Tally, world: World, until: float) -> None:
+        """A group's booking starting now or within a minute, cancelled after a while."""
+        while time.monotonic() < until:
+            starts = datetime.now(UTC) + timedelta(seconds=self.rng.choice([0, 5, 30, 60]))
+            made = await self.send(
+                tally,
+                "POST",
+                "/api/v1/bookings",
+                {
+                    "group_id": str(self.rng.choice(world.groups)),
+                    "tier_id": str(self.rng.choice(world.tiers)),
+                    "count": self.rng.randint(1, 4),
+                    "starts_at": starts.isoformat(),
+                    "ends_at": (starts + timedelta(minutes=5)).isoformat(),
+                    "title": "soak",
+                    "notice_minutes": self.rng.choice([0, 1]),
+                },
+            )
+            await asyncio.sleep(max(0.0, min(self.rng.uniform(5, 40), until - time.monotonic())))
+            if made is not None and made.status_code == 201:
+                await self.send(tally, "POST", f"/api/v1/bookings/{made.json()['id']}/cancel")
+            tally.actions += 1
+
+
+async def round_of_scheduling(
+    users: list[User],
+    admin: Admin,
+    world: World,
+    cluster_id: str,
+    nodes: list[str],
+    seconds: float,
+    think_s: float,
+) -> Tally:
+    """For `seconds`: the users act, the admin churns drains and bookings, and every so often
+    one group's members stop everything at once."""
+    tally = Tally()
+    until = time.monotonic() + seconds
+
+    async def one(user: User) -> None:
+        while time.monotonic() < until:
+            await asyncio.sleep(user.rng.expovariate(1 / think_s))
+            await user.act(tally)
+
+    async def stop_a_group() -> None:
+        while time.monotonic() < until:
+            await asyncio.sleep(admin.rng.uniform(5, 20))
+            group = admin.rng.choice(world.groups)
+            members = [u for u in users if u.group_id == str(group)]
+            await asyncio.gather(*(u.stop_everything(tally) for u in members))
+
+    await asyncio.gather(
+        *(one(u) for u in users),
+        admin.drains(tally, cluster_id, nodes, until),
+        admin.bookings(tally, world, until),
+        stop_a_group(),
+    )
+    return tally
+
+
 # ---- watching and checking -------------------------------------------------------------------
 
 
@@ -470,6 +580,14 @@ async def violations(
             for sid, s in sessions.items():
                 if s.state in MOVING:
                     found.append((f"left in {s.state} past the quiet period", sid))
+            for r in await rows(
+                "SELECT r.session_id, a.id FROM gpu_allocations a "
+                "JOIN admission_requests r ON r.id = a.request_id "
+                "WHERE a.status <> 'released' AND r.session_id IS NOT NULL"
+            ):
+                s = sessions.get(str(r[0]))
+                if s is None or s.state not in ("starting", "running") or s.request_id is None:
+                    found.append(("an allocation held for a session that holds none", str(r[1])))
 
             cards = {str(r[0]): r for r in await rows("SELECT uuid, memory_mib FROM gpu_cards")}
             live = {
@@ -806,6 +924,26 @@ async def soak(opts: argparse.Namespace, folder: Path) -> int:
         found += await settle_and_check(
             "faults", users, watcher, url, cluster, bases[0], admin_cookies, opts.quiet
         )
+
+        # Round 3: the scheduling features churning under the users.
+        async with httpx.AsyncClient(base_url=bases[0]) as client:
+            login = await client.post(
+                "/api/v1/auth/login", json={"email": admin_email, "password": admin_password}
+            )
+            login.raise_for_status()
+        admin = Admin(bases[0], login.cookies, login.json()["csrf_token"], rng)
+        nodes = [n.name for n in a100_nodes(opts.nodes, opts.cards)]
+        churn = await round_of_scheduling(
+            users, admin, world, str(cluster_id), nodes, opts.scheduling * 60, opts.think
+        )
+        print(
+            f"  scheduling: {churn.actions} actions in {opts.scheduling:g} min, answers "
+            f"{dict(sorted(churn.answers.items()))}",
+            flush=True,
+        )
+        found += await settle_and_check(
+            "scheduling", users, watcher, url, cluster, bases[0], admin_cookies, opts.quiet
+        )
         await watcher.engine.dispose()
 
         quiet_rate = quiet_tally.actions / quiet_s
@@ -849,6 +987,9 @@ async def soak(opts: argparse.Namespace, folder: Path) -> int:
         check_goal(ratio >= 0.7, "actions per second with faults >= 0.7x", quick=opts.quick)
         check_goal(percentile(converged, 0.99) <= 30, "convergence p99 <= 30s", quick=opts.quick)
         check_goal(outside["5xx"] == 0, "no 5xx outside the fault windows", quick=opts.quick)
+        check_goal(
+            churn.failures == [], "no 5xx or lost answer while scheduling churns", quick=opts.quick
+        )
         if opts.quick and found:
             return 1  # even a tiny run must keep the invariants
         return 0
@@ -868,10 +1009,14 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.5, help="mean think time, seconds")
     parser.add_argument("--quiet", type=float, default=90, help="longest wait to settle, s")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--scheduling", type=float, default=10, help="minutes of drains and bookings churning"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, goals not checked")
     opts = parser.parse_args()
     if opts.quick:
         opts.users, opts.actions, opts.nodes, opts.cards, opts.think = 6, 8, 1, 2, 0.3
+        opts.scheduling = 0.25
     folder = Path(tempfile.mkdtemp(prefix="gshare-soak-"))
     raise SystemExit(asyncio.run(soak(opts, folder)))
 

@@ -545,8 +545,8 @@ class Cluster:
 
     def add_volumes(self, count: int, size_gib: int = 100, prefix: str = "volume") -> None:
         """Pre-made persistent volumes for session claims to bind to (the controller manager's
-        binder does the binding; there is no storage provisioner here). They carry no storage
-        class, like claims made without one, and are kept when released."""
+        binder does the binding; `provision_claims` makes one per waiting claim instead). They
+        carry no storage class, like claims made without one, and are kept when released."""
         with self.client() as client:
             for n in range(count):
                 body = {
@@ -563,6 +563,47 @@ class Cluster:
                 response = client.post("/api/v1/persistentvolumes", json=body)
                 if response.status_code != 409:
                     response.raise_for_status()
+
+    def provision_claims(self, client: httpx.Client, namespace: str) -> int:
+        """A volume for each claim in `namespace` that waits for one, bound to that claim
+        alone (`claimRef`), of its size, access modes and storage class: what a storage
+        class's provisioner does on a real cluster, so that any number of sessions get their
+        volumes. Returns how many it made; a claim given one already is left alone."""
+        answer = client.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims")
+        answer.raise_for_status()
+        made = 0
+        for claim in answer.json().get("items") or []:
+            meta, spec = claim["metadata"], claim.get("spec") or {}
+            if spec.get("volumeName") or (claim.get("status") or {}).get("phase") == "Bound":
+                continue
+            name = f"claim-{meta['uid']}"
+            volume: dict[str, Any] = {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": name},
+                "spec": {
+                    "capacity": {
+                        "storage": ((spec.get("resources") or {}).get("requests") or {}).get(
+                            "storage", "1Gi"
+                        )
+                    },
+                    "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "storageClassName": spec.get("storageClassName") or "",
+                    "claimRef": {
+                        "namespace": namespace,
+                        "name": meta["name"],
+                        "uid": meta["uid"],
+                    },
+                    "hostPath": {"path": f"/var/lib/gshare-devcluster/{name}"},
+                },
+            }
+            created = client.post("/api/v1/persistentvolumes", json=volume)
+            if created.status_code == 409:
+                continue  # made by an earlier pass; the binder has not caught up yet
+            created.raise_for_status()
+            made += 1
+        return made
 
     def stop(self) -> None:
         for proc in reversed(self.processes):

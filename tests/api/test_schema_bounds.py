@@ -1,5 +1,6 @@
-"""Every input is bounded in the spec: strings by a length their column can hold, datetimes by
-the one datetime type, so that oversized or unstorable values are a 422 and never a 500."""
+"""Every input is bounded in the spec: strings by a length their column can hold and a pattern
+that keeps NUL bytes out, datetimes by the one datetime type, so that oversized or unstorable
+values are a 422 and never a 500, and the spec says what the server takes."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from gshare.capacity.models import (
 )
 from gshare.clusters.models import Cluster
 from gshare.identity.models import Group, Organization, SignInFailure, User
+from gshare.kit.idempotency import IdempotencyRecord
 from gshare.kit.schemas import UTC_DATETIME_MARK
 from gshare.sessions.models import CatalogImage, InteractiveSession, Volume
 
@@ -73,6 +75,20 @@ COLUMNS: dict[tuple[str, str], InstrumentedAttribute[Any]] = {
     ("BookingEdit", "title"): Booking.title,
     ("GET /api/v1/bookings", "model"): Booking.model,
     ("GET /api/v1/bookings/calendar", "model"): Booking.model,
+    **{
+        (operation, "Idempotency-Key"): IdempotencyRecord.key
+        for operation in (
+            "POST /api/v1/credits/mint",
+            "POST /api/v1/credits/transfers",
+            "PUT /api/v1/wallets/{wallet_id}/monthly-grant",
+            "POST /api/v1/sessions",
+            "DELETE /api/v1/sessions/{session_id}",
+            "POST /api/v1/sessions/{session_id}/pause",
+            "POST /api/v1/sessions/{session_id}/resume",
+            "POST /api/v1/sessions/{session_id}/stop",
+            "POST /api/v1/sessions/{session_id}/keep-running",
+        )
+    },
 }
 NOT_STORED = {
     ("DrainIn", "reason"),  # a text column
@@ -152,7 +168,7 @@ def inputs() -> Iterator[Input]:
                 continue
             where = f"{method.upper()} {path}"
             for param in operation.get("parameters", []):
-                if param["in"] in ("query", "path"):
+                if param["in"] in ("query", "path", "header"):
                     yield from _leaves(param["schema"], where, where, param["name"], frozenset())
             body = operation.get("requestBody", {}).get("content", {})
             for media in body.values():
@@ -176,6 +192,8 @@ def test_the_walk_finds_the_inputs_it_should() -> None:
     assert ("MembershipPut", "expires_at") in found
     assert ("GET /api/v1/audit", "since") in found
     assert ("GET /api/v1/orgs", "cursor") in found
+    assert ("POST /api/v1/sessions", "Idempotency-Key") in found
+    assert ("MigInstanceIn", "profile") in found
 
 
 def test_every_string_input_has_a_max_length() -> None:
@@ -234,18 +252,51 @@ def test_every_free_text_input_is_known_to_be_stored_or_not() -> None:
     assert not unknown, "list these in COLUMNS or NOT_STORED:\n" + "\n".join(unknown)
 
 
-def test_every_free_text_parameter_refuses_a_nul_byte() -> None:
-    """PostgreSQL cannot hold or compare a NUL byte in text: a parameter that carries one is a
-    422 at the edge (its pattern), never an error from the database. Bodies are refused by
-    their models' validators."""
+def test_every_free_text_input_refuses_a_nul_byte() -> None:
+    """PostgreSQL cannot hold or compare a NUL byte in text: an input that carries one is a 422
+    at the edge (a parameter's pattern; a body's validator, which its model's spec declares as
+    a pattern), never an error from the database, and the spec says so."""
     open_to_nul = sorted(
         {
-            f"{i.where}: {i.name}"
+            f"{i.where}: {i.owner}.{i.name}"
             for i in INPUTS
-            if _free_text(i)
-            and i.name != "body"
-            and i.owner == i.where
-            and re.search(i.schema.get("pattern", ""), "a\x00b") is not None
+            if _free_text(i) and re.search(i.schema.get("pattern", ""), "a\x00b") is not None
         }
     )
-    assert not open_to_nul, "parameters that let a NUL byte through:\n" + "\n".join(open_to_nul)
+    assert not open_to_nul, "inputs whose spec lets a NUL byte through:\n" + "\n".join(open_to_nul)
+
+
+def _maps(schema: dict[str, Any], seen: frozenset[str]) -> Iterator[dict[str, Any]]:
+    ref, schema = _resolve(schema)
+    if ref is not None:
+        if ref in seen:
+            return
+        seen = seen | {ref}
+    if schema.get("type") == "object" and "properties" not in schema:
+        yield schema
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for sub in schema.get(key, []):
+            yield from _maps(sub, seen)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            yield from _maps(schema[key], seen)
+    for sub in schema.get("properties", {}).values():
+        yield from _maps(sub, seen)
+
+
+def test_every_map_in_a_body_refuses_a_nul_byte_in_its_keys() -> None:
+    maps = [
+        (f"{method.upper()} {path}", found)
+        for path, item in SPEC["paths"].items()
+        for method, operation in item.items()
+        if method in METHODS
+        for media in operation.get("requestBody", {}).get("content", {}).values()
+        for found in _maps(media["schema"], frozenset())
+    ]
+    assert maps, "the walk finds the policy values"
+    open_to_nul = sorted(
+        where
+        for where, found in maps
+        if re.search(found.get("propertyNames", {}).get("pattern", ""), "a\x00b") is not None
+    )
+    assert not open_to_nul, "maps whose keys may hold a NUL byte:\n" + "\n".join(open_to_nul)

@@ -19,6 +19,8 @@ from gshare.events.models import Event, Notification
 from gshare.identity.models import Group, Organization, User
 from tests.builders import Builder
 from tests.capacity.builders import A100, CapacityWorld, admit, capacity_world
+from tests.capacity.test_isolation_api import _dedicate_private
+from tests.capacity.test_isolation_api import _world as isolation_world
 
 API = "/api/v1"
 
@@ -405,3 +407,225 @@ async def test_a_running_booking_says_how_many_sessions_of_it_the_group_holds(
     assert outcome.allocation is not None
     found = {b["id"]: b["in_use"] for b in (await w.member.get(f"{API}/bookings")).json()["items"]}
     assert found == {running.json()["id"]: 1, later["id"]: None}
+
+
+# ---- tenancy and policy --------------------------------------------------------------------
+
+
+async def _other_group(build: Builder, w: World, name: str) -> tuple[Group, httpx.AsyncClient]:
+    """Another group of the same organization, with an admin of its own."""
+    group = await build.group(w.org, name)
+    admin = await build.user(f"{name} admin")
+    await build.member(admin, group)
+    await build.group_admin(admin, group)
+    return group, await build.signed_in(admin)
+
+
+async def test_a_group_books_a_modest_week_unless_the_super_admin_raises_it(
+    build: Builder,
+) -> None:
+    w = await _world(build, n_cards=8)
+    # Unset anywhere, the weekly card-hours have a default, and the effective policy says so.
+    effective = await w.root.get(
+        f"{API}/users/{w.member_user.id}/effective-policy", params={"group_id": str(w.group.id)}
+    )
+    assert effective.status_code == 200, effective.text
+    found = {v["key"]: v for v in effective.json()["values"]}["max_booked_card_hours_week"]
+    assert (found["value"], found["scope"]) == (168, None)
+    # All eight cards around the clock for a day is 192 card-hours: over the week's 168.
+    day = w.body(count=8, ends_at=w.start + timedelta(hours=24))
+    error = _error(await w.admin.post(f"{API}/bookings", json=day), 409, "booking_quota")
+    assert "168" in error["message"]
+    seven = w.body(count=7, ends_at=w.start + timedelta(hours=24))
+    assert (await w.admin.post(f"{API}/bookings", json=seven)).status_code == 201
+    _error(await w.admin.post(f"{API}/bookings", json=w.body(count=1)), 409, "booking_quota")
+    # The super admin raises it for the group; no one else may, the organization's admin neither.
+    raised = {"values": {"max_booked_card_hours_week": 1000}}
+    url = f"{API}/policies/groups/{w.group.id}"
+    org_admin = await build.user("Olga Org")
+    await build.org_admin(org_admin, w.org)
+    olga = await build.signed_in(org_admin)
+    _error(await olga.put(url, json=raised), 403, "policy_key_reserved")
+    assert (await w.admin.put(url, json=raised)).status_code == 403
+    assert (await w.root.put(url, json=raised)).status_code == 200
+    assert (await w.admin.post(f"{API}/bookings", json=w.body(count=1))).status_code == 201
+
+
+async def test_an_organizations_groups_book_within_its_cap_together(build: Builder) -> None:
+    w = await _world(build, n_cards=8)
+    lab, lab_admin = await _other_group(build, w, "Lab")
+    cap = {"values": {"max_org_booked_card_hours_week": 10}}
+    org_admin = await build.user("Olga Org")
+    await build.org_admin(org_admin, w.org)
+    olga = await build.signed_in(org_admin)
+    # Only the super admin sets it, and for an organization (or everyone), not a group.
+    assert (await olga.put(f"{API}/policies/orgs/{w.org.id}", json=cap)).status_code == 403
+    assert (await olga.put(f"{API}/policies/groups/{w.group.id}", json=cap)).status_code == 403
+    _error(await w.root.put(f"{API}/policies/groups/{w.group.id}", json=cap), 422, "invalid_policy")
+    assert (await w.root.put(f"{API}/policies/orgs/{w.org.id}", json=cap)).status_code == 200
+    # 3 cards for 2 hours is 6 card-hours; the lab's 6 more would make the organization's 12.
+    assert (await w.admin.post(f"{API}/bookings", json=w.body(count=3))).status_code == 201
+    error = _error(
+        await lab_admin.post(f"{API}/bookings", json=w.body(count=3, group_id=lab.id)),
+        409,
+        "booking_quota",
+    )
+    assert "organization" in error["message"]
+    assert "12.0" in error["message"]
+    assert (
+        await lab_admin.post(f"{API}/bookings", json=w.body(count=2, group_id=lab.id))
+    ).status_code == 201
+    # Another organization's groups are not counted.
+    other = w.body(count=3, group_id=w.outsider_group.id)
+    assert (await w.outsider.post(f"{API}/bookings", json=other)).status_code == 201
+
+
+async def test_new_groups_do_not_multiply_what_an_organization_may_book(build: Builder) -> None:
+    """Unset anywhere, an organization's groups together book at most 336 card-hours a week:
+    its admins create groups freely, so each group's own 168 alone would not bound it."""
+    w = await _world(build, n_cards=8)
+    day = timedelta(hours=24)
+    # 7 cards for a day is 168 card-hours: each group's whole default week.
+    seven = w.body(count=7, ends_at=w.start + day)
+    assert (await w.admin.post(f"{API}/bookings", json=seven)).status_code == 201
+    lab, lab_admin = await _other_group(build, w, "Lab")
+    lab_day = w.body(count=7, group_id=lab.id, starts_at=w.start + day, ends_at=w.start + 2 * day)
+    assert (await lab_admin.post(f"{API}/bookings", json=lab_day)).status_code == 201
+    third, third_admin = await _other_group(build, w, "Third")
+    later = w.body(
+        count=1,
+        group_id=third.id,
+        starts_at=w.start + 2 * day,
+        ends_at=w.start + 2 * day + timedelta(hours=1),
+    )
+    error = _error(await third_admin.post(f"{API}/bookings", json=later), 409, "booking_quota")
+    assert "organization" in error["message"]
+
+
+async def test_two_groups_of_one_organization_booking_at_once_do_not_both_pass_its_cap(
+    build: Builder,
+) -> None:
+    w = await _world(build, n_cards=8)
+    lab, lab_admin = await _other_group(build, w, "Lab")
+    cap = {"values": {"max_org_booked_card_hours_week": 10}}
+    assert (await w.root.put(f"{API}/policies/orgs/{w.org.id}", json=cap)).status_code == 200
+    answers = await asyncio.gather(
+        w.admin.post(f"{API}/bookings", json=w.body(count=3)),
+        lab_admin.post(f"{API}/bookings", json=w.body(count=3, group_id=lab.id)),
+    )
+    assert sorted(a.status_code for a in answers) == [201, 409], [a.text for a in answers]
+    async with build.sessions() as db:
+        assert len(list(await db.scalars(select(Booking)))) == 1
+
+
+async def test_a_group_whose_policy_allows_no_gpu_session_books_none(build: Builder) -> None:
+    w = await _world(build)
+    url = f"{API}/policies/groups/{w.group.id}"
+    made = (await w.admin.post(f"{API}/bookings", json=w.body(title="Before"))).json()
+    refusing: list[dict[str, Any]] = [
+        {"allowed_models": []},
+        {"max_gpu_sessions": 0},
+        {"allowed_tiers": ["1/4"]},
+    ]
+    for values in refusing:
+        assert (await w.root.put(url, json={"values": values})).status_code == 200
+        error = _error(await w.admin.post(f"{API}/bookings", json=w.body()), 403, "policy_denied")
+        assert next(iter(values)) in error["message"]
+        checked = (await w.admin.post(f"{API}/bookings/check", json=w.body())).json()
+        assert (checked["fits"], checked["code"]) == (False, "policy_denied")
+        # A booking made before is not grown past the policy either.
+        edited = await w.admin.patch(f"{API}/bookings/{made['id']}", json={"count": 2})
+        _error(edited, 403, "policy_denied")
+    # What the policy allows is booked.
+    assert (await w.admin.post(f"{API}/bookings", json=w.body("1/4"))).status_code == 201
+
+
+async def test_removed_members_and_expired_guests_neither_read_nor_hear_of_its_bookings(
+    build: Builder,
+) -> None:
+    w = await _world(build)
+    leaver = await build.user("Lee Leaver")
+    await build.member(leaver, w.group)
+    guest = await build.user("Gus Guest")
+    await build.member(
+        guest, w.group, role="guest", expires_at=build.clock.now() + timedelta(minutes=5)
+    )
+    lee, gus = await build.signed_in(leaver), await build.signed_in(guest)
+    made = (await w.admin.post(f"{API}/bookings", json=w.body(title="Secret class"))).json()
+    url = f"{API}/bookings/{made['id']}"
+    for client in (lee, gus):
+        assert (await client.get(url)).status_code == 200
+        assert [b["id"] for b in (await client.get(f"{API}/bookings")).json()["items"]] == [
+            made["id"]
+        ]
+
+    async def told() -> dict[uuid.UUID, list[str]]:
+        async with build.sessions() as db:
+            rows = await db.execute(
+                select(Notification.user_id, Notification.title).where(
+                    Notification.kind == "booking.changed"
+                )
+            )
+        found: dict[uuid.UUID, list[str]] = {}
+        for user_id, title in rows:
+            found.setdefault(user_id, []).append(title)
+        return found
+
+    before = await told()
+    assert {leaver.id, guest.id} <= before.keys()
+    removed = await w.admin.delete(f"{API}/groups/{w.group.id}/members/{leaver.id}")
+    assert removed.status_code == 204, removed.text
+    build.clock.advance(timedelta(minutes=6))
+    for client in (lee, gus):
+        _error(await client.get(url), 404, "booking_not_found")
+        assert (await client.get(f"{API}/bookings")).json()["items"] == []
+        listed = await client.get(f"{API}/bookings", params={"group_id": str(w.group.id)})
+        assert listed.json()["items"] == []
+    edited = await w.admin.patch(url, json={"title": "Renamed class"})
+    assert edited.status_code == 200, edited.text
+    after = await told()
+    assert after[leaver.id] == before[leaver.id]
+    assert after[guest.id] == before[guest.id]
+    assert "Booking changed: Renamed class" in after[w.member_user.id]
+
+
+async def test_the_calendar_counts_the_cards_the_groups_level_admits(build: Builder) -> None:
+    """A dedicated tenant's members and admins see its own two cards, not the four shared ones
+    it may not use; naming the group gives its view to anyone who sees it."""
+    w = await isolation_world(build)
+    capacity, root = w["capacity"], w["root"]
+    await _dedicate_private(w)
+    group = str(capacity.group_id)
+    dedicated = {"values": {"isolation": "dedicated"}}
+    assert (await root.put(f"{API}/policies/groups/{group}", json=dedicated)).status_code == 200
+    org_admin = await build.user("Olga Org")
+    await build.org_admin(org_admin, await _org(build, w["org_id"]))
+    olga = await build.signed_in(org_admin)
+    start = build.clock.now() + timedelta(days=2)
+    day = {"model": A100, "starts_at": _iso(start), "ends_at": _iso(start + timedelta(hours=2))}
+
+    async def capacity_seen(client: httpx.AsyncClient, **more: str) -> int:
+        found = await client.get(f"{API}/bookings/calendar", params={**day, **more})
+        assert found.status_code == 200, found.text
+        [cards] = found.json()["resources"]
+        return int(cards["capacity"])
+
+    assert await capacity_seen(w["member"]) == 2
+    assert await capacity_seen(olga) == 2
+    for client in (w["member"], olga, root):
+        assert await capacity_seen(client, group_id=group) == 2
+    assert await capacity_seen(root) == 6
+    assert await capacity_seen(w["stranger"]) == 4
+    refused = await w["stranger"].get(f"{API}/bookings/calendar", params={**day, "group_id": group})
+    _error(refused, 404, "group_not_found")
+    # The free slots of the tiers say the same, the group named or not: it is the only one.
+    for params in ({}, {"group_id": group}):
+        tiers = (await w["member"].get(f"{API}/tiers", params=params)).json()["items"]
+        assert {t["name"]: t["free_slots"] for t in tiers}["exclusive"] == 2
+
+
+async def _org(build: Builder, org_id: uuid.UUID) -> Organization:
+    async with build.sessions() as db:
+        org = await db.get(Organization, org_id)
+    assert org is not None
+    return org

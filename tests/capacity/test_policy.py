@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gshare.capacity.policy import (
     KEYS,
+    ORG_KEYS,
     RESERVED_KEYS,
     Boundary,
     EffectiveValue,
@@ -32,6 +33,7 @@ from gshare.capacity.policy import (
     preemption_terms,
     priority_of,
     read_policy,
+    share_weight,
 )
 
 GLOBAL = Scope(ScopeKind.GLOBAL)
@@ -85,13 +87,15 @@ def test_each_key_comes_from_the_most_specific_scope_that_sets_it() -> None:
         "keep_running_limit_minutes": EffectiveValue(None, None),
         "max_session_minutes": EffectiveValue(None, None),
         "queueing_allowed": EffectiveValue(False, USER),
+        "org_weight": EffectiveValue(1.0, None),
         "queue_weight": EffectiveValue(1.0, None),
         "priority": EffectiveValue("normal", None),
         "preemptible": EffectiveValue(True, None),
         "min_runtime_minutes": EffectiveValue(None, None),
         "max_wait_minutes": EffectiveValue(None, None),
         "preemption_notice_minutes": EffectiveValue(10, None),
-        "max_booked_card_hours_week": EffectiveValue(None, None),
+        "max_booked_card_hours_week": EffectiveValue(168.0, None),
+        "max_org_booked_card_hours_week": EffectiveValue(336.0, None),
         "max_booking_days_ahead": EffectiveValue(90, None),
         "isolation": EffectiveValue("shared", None),
         "egress": EffectiveValue("open", None),
@@ -210,6 +214,7 @@ def test_the_preemption_keys_follow_queue_weight_in_order_then_booking_then_boun
     assert keys[keys.index("queue_weight") + 1 :] == [
         *PREEMPTION,
         "max_booked_card_hours_week",
+        "max_org_booked_card_hours_week",
         "max_booking_days_ahead",
         "isolation",
         "egress",
@@ -218,12 +223,19 @@ def test_the_preemption_keys_follow_queue_weight_in_order_then_booking_then_boun
 
 
 def test_the_booking_keys_are_read_at_their_bounds_and_refused_past_them() -> None:
-    bounds = {"max_booked_card_hours_week": 10_000_000, "max_booking_days_ahead": 3660}
+    bounds = {
+        "max_booked_card_hours_week": 10_000_000,
+        "max_org_booked_card_hours_week": 10_000_000,
+        "max_booking_days_ahead": 3660,
+    }
     assert read_policy(bounds) == PolicyAccepted(bounds)
-    assert read_policy({"max_booked_card_hours_week": 0, "max_booking_days_ahead": 0}) == (
-        PolicyAccepted({"max_booked_card_hours_week": 0, "max_booking_days_ahead": 0})
-    )
-    for key, past in (("max_booked_card_hours_week", -1), ("max_booking_days_ahead", 3661)):
+    least = dict.fromkeys(bounds, 0)
+    assert read_policy(least) == PolicyAccepted(least)
+    for key, past in (
+        ("max_booked_card_hours_week", -1),
+        ("max_org_booked_card_hours_week", 10_000_001),
+        ("max_booking_days_ahead", 3661),
+    ):
         assert isinstance(read_policy({key: past}), PolicyRefused)
 
 
@@ -277,6 +289,7 @@ def test_unset_preemption_keys_take_their_defaults() -> None:
         min_runtime=timedelta(0),
         max_wait=None,
         notice=timedelta(minutes=10),
+        kept_notice=timedelta(0),  # the default alone: a booking's notice replaces it
     )
 
 
@@ -296,7 +309,13 @@ def test_the_preemption_terms_come_from_the_most_specific_scopes() -> None:
         min_runtime=timedelta(minutes=30),
         max_wait=timedelta(hours=2),
         notice=timedelta(0),
+        kept_notice=timedelta(0),
     )
+
+
+def test_the_notice_a_scope_sets_is_kept_against_a_bookings_shorter_one() -> None:
+    effective = effective_policy([policy(GLOBAL, preemption_notice_minutes=45)])
+    assert preemption_terms(effective).kept_notice == timedelta(minutes=45)
 
 
 def test_the_preemption_keys_limit_no_request() -> None:
@@ -392,3 +411,12 @@ def test_the_boundary_comes_from_the_most_specific_scope() -> None:
     boundary = boundary_of(effective)
     assert boundary == Boundary("dedicated+sandboxed", "listed", frozenset({"10.0.0.0/8"}), GROUP)
     assert boundary_of(effective_policy([])) == Boundary("shared", "open", frozenset(), None)
+
+
+def test_the_fair_share_weights_read_1_unless_set() -> None:
+    unset = effective_policy([])
+    assert (share_weight(unset, "org_weight"), share_weight(unset, "queue_weight")) == (1.0, 1.0)
+    org = ScopedPolicy(Scope(ScopeKind.ORGANIZATION, uuid.UUID(int=1)), {"org_weight": 3.0})
+    assert share_weight(effective_policy([org]), "org_weight") == 3.0
+    assert "org_weight" in RESERVED_KEYS
+    assert "org_weight" in ORG_KEYS

@@ -17,9 +17,15 @@ from gshare.capacity.models import Notice
 from gshare.events.models import Notification
 from gshare.identity.models import Group, Organization
 from tests.builders import Builder
-from tests.capacity.builders import set_policy
+from tests.capacity.builders import another_group, set_policy
 from tests.credits.builders import assert_ledger_clean
-from tests.sessions.world import API, SessionWorld, admission_loop_turn, session_world
+from tests.sessions.world import (
+    API,
+    SessionWorld,
+    admission_loop_turn,
+    session_world,
+    signed_in,
+)
 
 
 async def _notices(w: SessionWorld) -> list[Notice]:
@@ -382,15 +388,8 @@ async def test_a_member_takes_back_lent_booked_capacity_after_the_bookings_notic
     build: Builder,
 ) -> None:
     w, lab = await _booked_world(build, notice=2)
-    # The booked card is lent while the lab does not use it; the borrower is protected by its
-    # own policy, which a booking overrides.
-    await set_policy(
-        build.sessions,
-        build.clock.now(),
-        "user",
-        w.capacity.user_ids[0],
-        {"preemptible": False, "min_runtime_minutes": 600},
-    )
+    # The booked card is lent while the lab does not use it; the borrower's policy sets no
+    # notice of its own, so the booking's is the notice.
     borrower = await w.running(0, "exclusive")
     waiting = await w.create(1, "exclusive", group_id=str(lab.id))
     assert waiting["state"] == "queued", waiting
@@ -404,6 +403,53 @@ async def test_a_member_takes_back_lent_booked_capacity_after_the_bookings_notic
     assert (await w.read(0, borrower["id"]))["state"] == "resuming"
     assert (await w.read(1, waiting["id"]))["state"] == "starting"
     await assert_ledger_clean(build.sessions)
+
+
+async def test_a_booking_never_pauses_a_session_the_super_admin_made_not_preemptible(
+    build: Builder,
+) -> None:
+    w, lab = await _booked_world(build, notice=0)
+    terms: dict[str, object] = {
+        "preemptible": False,
+        "priority": "high",
+        "min_runtime_minutes": 600,
+        "preemption_notice_minutes": 60,
+    }
+    await set_policy(build.sessions, build.clock.now(), "user", w.capacity.user_ids[0], terms)
+    borrower = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive", group_id=str(lab.id))
+    for _ in range(3):
+        await admission_loop_turn(w.build)
+        build.clock.advance(timedelta(minutes=1))
+    assert await _notices(w) == []
+    assert (await w.read(0, borrower["id"]))["state"] == "running"
+    assert (await w.read(1, waiting["id"]))["state"] == "queued"
+
+
+async def test_a_booking_waits_for_the_borrowers_minimum_runtime_and_own_notice(
+    build: Builder,
+) -> None:
+    w, lab = await _booked_world(build, notice=2)
+    terms: dict[str, object] = {"min_runtime_minutes": 30, "preemption_notice_minutes": 60}
+    await set_policy(build.sessions, build.clock.now(), "user", w.capacity.user_ids[0], terms)
+    borrower = await w.running(0, "exclusive")
+    waiting = await w.create(1, "exclusive", group_id=str(lab.id))
+    await admission_loop_turn(w.build)
+    assert await _notices(w) == []
+    build.clock.advance(timedelta(minutes=30))
+    now = build.clock.now()
+    await admission_loop_turn(w.build)
+    notice = (await w.read(0, borrower["id"]))["notice"]
+    assert notice["reason"] == "booking"
+    # The longer of the two notices: the borrower's own, not the booking's two minutes.
+    assert notice["deadline"].startswith((now + timedelta(minutes=60)).isoformat()[:19])
+    build.clock.advance(timedelta(minutes=59))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, borrower["id"]))["state"] == "running"
+    build.clock.advance(timedelta(minutes=1))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, borrower["id"]))["state"] == "resuming"
+    assert (await w.read(1, waiting["id"]))["state"] == "starting"
 
 
 async def test_beyond_the_booked_count_a_member_waits_like_anyone(build: Builder) -> None:
@@ -623,6 +669,22 @@ async def test_a_session_started_just_before_a_booking_is_told_at_once_how_long_
     assert notice["deadline"].startswith(starts.isoformat()[:19])
 
 
+async def test_ahead_of_a_window_a_protected_session_or_a_longer_notice_is_not_cut_short(
+    build: Builder,
+) -> None:
+    w, _, borrower, _ = await _borrowed_then_booked(build, starts_in=timedelta(minutes=3), notice=5)
+    owner = w.capacity.user_ids[0]
+    protections: list[dict[str, object]] = [
+        {"preemptible": False},
+        {"preemption_notice_minutes": 10},
+    ]
+    for terms in protections:
+        await set_policy(build.sessions, build.clock.now(), "user", owner, terms)
+        await admission_loop_turn(build)
+        assert (await w.read(0, borrower["id"]))["notice"] is None
+    assert await _notices(w) == []
+
+
 async def test_only_what_the_booking_lacks_is_freed_ahead(build: Builder) -> None:
     # One card carved to quarters: three of member 0's sessions, one slot free. The lab books
     # two quarters and holds none: the free slot is one, one session is told to leave.
@@ -732,3 +794,93 @@ async def test_a_long_notice_holds_the_freed_card_for_at_most_15_minutes_after_t
     # Lent again: the paused borrower resumes on it.
     await admission_loop_turn(build)
     assert (await w.read(0, borrower["id"]))["state"] == "starting"
+
+
+# ---- fair share between organizations ------------------------------------------------------
+
+
+async def test_groups_an_organization_adds_take_no_card_from_another_organization(
+    build: Builder,
+) -> None:
+    """Two organizations run two whole cards each of four. The first one's admin creates two
+    groups and a member waits in each: the organization already holds its share, so neither
+    request takes a card from the other organization (nor, above its own group's share within
+    the organization, from its first group)."""
+    w = await session_world(build, n_cards=4)
+    for _ in range(2):
+        await w.running(0, "exclusive")
+    # The other organization's sessions start last: the most recent, the first to go were
+    # shares split per group.
+    build.clock.advance(timedelta(minutes=5))
+    other = await another_group(build.sessions, build.clock.now())
+    theirs = await signed_in(build, other.user_ids[0])
+    started = []
+    for _ in range(2):
+        made = await theirs.post(
+            f"{API}/sessions", json=w.body("exclusive", group_id=str(other.group_id))
+        )
+        assert made.status_code == 201, made.text
+        assert (await w.report(made.json()["id"], "Running")).status_code == 200
+        started.append(made.json()["id"])
+
+    async with build.sessions() as db:
+        group = await db.get(Group, w.group_id)
+        assert group is not None
+    admin = await build.user()
+    async with build.sessions() as db:
+        org = await db.get(Organization, group.org_id)
+        assert org is not None
+    await build.org_admin(admin, org)
+    org_admin = await build.signed_in(admin)
+    waiting = []
+    for name in ("Extra one", "Extra two"):
+        made = await org_admin.post(f"{API}/orgs/{org.id}/groups", json={"name": name})
+        assert made.status_code == 201, made.text
+        extra = made.json()["id"]
+        put = await org_admin.put(
+            f"{API}/groups/{extra}/members/{w.capacity.user_ids[1]}", json={"role": "member"}
+        )
+        assert put.status_code == 200, put.text
+        queued = await w.create(1, "exclusive", group_id=extra)
+        assert queued["state"] == "queued", queued
+        waiting.append(queued["id"])
+    build.clock.advance(timedelta(minutes=1))
+    await admission_loop_turn(w.build)
+    assert await _notices(w) == []
+    for session_id in started:
+        seen = (await theirs.get(f"{API}/sessions/{session_id}")).json()
+        assert (seen["state"], seen["notice"]) == ("running", None)
+    for session_id in waiting:
+        assert (await w.read(1, session_id))["state"] == "queued"
+
+
+async def test_only_a_super_admin_weighs_an_organization_and_only_for_an_organization(
+    build: Builder,
+) -> None:
+    w = await session_world(build, n_cards=1)
+    root = await _super_client(build)
+    async with build.sessions() as db:
+        group = await db.get(Group, w.group_id)
+        assert group is not None
+        org = await db.get(Organization, group.org_id)
+        assert org is not None
+    admin = await build.user()
+    await build.org_admin(admin, org)
+    org_admin = await build.signed_in(admin)
+    weighed = {"values": {"org_weight": 4}}
+    # An organization's own policy is a super admin's to set.
+    refused = await org_admin.put(f"{API}/policies/orgs/{org.id}", json=weighed)
+    assert refused.status_code == 403, refused.text
+    # Its admins weigh its groups, not the organization.
+    refused = await org_admin.put(f"{API}/policies/groups/{w.group_id}", json=weighed)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"]["code"] == "policy_key_reserved"
+    for scope in (f"groups/{w.group_id}", f"users/{w.capacity.user_ids[0]}"):
+        misplaced = await root.put(f"{API}/policies/{scope}", json=weighed)
+        assert misplaced.status_code == 422, misplaced.text
+        assert misplaced.json()["error"]["code"] == "invalid_policy"
+    assert (await root.put(f"{API}/policies/orgs/{org.id}", json=weighed)).status_code == 200
+    async with build.sessions() as db:
+        row = await capacity_repository.policy(db, "organization", org.id)
+        assert row is not None
+        assert row.values == {"org_weight": 4}

@@ -29,11 +29,14 @@ from gshare.capacity.preemption import (
     PreemptionSnapshot,
     Priority,
     RunningSession,
+    Shares,
     Victim,
     fair_shares,
     select_victims,
+    soonest_pause,
+    split_shares,
 )
-from gshare.capacity.queue import QueuedRequest
+from gshare.capacity.queue import QueuedRequest, Tenants
 from tests.capacity.test_placement import (
     A100,
     CardBuilder,
@@ -70,6 +73,7 @@ def running(
     preemptible: bool = True,
     min_runtime: timedelta = timedelta(0),
     within_booking: bool = False,
+    kept_notice: timedelta = timedelta(0),
 ) -> RunningSession:
     started = NOW - timedelta(minutes=minutes_ago)
     return RunningSession(
@@ -84,6 +88,7 @@ def running(
         preemptible,
         min_runtime,
         within_booking,
+        kept_notice,
     )
 
 
@@ -105,8 +110,9 @@ def claim(
     max_wait: timedelta | None = None,
     waited: timedelta = timedelta(minutes=5),
     booked: bool = False,
+    by: datetime | None = None,
 ) -> Claim:
-    return Claim(QueuedRequest(request, USER, group, NOW - waited), priority, max_wait, booked)
+    return Claim(QueuedRequest(request, USER, group, NOW - waited), priority, max_wait, booked, by)
 
 
 # Examples ----------------------------------------------------------------------------------
@@ -299,15 +305,15 @@ def test_assume_holds_the_card_and_moves_usage() -> None:
 
 def test_a_booked_claim_takes_any_other_groups_session_and_never_its_own() -> None:
     sessions = [
-        running(0, 1, 0, HEAVY, preemptible=False, priority="high"),
+        running(0, 1, 0, HEAVY, priority="high"),
         running(1, 1, 1, LIGHT),
-        running(2, 1, 2, OTHER, min_runtime=timedelta(hours=9), idle=True),
+        running(2, 1, 2, OTHER, idle=True),
         running(3, 1, 3, LIGHT),
     ]
     snap = world(card(1).carved(QUARTER, 0, 1, 2, 3), sessions=sessions, shares={LIGHT: 0.0})
     # Without the booking, LIGHT (above its share of nothing) may take no one.
     assert select_victims(snap, claim(fraction("1/4")), NOW) == NoPreemption("no_eligible_victims")
-    # With it, the idle session goes first though its minimum runtime is not served.
+    # With it, whatever their priority, the idle session goes first.
     assert select_victims(snap, claim(fraction("1/4"), booked=True), NOW) == Preemption(
         request_id(1), card_id(1), (Victim(session_id(2), card_id(1), 2, OTHER, "booking"),)
     )
@@ -328,6 +334,41 @@ def test_a_booked_claim_takes_any_other_groups_session_and_never_its_own() -> No
     chosen = select_victims(only_others, claim(exclusive(), booked=True), NOW)
     assert isinstance(chosen, Preemption)
     assert {v.reason for v in chosen.victims} == {"booking"}
+
+
+def test_a_booked_claim_keeps_a_sessions_protection_minimum_runtime_and_notice() -> None:
+    guarded = [
+        running(0, 1, 0, OTHER, preemptible=False, priority="high", idle=True),
+        running(1, 1, 1, OTHER, preemptible=False, idle=True),
+        running(2, 2, 0, OTHER, min_runtime=timedelta(minutes=90)),
+        running(3, 2, 1, OTHER, min_runtime=timedelta(minutes=90)),
+    ]
+    snap = world(card(1).carved(HALF, 0, 1), card(2).carved(HALF, 0, 1), sessions=guarded)
+    # Not preemptible: never a booking's; within its minimum runtime: not yet.
+    assert select_victims(snap, claim(fraction("1/2"), booked=True), NOW) == NoPreemption(
+        "no_eligible_victims"
+    )
+    later = NOW + timedelta(minutes=30)
+    chosen = select_victims(snap, claim(fraction("1/2"), booked=True), later)
+    assert isinstance(chosen, Preemption)
+    assert [v.session_id for v in chosen.victims] == [session_id(2)]
+    # Ahead of a window, a session is taken only if it has run its minimum runtime by the start.
+    for by, fits in ((later - timedelta(seconds=1), False), (later, True)):
+        ahead = select_victims(snap, claim(fraction("1/2"), booked=True, by=by), NOW)
+        assert isinstance(ahead, Preemption) == fits
+    # And only if it can be told its own notice before the start; once the window runs, the
+    # booking waits for that notice (see `soonest_pause`).
+    told = [
+        running(4, 3, 0, OTHER, kept_notice=timedelta(minutes=60)),
+        running(5, 3, 1, OTHER, kept_notice=timedelta(minutes=60)),
+    ]
+    noticed = world(card(3).carved(HALF, 0, 1), sessions=told)
+    for by, fits in ((NOW + timedelta(minutes=59), False), (NOW + timedelta(minutes=60), True)):
+        ahead = select_victims(noticed, claim(fraction("1/2"), booked=True, by=by), NOW)
+        assert isinstance(ahead, Preemption) == fits
+    assert isinstance(select_victims(noticed, claim(fraction("1/2"), booked=True), NOW), Preemption)
+    assert soonest_pause(told[0], NOW) == NOW + timedelta(minutes=60)
+    assert soonest_pause(guarded[2], NOW) == later
 
 
 def test_slots_taken_ahead_of_a_booking_count_and_its_held_cards_are_its_own() -> None:
@@ -400,6 +441,7 @@ def worlds(draw: st.DrawFn) -> tuple[PreemptionSnapshot, Claim]:
                 preemptible=draw(st.integers(0, 7)) < 7,
                 min_runtime=timedelta(minutes=draw(st.sampled_from([0, 0, 0, 30, 90]))),
                 within_booking=draw(st.integers(0, 7)) == 0,
+                kept_notice=timedelta(minutes=draw(st.sampled_from([0, 0, 10, 60]))),
             )
         )
 
@@ -433,13 +475,18 @@ def worlds(draw: st.DrawFn) -> tuple[PreemptionSnapshot, Claim]:
         request = mig(draw(st.sampled_from(list(PROFILES))))
     else:
         request = fraction(kind)
+    booked = draw(st.integers(0, 4)) == 0
+    # A booking's claim ahead of its window, or (None) during it.
+    ahead = draw(st.sampled_from([None, 0, 30, 60])) if booked else None
+    by = None if ahead is None else NOW + timedelta(minutes=ahead)
     wanted = claim(
         request,
         draw(st.sampled_from(GROUPS)),
         priority=draw(st.sampled_from(PRIORITIES[::-1])),
         max_wait=draw(st.sampled_from([None, timedelta(hours=1)])),
         waited=timedelta(minutes=draw(st.sampled_from([10, 120]))),
-        booked=draw(st.integers(0, 4)) == 0,
+        booked=booked,
+        by=by,
     )
     return PreemptionSnapshot(CapacitySnapshot(tuple(built)), tuple(sessions), shares), wanted
 
@@ -468,9 +515,17 @@ def allowed(snap: PreemptionSnapshot, wanted: Claim, s: RunningSession) -> Preem
     """The rules as the specification states them, one session at a time."""
     if s.within_booking:  # on capacity its own group booked and is running now
         return None
+    if not s.preemptible:
+        return None
     if wanted.booked:  # a booking takes back what it lends, from any other group
-        return "booking" if s.group_id != wanted.queued.group_id else None
-    if not s.preemptible or NOW - s.started_at < s.min_runtime:
+        if s.group_id == wanted.queued.group_id:
+            return None
+        if wanted.by is None:  # a window running: once its minimum runtime has run
+            return "booking" if NOW - s.started_at >= s.min_runtime else None
+        # Ahead of a window: told its own notice and its minimum runtime run by the start.
+        pause = max(NOW + s.kept_notice, s.started_at + s.min_runtime)
+        return "booking" if pause <= wanted.by else None
+    if NOW - s.started_at < s.min_runtime:
         return None
     if rank(s.priority) > rank(wanted.priority):
         return None
@@ -565,21 +620,24 @@ def test_no_victim_has_run_less_than_its_minimum_runtime(
 ) -> None:
     snap, wanted = drawn
     chosen = decided(snap, wanted)
-    if isinstance(chosen, Preemption) and not wanted.booked:
-        assert all(NOW - s.started_at >= s.min_runtime for s in sessions_of(snap, chosen))
+    if isinstance(chosen, Preemption):
+        # Ahead of a booking's window: by the time the window starts.
+        by = wanted.by or NOW
+        assert all(by - s.started_at >= s.min_runtime for s in sessions_of(snap, chosen))
 
 
 @FAST
 @given(worlds())
-def test_no_victim_is_marked_not_preemptible_or_outranks_the_request(
+def test_no_victim_is_marked_not_preemptible_or_outranks_an_unbooked_request(
     drawn: tuple[PreemptionSnapshot, Claim],
 ) -> None:
     snap, wanted = drawn
     chosen = decided(snap, wanted)
-    if isinstance(chosen, Preemption) and not wanted.booked:
+    if isinstance(chosen, Preemption):
         for s in sessions_of(snap, chosen):
             assert s.preemptible
-            assert rank(s.priority) <= rank(wanted.priority)
+            # A booking takes back what it lends, whatever the borrower's priority.
+            assert wanted.booked or rank(s.priority) <= rank(wanted.priority)
 
 
 @FAST
@@ -657,3 +715,184 @@ def test_assumed_decisions_never_share_a_card_or_a_victim(
             index.assume(each, chosen)
             cards_taken.add(chosen.card_id)
             victims.update(v.session_id for v in chosen.victims)
+
+
+# Fair share between organizations ----------------------------------------------------------
+
+ORG_A, ORG_B, ORG_C = uuid.UUID(int=601), uuid.UUID(int=602), uuid.UUID(int=603)
+B1, B2, C1 = uuid.UUID(int=611), uuid.UUID(int=612), uuid.UUID(int=613)
+A_GROUPS = [uuid.UUID(int=620 + n) for n in range(3)]
+OTHER_ORGS = {B1: ORG_B, B2: ORG_B, C1: ORG_C}
+EXCLUSIVE = f"{A100}:exclusive"
+
+
+def split_world(
+    sessions: list[RunningSession], waiting: set[uuid.UUID], tenants: Tenants
+) -> PreemptionSnapshot:
+    """One card per session, each session whole on its card: the cards split among the
+    organizations running or waiting, then within each."""
+    cards = tuple(card(n).carved(EXCLUSIVE, 0).built for n in range(len(sessions)))
+    groups = {s.group_id for s in sessions} | waiting
+    shares = split_shares(float(len(cards)), groups, tenants)
+    return PreemptionSnapshot(
+        CapacitySnapshot(cards), tuple(sessions), shares.groups, tenants.org_of, shares.orgs
+    )
+
+
+def test_shares_split_among_organizations_then_within_each() -> None:
+    tenants = Tenants({HEAVY: ORG_A, LIGHT: ORG_A, OTHER: ORG_B}, {ORG_B: 3.0}, {LIGHT: 2.0})
+    assert split_shares(12, [OTHER, HEAVY, LIGHT], tenants) == Shares(
+        {ORG_A: 3.0, ORG_B: 9.0}, {HEAVY: 1.0, LIGHT: 2.0, OTHER: 9.0}
+    )
+    # More groups of one organization split its share, not the cards.
+    assert split_shares(12, [OTHER, HEAVY], tenants).orgs == {ORG_A: 3.0, ORG_B: 9.0}
+
+
+def test_groups_an_organization_adds_take_no_card_from_another() -> None:
+    """A and B run two cards each of four. Were shares split per group, A's two new groups,
+    waiting, would each be owed a card and take B's; per organization A holds its share."""
+    extra = A_GROUPS[1:]
+    tenants = Tenants({**OTHER_ORGS, **dict.fromkeys(A_GROUPS, ORG_A)})
+    sessions = [
+        running(0, 0, 0, A_GROUPS[0], cards=1.0, minutes_ago=60),
+        running(1, 1, 0, A_GROUPS[0], cards=1.0, minutes_ago=60),
+        running(2, 2, 0, B1, cards=1.0, minutes_ago=10),
+        running(3, 3, 0, B1, cards=1.0, minutes_ago=10),
+    ]
+    snap = split_world(sessions, set(extra), tenants)
+    for n, group in enumerate(extra):
+        assert select_victims(snap, claim(exclusive(n), group), NOW) == NoPreemption(
+            "no_eligible_victims"
+        )
+    # B, waiting with a third request, is above its share too: it takes none of A's.
+    assert select_victims(snap, claim(exclusive(9), B2), NOW) == NoPreemption("no_eligible_victims")
+    # Once A runs three, B (within its share with a second card) takes one of A's back: of
+    # the group furthest above its own share within A (the one running two of A's three).
+    sessions[3] = running(3, 3, 0, A_GROUPS[1], cards=1.0, minutes_ago=5)
+    snap = split_world(sessions, {B2}, tenants)
+    assert select_victims(snap, claim(exclusive(9), B2), NOW) == Preemption(
+        request_id(9),
+        card_id(0),
+        (Victim(session_id(0), card_id(0), 0, A_GROUPS[0], "fair_share"),),
+    )
+
+
+def test_within_an_organization_a_group_below_its_share_takes_from_one_above() -> None:
+    """A holds its share; within it, the group running nothing takes the card of its
+    organization's group above its own share, and no other organization's."""
+    tenants = Tenants({**OTHER_ORGS, **dict.fromkeys(A_GROUPS, ORG_A)})
+    sessions = [
+        running(0, 0, 0, A_GROUPS[0], cards=1.0, minutes_ago=60),
+        running(1, 1, 0, A_GROUPS[0], cards=1.0, minutes_ago=60),
+        running(2, 2, 0, B1, cards=1.0, minutes_ago=5),
+        running(3, 3, 0, B1, cards=1.0, minutes_ago=5),
+    ]
+    snap = split_world(sessions, {A_GROUPS[1]}, tenants)
+    chosen = select_victims(snap, claim(exclusive(), A_GROUPS[1]), NOW)
+    assert isinstance(chosen, Preemption)
+    assert [(v.group_id, v.reason) for v in chosen.victims] == [(A_GROUPS[0], "fair_share")]
+
+
+@st.composite
+def split_claims(draw: st.DrawFn) -> dict[str, object]:
+    """Whole-card sessions of A (its group drawn later), B and C; A's waiting requests; the
+    organizations' weights (a super admin's); and claims of B and C."""
+    owners = draw(st.lists(st.sampled_from(["A", B1, B2, C1]), min_size=2, max_size=6))
+    sessions = [
+        (
+            owner,
+            draw(st.integers(0, 6)) * 10,
+            draw(st.sampled_from(PRIORITIES)),
+            draw(st.booleans()),
+            draw(st.integers(0, 7)) < 7,
+            timedelta(minutes=draw(st.sampled_from([0, 0, 30, 90]))),
+        )
+        for owner in owners
+    ]
+    claims = [
+        claim(
+            exclusive(n),
+            draw(st.sampled_from([B1, B2, C1])),
+            priority=draw(st.sampled_from(PRIORITIES)),
+            max_wait=draw(st.sampled_from([None, timedelta(hours=1)])),
+            waited=timedelta(minutes=draw(st.sampled_from([10, 120]))),
+        )
+        for n in range(draw(st.integers(1, 4)))
+    ]
+    weights = {org: draw(st.sampled_from([0.5, 1.0, 2.0])) for org in (ORG_A, ORG_B, ORG_C)}
+    group_weights = {g: draw(st.sampled_from([1.0, 3.0])) for g in OTHER_ORGS}
+    return {
+        "sessions": sessions,
+        "claims": claims,
+        "a_waiting": draw(st.integers(0, 3)),
+        "weights": weights,
+        "group_weights": group_weights,
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(split_claims(), st.data())
+def test_nothing_inside_one_organization_moves_another_organizations_claims(
+    drawn: dict[str, object], data: st.DataObject
+) -> None:
+    """However A splits its running and waiting members into groups and weighs its groups,
+    each claim of B and C alone has the same outcome: the same rule, the same card and victim
+    where that is not A's, and a session of A where it is (which of A's follows A's groups)."""
+    sessions_drawn = drawn["sessions"]
+    assert isinstance(sessions_drawn, list)
+
+    def outcomes(seed: int) -> list[object]:
+        groups = data.draw(
+            st.lists(
+                st.sampled_from(A_GROUPS),
+                min_size=len(sessions_drawn) + 3,
+                max_size=len(sessions_drawn) + 3,
+            ),
+            label=f"A's groups {seed}",
+        )
+        a_weights = data.draw(
+            st.lists(st.sampled_from([0.001, 1.0, 5.0, 1000.0]), min_size=3, max_size=3),
+            label=f"A's weights {seed}",
+        )
+        tenants = Tenants(
+            {**OTHER_ORGS, **dict.fromkeys(A_GROUPS, ORG_A)},
+            drawn["weights"],  # type: ignore[arg-type]
+            {**drawn["group_weights"], **dict(zip(A_GROUPS, a_weights, strict=True))},  # type: ignore[dict-item]
+        )
+        sessions = [
+            running(
+                n,
+                n,
+                0,
+                groups[n] if owner == "A" else owner,
+                cards=1.0,
+                minutes_ago=ago,
+                priority=priority,
+                idle=idle,
+                preemptible=preemptible,
+                min_runtime=min_runtime,
+            )
+            for n, (owner, ago, priority, idle, preemptible, min_runtime) in enumerate(
+                sessions_drawn
+            )
+        ]
+        claims = drawn["claims"]
+        assert isinstance(claims, list)
+        a_waiting = set(groups[len(sessions) : len(sessions) + int(drawn["a_waiting"])])  # type: ignore[call-overload]
+        snap = split_world(sessions, a_waiting | {c.queued.group_id for c in claims}, tenants)
+        a_sessions = {s.id for s in sessions if s.group_id in A_GROUPS}
+        found: list[object] = []
+        for each in claims:
+            chosen = select_victims(snap, each, NOW)
+            if isinstance(chosen, NoPreemption):
+                found.append(chosen.reason)
+                continue
+            found.append(
+                [
+                    ("A", v.reason) if v.session_id in a_sessions else (v.session_id, v.reason)
+                    for v in chosen.victims
+                ]
+            )
+        return found
+
+    assert outcomes(1) == outcomes(2)

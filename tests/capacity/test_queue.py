@@ -18,11 +18,14 @@ from gshare.capacity.placement import (
     PlacementRequest,
     slot_limit,
 )
+from gshare.capacity.queue import _KEY_REASONS as KEY_REASONS
 from gshare.capacity.queue import (
     Ahead,
+    AheadReason,
     FairShareSettings,
     Priority,
     QueuedRequest,
+    Tenants,
     Usage,
     ahead_in_words,
     decay_alpha,
@@ -30,6 +33,7 @@ from gshare.capacity.queue import (
     priorities,
     sample_usage,
     usage_curve,
+    usage_of,
     waits_for_words,
     why_ahead,
     with_entry_penalty,
@@ -40,6 +44,7 @@ MODEL = "A100-80GB"
 MIB = 81920
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 HEAVY, LIGHT = uuid.UUID(int=901), uuid.UUID(int=902)
+ORG_A, ORG_B = uuid.UUID(int=801), uuid.UUID(int=802)
 FAIR = FairShareSettings(
     half_life=timedelta(hours=1),
     sampling_interval=timedelta(minutes=30),
@@ -118,19 +123,35 @@ def test_an_admission_adds_its_entry_penalty_to_user_and_group_at_once() -> None
 
 
 def test_priority_shows_its_parts() -> None:
-    usage = Usage({user(1): 0.5}, {HEAVY: 1.5})
-    [p] = priorities(
-        [asking(1, by=1, group=HEAVY, waited=timedelta(hours=3), weight=2.0)], usage, NOW, FAIR
-    )
-    assert p == Priority(
+    tenants = Tenants({HEAVY: ORG_A, LIGHT: ORG_A}, {ORG_A: 4.0})
+    usage = usage_of({user(1): 0.5}, {HEAVY: 5.5, LIGHT: 0.5}, tenants)
+    queued = [
+        asking(1, by=1, group=HEAVY, waited=timedelta(hours=3), weight=2.0),
+        asking(2, by=2, group=LIGHT, waited=timedelta(hours=1)),
+    ]
+    fair = replace(FAIR, starvation_limit=timedelta(hours=5))
+    light, heavy = priorities(queued, usage, NOW, fair)
+    # Within the organization LIGHT's request goes first (0.5 against 3.0 - 6.0 / 2), and
+    # takes the organization's first turn: the one that counts its longest wait, three hours.
+    assert heavy == Priority(
         request_id=uuid.UUID(int=10_001),
-        value=3.0 - (0.5 + 1.5) / 2.0,
+        value=3.0 - (0.5 + 5.5) / 2.0,
         waited=timedelta(hours=3),
         wait_bonus=3.0,
         user_usage=0.5,
-        group_usage=1.5,
+        group_usage=5.5,
         weight=2.0,
-        starving=True,
+        starving=False,
+        org_id=ORG_A,
+        org_usage=6.0,
+        org_weight=4.0,
+        org_value=1.0 - 6.0 / 4.0,
+        org_waited=timedelta(hours=1),
+    )
+    assert (light.value, light.org_value, light.org_waited) == (
+        1.0 - 0.5,
+        3.0 - 6.0 / 4.0,
+        timedelta(hours=3),
     )
 
 
@@ -254,10 +275,19 @@ def queue_strategy(draw: st.DrawFn) -> list[QueuedRequest]:
     ]
 
 
+# No organization given; both groups in one; each in its own.
+TENANTS = {
+    "one": Tenants(),
+    "same": Tenants({HEAVY: ORG_A, LIGHT: ORG_A}),
+    "apart": Tenants({HEAVY: ORG_A, LIGHT: ORG_B}, {ORG_B: 2.0}),
+}
+
+
 @st.composite
 def usage_strategy(draw: st.DrawFn) -> Usage:
     users = {user(n): draw(st.floats(0, 5)) for n in range(1, 5)}
-    return Usage(users, {HEAVY: draw(st.floats(0, 5)), LIGHT: draw(st.floats(0, 5))})
+    groups = {HEAVY: draw(st.floats(0, 5)), LIGHT: draw(st.floats(0, 5))}
+    return usage_of(users, groups, TENANTS[draw(st.sampled_from(list(TENANTS)))])
 
 
 @settings(max_examples=200, deadline=None)
@@ -351,7 +381,7 @@ def test_what_is_ahead_names_the_first_part_of_the_order_that_puts_each_first() 
     booked = replace(asking(1, group=HEAVY), booked=True)
     starving = asking(2, group=HEAVY, waited=timedelta(hours=2))
     light = asking(3, group=LIGHT, waited=timedelta(minutes=10))
-    heavy = asking(4, by=2, group=HEAVY, waited=timedelta(minutes=10))
+    heavy = asking(4, by=2, group=HEAVY, waited=timedelta(minutes=9))
     later = asking(5, by=3, group=HEAVY, waited=timedelta(minutes=5))
     queued = [later, heavy, light, starving, booked]
     usage = Usage({user(2): 1.0}, {HEAVY: 1.0})
@@ -377,9 +407,11 @@ def test_what_is_ahead_names_the_first_part_of_the_order_that_puts_each_first() 
     )
 
 
-def _first_difference(ahead: tuple[object, ...], mine: tuple[object, ...]) -> str:
-    names = ("booking", "waited_too_long", "priority", "earlier", "earlier")
-    return next(names[i] for i, (a, b) in enumerate(zip(ahead, mine, strict=True)) if a != b)
+def _first_difference(ahead: tuple[object, ...], mine: tuple[object, ...]) -> AheadReason:
+    # Booked, starving, the organization's turn's value, its wait, the organization, the value
+    # within it, the enqueue time, the id.
+    assert len(KEY_REASONS) == len(ahead)
+    return next(KEY_REASONS[i] for i, (a, b) in enumerate(zip(ahead, mine, strict=True)) if a != b)
 
 
 @settings(max_examples=200, deadline=None)
@@ -398,10 +430,12 @@ def _first_difference(ahead: tuple[object, ...], mine: tuple[object, ...]) -> st
         max_size=25,
     ),
     st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0]), max_size=4),
+    st.sampled_from(["one", "same", "apart"]),
 )
 def test_what_is_ahead_matches_comparing_every_pair(
     drawn: list[tuple[bool, int, int, uuid.UUID, str, frozenset[int] | None]],
     used: dict[int, float],
+    orgs: str,
 ) -> None:
     queued = []
     reach: dict[uuid.UUID, frozenset[int]] = {}
@@ -409,7 +443,7 @@ def test_what_is_ahead_matches_comparing_every_pair(
         q = asking(n, by=by, group=group, waited=timedelta(minutes=minutes))
         queued.append(replace(q, booked=booked, request=replace(q.request, model=model)))
         reach[q.id] = frozenset({0, 1, 2}) if kinds is None else kinds
-    usage = Usage({user(u): v for u, v in used.items()}, {})
+    usage = usage_of({user(u): v for u, v in used.items()}, {HEAVY: 0.5}, TENANTS[orgs])
     ordered = priorities(queued, usage, NOW, FAIR)
     by_id = {q.id: q for q in queued}
     keys = {p.request_id: queue_order_key(p, by_id[p.request_id]) for p in ordered}
@@ -423,7 +457,7 @@ def test_what_is_ahead_matches_comparing_every_pair(
             if by_id[o.request_id].request.model == mine.request.model
             and reach[o.request_id] & reach[mine.id]
         ]
-        reasons: dict[str, int] = {}
+        reasons: dict[AheadReason, int] = {}
         for other in before:
             reason = _first_difference(keys[other.id], keys[mine.id])
             reasons[reason] = reasons.get(reason, 0) + 1
@@ -474,3 +508,158 @@ def test_a_starving_request_never_holds_a_card_it_may_not_use() -> None:
     assert dequeue(snap, [starving], NOW, Usage(), everyone, FAIR).reserved == {cid(1): starving.id}
     held = CapacitySnapshot(snap.cards, {cid(2): starving.id})
     assert dequeue(held, [starving], NOW, Usage(), everyone, FAIR).reserved == {cid(1): starving.id}
+
+
+# ---- fair share between organizations ------------------------------------------------------
+
+ORG_C = uuid.UUID(int=803)
+# Groups of organizations B and C; organization A's are drawn.
+B1, B2, C1 = uuid.UUID(int=911), uuid.UUID(int=912), uuid.UUID(int=913)
+A_GROUPS = [uuid.UUID(int=920 + n) for n in range(4)]
+
+
+def test_a_weight_an_organization_sets_on_its_group_does_not_move_it_ahead_of_another() -> None:
+    """Its admins set `queue_weight` 1000 on its group: its later request stays behind the
+    earlier one of an organization that used as much."""
+    tenants = Tenants({HEAVY: ORG_A, LIGHT: ORG_B}, group_weights={HEAVY: 1000.0})
+    usage = usage_of({}, {HEAVY: 2.0, LIGHT: 2.0}, tenants)
+    earlier = asking(1, "exclusive", by=1, group=LIGHT, waited=timedelta(minutes=30))
+    weighted = asking(2, "exclusive", by=2, group=HEAVY, waited=timedelta(minutes=10), weight=1000)
+    queued = [weighted, earlier]
+    assert [p.request_id for p in priorities(queued, usage, NOW, FAIR)] == [earlier.id, weighted.id]
+    result = dequeue(CapacitySnapshot((card(1),)), queued, NOW, usage, everyone, FAIR)
+    assert admitted_ids(result) == [earlier.id]
+
+
+def test_organizations_take_turns_by_their_use_for_their_weight() -> None:
+    """A's three requests, B's one: B used less for its weight, so its request takes the first
+    turn; A's take the next in A's own order (its light group first), each turn counting the
+    next longest of A's waits."""
+    tenants = Tenants({HEAVY: ORG_A, LIGHT: ORG_A, B1: ORG_B}, {ORG_B: 2.0})
+    usage = usage_of({}, {HEAVY: 3.0, LIGHT: 0.0, B1: 3.0}, tenants)
+    queued = [
+        asking(1, by=1, group=HEAVY, waited=timedelta(minutes=50)),
+        asking(2, by=2, group=HEAVY, waited=timedelta(minutes=40)),
+        asking(3, by=3, group=LIGHT, waited=timedelta(minutes=5)),
+        asking(4, by=4, group=B1, waited=timedelta(minutes=20)),
+    ]
+    ordered = priorities(queued, usage, NOW, FAIR)
+    assert [p.request_id.int - 10_000 for p in ordered] == [4, 3, 1, 2]
+    assert [p.org_waited for p in ordered] == [
+        timedelta(minutes=20),
+        timedelta(minutes=50),
+        timedelta(minutes=40),
+        timedelta(minutes=5),
+    ]
+    assert ordered[0].org_value == pytest.approx(20 / 60 - 3.0 / 2.0)
+    assert ordered[1].org_value == pytest.approx(50 / 60 - 3.0)
+    ahead = why_ahead(queued, ordered)
+    assert ahead[uuid.UUID(int=10_003)] == Ahead(1, 1, {"priority": 1})
+
+
+@settings(max_examples=150, deadline=None)
+@given(cards_strategy(), queue_strategy(), usage_strategy())
+def test_dequeue_walks_the_queue_in_the_order_priorities_give(
+    cards: list[CardSnapshot], queued: list[QueuedRequest], usage: Usage
+) -> None:
+    """Nobody can pay, so nothing is admitted and usage never moves: the walk asks about each
+    request that fits in `priorities`' order."""
+    asked: list[uuid.UUID] = []
+
+    def refuse(q: QueuedRequest) -> bool:
+        asked.append(q.id)
+        return False
+
+    many = [card(100 + n) for n in range(len(queued))]
+    dequeue(CapacitySnapshot((*cards, *many)), queued, NOW, usage, refuse, FAIR)
+    assert asked == [p.request_id for p in priorities(queued, usage, NOW, FAIR)]
+
+
+@st.composite
+def others_strategy(draw: st.DrawFn) -> list[QueuedRequest]:
+    """Waiting requests of organizations B and C, some booked."""
+    return [
+        replace(
+            asking(
+                500 + n,
+                draw(st.sampled_from(TIERS)),
+                by=draw(st.integers(10, 13)),
+                group=draw(st.sampled_from([B1, B2, C1])),
+                waited=timedelta(minutes=draw(st.integers(0, 200))),
+                weight=draw(st.sampled_from([0.5, 1.0, 3.0])),
+            ),
+            booked=draw(st.integers(0, 9)) == 0,
+        )
+        for n in range(draw(st.integers(1, 10)))
+    ]
+
+
+@st.composite
+def inside_a(
+    draw: st.DrawFn, n: int
+) -> tuple[list[uuid.UUID], list[float], dict[uuid.UUID, float]]:
+    """What organization A's admins may change: which of its groups each of its `n` requests
+    is for, their weights, and so the usage of A's groups (A's own stays the sum before)."""
+    groups = [draw(st.sampled_from(A_GROUPS)) for _ in range(n)]
+    weights = [draw(st.sampled_from([0.001, 0.5, 1.0, 7.0, 1000.0])) for _ in range(n)]
+    used = {g: draw(st.floats(0, 6)) for g in A_GROUPS}
+    return groups, weights, used
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    others_strategy(),
+    st.lists(
+        st.tuples(st.integers(0, 200), st.integers(1, 4), st.sampled_from(TIERS), st.booleans()),
+        max_size=8,
+    ),
+    st.dictionaries(st.integers(1, 13), st.floats(0, 4), max_size=6),
+    st.tuples(st.floats(0, 8), st.floats(0, 8), st.floats(0, 8)),
+    st.tuples(*(st.sampled_from([0.5, 1.0, 2.0]) for _ in range(3))),
+    st.data(),
+)
+def test_nothing_inside_one_organization_moves_another_organizations_requests(
+    others: list[QueuedRequest],
+    theirs: list[tuple[int, int, str, bool]],
+    users: dict[int, float],
+    org_usage: tuple[float, float, float],
+    org_weights: tuple[float, float, float],
+    data: st.DataObject,
+) -> None:
+    """However organization A splits its members into groups and weighs them, every request of
+    B and C keeps its priority, its place among them, and how many of A's requests are ahead:
+    A moves only as a whole, by its use and its `org_weight` (a super admin's)."""
+
+    def order(inside: tuple[list[uuid.UUID], list[float], dict[uuid.UUID, float]]) -> object:
+        groups, weights, used = inside
+        mine = [
+            replace(
+                asking(n, tier, by=by, group=groups[n], waited=timedelta(minutes=minutes)),
+                weight=weights[n],
+                booked=booked,
+            )
+            for n, (minutes, by, tier, booked) in enumerate(theirs)
+        ]
+        orgs = {B1: ORG_B, B2: ORG_B, C1: ORG_C, **dict.fromkeys(A_GROUPS, ORG_A)}
+        tenants = Tenants(orgs, dict(zip((ORG_A, ORG_B, ORG_C), org_weights, strict=True)))
+        group_usage = {B1: 1.0, B2: 0.25, C1: 2.0, **used}
+        usage = Usage(
+            {user(u): v for u, v in users.items()},
+            group_usage,
+            dict(zip((ORG_A, ORG_B, ORG_C), org_usage, strict=True)),
+            tenants,
+        )
+        queued = [*mine, *others]
+        ordered = priorities(queued, usage, NOW, FAIR)
+        ahead = why_ahead(queued, ordered)
+        kept = {q.id for q in others}
+        # A's requests as one, the others each with their priority and what is ahead of them.
+        return [
+            (p, ahead[p.request_id].requests, dict(ahead[p.request_id].reasons))
+            if p.request_id in kept
+            else "A"
+            for p in ordered
+        ]
+
+    first = order(data.draw(inside_a(len(theirs))))
+    assert first == order(data.draw(inside_a(len(theirs))))

@@ -7,14 +7,15 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
 from gshare.capacity import admission, repository, service
 from gshare.credits import operations
 from gshare.identity.authz import Context
-from gshare.identity.models import User
+from gshare.identity.models import Group, Organization, User
 from gshare.identity.permissions import Actor
 from gshare.kit.errors import Conflict, NotFound
+from tests.builders import Builder
 from tests.capacity.builders import (
     admit,
     allocations_of,
@@ -52,9 +53,15 @@ async def test_the_light_groups_request_goes_first_once_the_heavy_group_has_usag
     assert light_wait.position == 2
 
     async with sessions() as db, db.begin():
+        heavy = await db.get(Group, w.group_id)
+        assert heavy is not None
+        # As sampling keeps it: the group's usage, and its organization's.
         await repository.store_usage(
             db,
-            [{"subject_kind": "group", "subject_id": w.group_id, "usage": 2.0, "sampled_at": t0}],
+            [
+                {"subject_kind": kind, "subject_id": subject, "usage": 2.0, "sampled_at": t0}
+                for kind, subject in (("group", w.group_id), ("org", heavy.org_id))
+            ],
         )
     order = await _standings(sessions, later, w.settings)
     assert order[light_wait.request.id].position == 1
@@ -270,3 +277,75 @@ async def test_sampling_folds_held_cards_into_usage_once_per_interval(sessions, 
     assert sampled[("group", w.group_id)] > entry
     assert sampled[("user", w.user_ids[0])] == sampled[("group", w.group_id)]
     assert ("group", idle.group_id) not in sampled
+
+
+async def test_an_organizations_usage_outlives_the_group_it_was_used_in(sessions, clock) -> None:
+    """An organization's usage is kept in its own row: a group used and then deleted (its
+    members gone, its sessions stopped) takes none of it away, so a new group cannot wash an
+    organization's recent use off."""
+    t0 = clock.now()
+    w = await capacity_world(sessions, t0, n_cards=2, users=1)
+    request = w.ask(0, "exclusive")
+    assert (await admit(sessions, request, t0, w.settings)).allocation
+    step = timedelta(seconds=w.settings.fair_share_interval_seconds)
+    for n in (1, 2, 3):
+        async with sessions() as db, db.begin():
+            assert await admission.sample_usage(db, t0 + n * step, w.settings)
+    await release(sessions, request.request_id, t0 + 3 * step)
+    async with sessions() as db:
+        group = await db.get(Group, w.group_id)
+        assert group is not None
+        org_id = group.org_id
+        before = (await admission.usage_state(db)).by_org[org_id]
+    assert before > 0
+    # The group goes, as an org admin may delete one whose members left.
+    async with sessions() as db, db.begin():
+        await db.execute(delete(Group).where(Group.id == w.group_id))
+    async with sessions() as db:
+        assert (await admission.usage_state(db)).by_org[org_id] == pytest.approx(before)
+
+
+async def test_a_weight_an_org_admin_sets_on_its_group_does_not_move_it_ahead_of_another_org(
+    build: Builder,
+) -> None:
+    """Two organizations used as much lately. One's admin weighs its group 1000 (a key its
+    admins may set): its member's later request stays behind the other organization's."""
+    sessions, t0 = build.sessions, build.clock.now()
+    w = await capacity_world(sessions, t0, n_cards=1, users=2)
+    other = await another_group(sessions, t0)
+    running = await admit(sessions, w.ask(0, "exclusive"), t0, w.settings)
+    assert running.allocation is not None
+    earlier = await admit(sessions, other.ask(w, 0, "exclusive"), t0, w.settings)
+    async with sessions() as db, db.begin():
+        org = await db.get(Organization, (await db.get(Group, w.group_id)).org_id)  # type: ignore[union-attr]
+        assert org is not None
+        theirs = (await db.get(Group, other.group_id)).org_id  # type: ignore[union-attr]
+        await repository.store_usage(
+            db,
+            [
+                {"subject_kind": kind, "subject_id": s, "usage": 2.0, "sampled_at": t0}
+                for kind, s in (
+                    ("group", w.group_id),
+                    ("group", other.group_id),
+                    ("org", org.id),
+                    ("org", theirs),
+                )
+            ],
+        )
+    admin = await build.user()
+    await build.org_admin(admin, org)
+    org_admin = await build.signed_in(admin)
+    weighed = await org_admin.put(
+        f"/api/v1/policies/groups/{w.group_id}", json={"values": {"queue_weight": 1000}}
+    )
+    assert weighed.status_code == 200, weighed.text
+
+    later = t0 + timedelta(minutes=20)
+    weighted = await admit(sessions, w.ask(1, "exclusive"), later, w.settings)
+    order = await _standings(sessions, later, w.settings)
+    assert order[earlier.request.id].position == 1
+    assert order[weighted.request.id].position == 2
+    await release(sessions, running.request.id, later)
+    summary = await dequeue(sessions, later, w.settings)
+    assert summary.admitted == [earlier.request.id]
+    assert (await request_row(sessions, weighted.request.id)).status == "queued"

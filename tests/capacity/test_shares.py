@@ -8,12 +8,12 @@ from datetime import timedelta
 
 import pytest
 
-from gshare.capacity import repository, shares
+from gshare.capacity import admission, repository, shares
 from gshare.identity.authz import Context
 from gshare.identity.models import Group, Membership, User
 from gshare.identity.permissions import Actor
 from gshare.kit.errors import Forbidden, NotFound
-from tests.capacity.builders import admit, another_group, capacity_world
+from tests.capacity.builders import admit, another_group, capacity_world, set_policy
 
 
 async def _share(sessions, actor: Actor, group_id, now, settings) -> shares.GroupShare:
@@ -34,6 +34,7 @@ async def test_a_member_sees_the_groups_use_against_its_share_and_the_orgs_group
             db,
             [
                 {"subject_kind": "group", "subject_id": w.group_id, "usage": 0.8, "sampled_at": t0},
+                {"subject_kind": "org", "subject_id": org_id, "usage": 0.8, "sampled_at": t0},
                 {
                     "subject_kind": "user",
                     "subject_id": w.user_ids[0],
@@ -60,8 +61,18 @@ async def test_a_member_sees_the_groups_use_against_its_share_and_the_orgs_group
     member = Actor(w.user_ids[1], "member@example.org", member_of={w.group_id: org_id})
     found = await _share(sessions, member, w.group_id, t0, w.settings)
     mine = found.group
-    assert (mine.usage, mine.in_use, mine.share) == (weighed[w.group_id], 1.25, 2.0)
-    assert (found.cards, found.active_groups) == (4, 2)
+    assert (mine.usage, mine.in_use, mine.share, mine.weight) == (
+        weighed[w.group_id],
+        1.25,
+        2.0,
+        1.0,
+    )
+    # Two organizations run: each has half the cards; the group is its organization's only
+    # one running, so its share is all of its organization's.
+    assert (found.cards, found.active_orgs, found.active_groups) == (4, 2, 1)
+    assert found.org == shares.OrgStanding(
+        org_id, found.org_name, weighed[w.group_id], 1.25, 2.0, 1.0
+    )
     # The organization's groups, by name, without the other organization's; no people.
     assert [(g.name, g.share) for g in found.groups] == sorted(
         [(mine.name, 2.0), ("A quiet group", None)], key=lambda p: p[0].lower()
@@ -72,10 +83,12 @@ async def test_a_member_sees_the_groups_use_against_its_share_and_the_orgs_group
     assert found.history[0].usage < found.history[-1].usage < 1.25
     assert found.history[0].at >= t0 - 2 * found.settings.half_life
     words = shares.in_words(found)
-    assert "runs 1.25 cards now" in words
-    assert "its share is 2.00 of 4 cards" in words
-    assert f"is {weighed[w.group_id]:.2f} cards" in words
-    assert "below its share" in words
+    assert f"{found.org_name} runs 1.25 cards now; its share is 2.00 of 4 cards" in words
+    assert "among the 2 organizations running or waiting" in words
+    assert f"{mine.name} runs 1.25 cards now; its share is 2.00 of its organization's" in words
+    assert f"is {weighed[w.group_id]:.2f} cards for {found.org_name}" in words
+    assert f"{found.org_name} runs below its share" in words
+    assert "Within its organization it runs below its share" in words
 
     # A guest of the group queues in it, so sees it too; not its members.
     guest = Actor(uuid.uuid4(), "guest@example.org", guest_of={w.group_id: org_id})
@@ -123,3 +136,33 @@ async def test_a_group_not_seen_is_forbidden_and_one_that_is_not_there_not_found
         await _share(sessions, stranger, w.group_id, t0, w.settings)
     with pytest.raises(NotFound):
         await _share(sessions, stranger, uuid.uuid4(), t0, w.settings)
+
+
+async def test_the_groups_share_is_its_part_of_its_organizations_share(sessions, clock) -> None:
+    """A super admin weighs the organization 3 against another's 1; within it, its admins
+    weigh a second group 2 against the first's 1: the cards split 3 to 1 between the
+    organizations, the organization's 3 as 1 to 2 between its groups."""
+    t0 = clock.now()
+    w = await capacity_world(sessions, t0, n_cards=4, users=2)
+    async with sessions() as db, db.begin():
+        org_id = (await db.get(Group, w.group_id)).org_id  # type: ignore[union-attr]
+        second = Group(id=uuid.uuid4(), org_id=org_id, name="Second", created_at=t0)
+        db.add(second)
+        await db.flush()
+        db.add(Membership(user_id=w.user_ids[1], group_id=second.id, role="member", created_at=t0))
+    await set_policy(sessions, t0, "organization", org_id, {"org_weight": 3.0})
+    await set_policy(sessions, t0, "group", second.id, {"queue_weight": 2.0})
+    assert (await admit(sessions, w.ask(0, "1/4"), t0, w.settings)).allocation
+    in_second = admission.Ask(uuid.uuid4(), w.user_ids[1], second.id, w.tiers["1/4"].id)
+    assert (await admit(sessions, in_second, t0, w.settings)).allocation
+    other = await another_group(sessions, t0)
+    assert (await admit(sessions, other.ask(w, 0, "exclusive"), t0, w.settings)).allocation
+
+    member = Actor(w.user_ids[1], "member@example.org", member_of={second.id: org_id})
+    found = await _share(sessions, member, second.id, t0, w.settings)
+    assert (found.org.share, found.org.weight, found.org.in_use) == (3.0, 3.0, 0.5)
+    assert (found.active_orgs, found.active_groups) == (2, 2)
+    assert {(g.name, g.share, g.weight) for g in found.groups} == {
+        (found.group.name, 2.0, 2.0),
+        (next(g.name for g in found.groups if g.group_id == w.group_id), 1.0, 1.0),
+    }

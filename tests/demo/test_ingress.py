@@ -79,10 +79,14 @@ class Check(_Quiet):
 
 
 class Program(_Quiet):
-    """A session's program: echoes the headers it was sent."""
+    """A session's program: echoes the headers it was sent, having read the whole body. (One
+    that answers with a body still unread closes on it: the kernel then resets the connection,
+    which can drop the answer before nginx reads it, and nginx says 502.)"""
 
     def do_GET(self) -> None:
-        body = json.dumps(self._record()).encode()
+        headers = self._record()
+        self.rfile.read(int(headers.get("content-length") or 0))
+        body = json.dumps(headers).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

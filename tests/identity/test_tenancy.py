@@ -8,6 +8,7 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from gshare.audit.models import AuditEntry
+from gshare.identity import service as identity
 from gshare.identity.models import AdminGrant, Membership
 from tests.builders import Builder
 
@@ -92,6 +93,27 @@ async def test_members_see_their_groups_and_fellow_members(build: Builder) -> No
     assert {u["id"] for u in users} == {str(me.id), str(fellow.id)}
     assert (await client.get(f"/api/v1/users/{stranger.id}")).status_code == 403
     assert (await client.get(f"/api/v1/groups/{other.id}")).status_code == 403
+
+
+async def test_an_expired_guest_is_no_member_wherever_a_groups_members_are_listed(
+    build: Builder,
+) -> None:
+    group = await build.group(await build.org())
+    member, guest, gone = await build.user(), await build.user(), await build.user()
+    now = build.clock.now()
+    await build.member(member, group)
+    await build.member(guest, group, "guest", now + timedelta(days=1))
+    await build.member(gone, group, "guest", now - timedelta(minutes=1))
+    current = {member.id, guest.id}
+    async with build.sessions() as db:
+        assert set(await identity.member_ids(db, group.id, now)) == current
+        assert set((await identity.members_of_groups(db, [group.id], now))[group.id]) == current
+        pairs = [(u, group.id) for u in (member.id, guest.id, gone.id)]
+        assert await identity.current_memberships_among(db, pairs, now) == set(pairs[:2])
+        assert not await identity.is_current_member(db, gone.id, group.id, now)
+        assert await identity.membership_org(db, gone.id, group.id, now) is None
+        scopes = await identity.event_scopes(db, [gone.id], [], now)
+        assert scopes.user_groups[gone.id] == {}
 
 
 async def test_a_guest_sees_only_themself(build: Builder) -> None:

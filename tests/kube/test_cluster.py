@@ -198,3 +198,44 @@ def test_the_crd_is_accepted_and_validates(kube: Cluster) -> None:
         refused = client.post(path, json=bad)
     assert refused.status_code == 422
     assert "sessionType" in refused.text
+
+
+def test_every_waiting_claim_is_given_a_volume_of_its_own(kube: Cluster) -> None:
+    """The demo's provisioner: however many claims, each gets a volume bound to it alone, of
+    its size and class; a second pass makes none."""
+    namespace = f"claims-{uuid.uuid4().hex[:8]}"
+    kube.create_namespace(namespace)
+    names = [f"home-{n}" for n in range(3)]
+    path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+    with kube.client() as client:
+        for name in names:
+            body = {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    # A class no pre-made volume has: only a provisioned one can bind.
+                    "storageClassName": "on-demand",
+                    "resources": {"requests": {"storage": f"{len(name)}Gi"}},
+                },
+            }
+            answer = client.post(
+                f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", json=body
+            )
+            answer.raise_for_status()
+        assert kube.provision_claims(client, namespace) == 3
+        path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+
+        def bound() -> bool:
+            claims = client.get(path).json()["items"]
+            return all(c.get("status", {}).get("phase") == "Bound" for c in claims)
+
+        eventually_sync(bound, "the claims to be bound", timeout=60, interval=0.2)
+        claims = client.get(path).json()["items"]
+        for claim in claims:
+            volume = client.get(f"/api/v1/persistentvolumes/{claim['spec']['volumeName']}").json()
+            assert volume["spec"]["claimRef"]["uid"] == claim["metadata"]["uid"]
+            assert volume["spec"]["storageClassName"] == "on-demand"
+            assert volume["spec"]["capacity"]["storage"] == "6Gi"
+        assert kube.provision_claims(client, namespace) == 0

@@ -1,5 +1,6 @@
 """Every actor of a session's life interleaved by a Hypothesis state machine on the real service
-layer and database: owners (create, pause, resume, stop, delete, keep running), admins (removing
+layer and database: owners (create, pause, resume, stop, delete, keep running, and in one
+machine the same landing between a walk of the queue's read and its commit), admins (removing
 and re-adding a member, cancelling from the queue, booking the card for a second group and
 cancelling the booking), the queue, the metering and reconcile ticks,
 and the operator's reports (current, late, duplicated and out of order). After every step the
@@ -8,7 +9,7 @@ invariants hold:
 - a session has at most one open hold, and one exactly while it holds a card (priced tiers);
 - it holds a live allocation exactly when its state says it holds one, and billing runs then;
 - every waiting session has a queued request (the queue will move it);
-- a stopped session has ended;
+- a stopped session has ended, and no session that has ended holds a card or a hold;
 - the ledger check is clean.
 
 Every state a session leaves on its own has its mover: starting and pausing expect a report of
@@ -48,8 +49,10 @@ from hypothesis.stateful import (
     rule,
 )
 from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.api.app import create_app
+from gshare.capacity import repository as capacity_repository
 from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import AdmissionRequest, Allocation, Booking, Notice
 from gshare.clusters.service import FUTURE_SKEW
@@ -218,6 +221,31 @@ class Actors:
         await capacity_tasks.forecast_once(
             self.build.sessions, self.settings, self.build.clock.now()
         )
+
+    async def inside_walk(self, session: Owned, action: str) -> None:
+        """The owner pauses, stops or deletes the session, or an admin cancels it from the
+        queue, after a walk of the queue read what waits and before the walk committed."""
+        read = capacity_repository.queued
+        landed: list[bool] = []
+
+        async def read_then_act(db: AsyncSession) -> list[AdmissionRequest]:
+            rows = await read(db)
+            if not landed:
+                landed.append(True)  # once: the action reads the queue itself
+                _said(f"{action} inside a walk of the queue:")
+                if any(r.session_id == uuid.UUID(session.id) for r in rows):
+                    RACES.add(action)  # the walk read the session's request as waiting
+                if action == "cancel":
+                    await self.cancel(session)
+                else:
+                    await self.owner(session, action)
+            return rows
+
+        capacity_repository.queued = read_then_act
+        try:
+            await self.dequeue()
+        finally:
+            capacity_repository.queued = read
 
     async def preempt(self) -> None:
         """The worker's notice walk: settle, notice drained sessions, pause those due, claim."""
@@ -447,6 +475,12 @@ class Actors:
             if row.state == "stopped":
                 assert row.ended_at is not None, row.state
             _startup_is_kept_exactly(row)
+        # No session that has ended holds a card or a hold.
+        held_for = {h.session_id for h in holds}
+        for row in rows:
+            if row.ended_at is not None:
+                assert row.request_id not in live_requests, row.id
+                assert row.id not in held_for, row.id
         # Every open hold is the one hold of a session holding a card: none is left behind.
         held = [r.hold_id for r in rows if r.state in lifecycle.HOLDING]
         assert sorted(map(str, held)) == sorted(map(str, open_holds))
@@ -706,6 +740,7 @@ FORECASTS: set[uuid.UUID] = set()  # every queued request some run saw forecast
 USAGE: set[str] = set()  # how far some run's check saw allocations counted
 
 ISOLATION: set[str] = set()  # what some run's check saw of dedicated cards
+RACES: set[str] = set()  # the actions some run ended a wait with inside a walk deciding on it
 # Each held GPU allocation with its group's organization, the boundary it was placed at, and
 # the tenant its card's node (or cluster) is dedicated to now.
 _HELD_ON_DEDICATED = text(
@@ -804,6 +839,29 @@ def test_random_interleavings_with_a_booking_keep_the_lifecycle_exact(
     BookingInterleavings.TestCase("runTest").runTest()
     # The runs give booking notices, ahead of the window too, and see them act.
     assert {"booking", "ahead", "pending", "paused"} <= NOTICES, NOTICES
+
+
+class QueueRaceInterleavings(BookingInterleavings):
+    """The booking's actors, and one more: the owner or an admin ends a wait (a stop, a pause,
+    a cancel from the queue) between a walk of the queue's read of what waits and its commit,
+    whether the walk admits, claims a card by preemption or frees one for the booking. No
+    session that has ended may keep a card or a hold."""
+
+    @rule(session=Interleavings.sessions, action=st.sampled_from(["stop", "pause", "cancel"]))
+    def action_lands_inside_a_walk_of_the_queue(self, session: Owned, action: str) -> None:
+        self.run(self.actors.inside_walk(session, action))
+
+
+def test_random_interleavings_with_waits_ended_inside_a_walk_keep_the_lifecycle_exact(
+    postgres: EmbeddedPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    QueueRaceInterleavings.home = Home(postgres, tmp_path)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
+    QueueRaceInterleavings.TestCase.settings = _runs(6)
+    RACES.clear()
+    QueueRaceInterleavings.TestCase("runTest").runTest()
+    # The runs ended waits inside walks that were deciding on them.
+    assert {"stop", "pause", "cancel"} <= RACES, RACES
 
 
 class IsolationInterleavings(BookingInterleavings):

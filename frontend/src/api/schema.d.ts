@@ -151,7 +151,8 @@ export interface paths {
         /**
          * Create Booking
          * @description Book capacity for a group: 409 `booking_conflict` names the first moment the capacity
-         *     falls short, 409 `booking_quota` the first week over the organization's card-hours.
+         *     falls short, 409 `booking_quota` the first week over the group's or the organization's
+         *     card-hours, 403 `policy_denied` what the group's policy does not let its members run.
          */
         post: operations["create_booking"];
         delete?: never;
@@ -170,8 +171,10 @@ export interface paths {
         /**
          * Booking Calendar
          * @description Booked and free capacity of a GPU model over a window: for its whole cards, and for
-         *     each MIG profile's instances, of the cards the caller may use (a node dedicated to another
-         *     tenant is not counted; the super admin sees every card). It names no group and no title.
+         *     each MIG profile's instances, of the cards the caller's groups may use at their isolation
+         *     levels, or those of `group_id` (a node dedicated to another tenant is not counted, nor, for
+         *     a dedicated level, any but the tenant's own; the super admin sees every card). It names no
+         *     group and no title.
          */
         get: operations["booking_calendar"];
         put?: never;
@@ -2197,7 +2200,7 @@ export interface components {
             earlier: number;
             /**
              * Priority
-             * @description A higher priority value: less recent use for their weight, or a longer wait.
+             * @description A higher priority value: less recent use for their weight, or a longer wait (of their organization, for a turn of another one).
              */
             priority: number;
             /**
@@ -3104,9 +3107,14 @@ export interface components {
         GroupShareOut: {
             /**
              * Active Groups
-             * @description Groups running or waiting, that the cards split among.
+             * @description Groups of its organization running or waiting (counting it), that the organization's share splits among.
              */
             active_groups: number;
+            /**
+             * Active Orgs
+             * @description Organizations running or waiting (counting its own), that the cards split among.
+             */
+            active_orgs: number;
             /**
              * Cards
              * @description GPU cards present and healthy, in every cluster.
@@ -3135,6 +3143,8 @@ export interface components {
              * @description Each member's use, most first: for the group's admins only.
              */
             members: components["schemas"]["MemberUseOut"][] | null;
+            /** @description Its organization among organizations. */
+            org: components["schemas"]["OrgStandingOut"];
             /**
              * Org Id
              * Format: uuid
@@ -3159,7 +3169,7 @@ export interface components {
             name: string;
             /**
              * Share
-             * @description Its equal share of the cards among the groups running or waiting; null when it does neither.
+             * @description Its share of its organization's share, in cards, by weight among the organization's groups running or waiting; null when it does neither.
              */
             share: number | null;
             /**
@@ -3167,6 +3177,11 @@ export interface components {
              * @description Recent use in cards, decayed: the number the queue weighs.
              */
             usage: number;
+            /**
+             * Weight
+             * @description Its weight within its organization (`queue_weight`).
+             */
+            weight: number;
         };
         /** GroupUpdate */
         GroupUpdate: {
@@ -3817,6 +3832,36 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** OrgStandingOut */
+        OrgStandingOut: {
+            /**
+             * In Use
+             * @description Cards its groups run now.
+             */
+            in_use: number;
+            /** Name */
+            name: string;
+            /**
+             * Org Id
+             * Format: uuid
+             */
+            org_id: string;
+            /**
+             * Share
+             * @description Its share of the cards, by weight among the organizations running or waiting (counting it).
+             */
+            share: number;
+            /**
+             * Usage
+             * @description Recent use in cards, decayed: the sum of its groups'.
+             */
+            usage: number;
+            /**
+             * Weight
+             * @description Its weight among organizations (`org_weight`).
+             */
+            weight: number;
+        };
         /** OrgUpdate */
         OrgUpdate: {
             /** Name */
@@ -3954,11 +3999,34 @@ export interface components {
         PriorityOut: {
             /** Group Usage */
             group_usage: number;
+            /**
+             * Org Usage
+             * @description Its organization's recent use: the sum of its groups'.
+             */
+            org_usage: number;
+            /**
+             * Org Value
+             * @description Of its organization's turn it takes: that turn's waiting bonus less the organization's usage / its weight. Organizations' turns are ordered by it.
+             */
+            org_value: number;
+            /**
+             * Org Waited Seconds
+             * @description The wait its organization's turn counts: the k-th longest of the organization's waiting requests, for its k-th turn.
+             */
+            org_waited_seconds: number;
+            /**
+             * Org Weight
+             * @description Its organization's `org_weight`.
+             */
+            org_weight: number;
             /** Starving */
             starving: boolean;
             /** User Usage */
             user_usage: number;
-            /** Value */
+            /**
+             * Value
+             * @description Within its organization: the waiting bonus less (user usage + group usage) / weight.
+             */
             value: number;
             /** Wait Bonus */
             wait_bonus: number;
@@ -5189,7 +5257,7 @@ export interface components {
         gshare__capacity__schemas__NoticeOut: {
             /**
              * Booking Id
-             * @description The booking whose window starts at the deadline: the card is freed for it ahead of its window.
+             * @description The booking whose window starts at the deadline: the card is freed for it ahead of its window. Null, as `for_group_id` is, for another organization's.
              */
             booking_id: string | null;
             /** Card Id */
@@ -5203,13 +5271,16 @@ export interface components {
             drain_id: string | null;
             /** Ended At */
             ended_at: string | null;
-            /** For Group Id */
+            /**
+             * For Group Id
+             * @description The group the card is freed for; null for a drain, or for a group of another organization than the session's, when the caller administers only the session's.
+             */
             for_group_id: string | null;
             /**
              * Group Id
-             * Format: uuid
+             * @description The session's group; null for a group of another organization than the one the card is freed for, when the caller administers only that one.
              */
-            group_id: string;
+            group_id: string | null;
             /**
              * Id
              * Format: uuid
@@ -5232,7 +5303,7 @@ export interface components {
             reason: "fair_share" | "waited_too_long" | "priority" | "booking" | "booking_start" | "drain" | "xid";
             /**
              * Request Id
-             * @description The queued request the card is freed for.
+             * @description The queued request the card is freed for; null for one of a group the caller does not administer.
              */
             request_id: string | null;
             /**
@@ -5881,6 +5952,8 @@ export interface operations {
                 starts_at: string;
                 /** @description To this one, at most 62 days later. */
                 ends_at: string;
+                /** @description The cards this group may use (one the caller is in or administers). */
+                group_id?: string | null;
             };
             header?: never;
             path?: never;

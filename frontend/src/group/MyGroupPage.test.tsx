@@ -11,10 +11,12 @@ const OTHER_GROUP = '00000000-0000-4000-8000-0000000000c9';
 
 function share(overrides: Partial<GroupShareOut> = {}): GroupShareOut {
   return {
-    group: { group_id: GROUP_ID, name: 'Optics', usage: 0.8, in_use: 1.25, share: 2 },
+    group: { group_id: GROUP_ID, name: 'Optics', usage: 0.8, in_use: 1.25, share: 2, weight: 1 },
     org_id: '00000000-0000-4000-8000-0000000000a1',
     org_name: 'Research',
     cards: 4,
+    org: { org_id: '00000000-0000-4000-8000-0000000000a1', name: 'Research', usage: 0.8, in_use: 1.25, share: 3, weight: 3 },
+    active_orgs: 2,
     active_groups: 2,
     half_life_seconds: 4 * 3600,
     history: [
@@ -22,8 +24,8 @@ function share(overrides: Partial<GroupShareOut> = {}): GroupShareOut {
       { at: '2026-11-30T12:00:00Z', in_use: 1.25, usage: 0.8 },
     ],
     groups: [
-      { group_id: GROUP_ID, name: 'Optics', usage: 0.8, in_use: 1.25, share: 2 },
-      { group_id: OTHER_GROUP, name: 'Quiet', usage: 0, in_use: 0, share: null },
+      { group_id: GROUP_ID, name: 'Optics', usage: 0.8, in_use: 1.25, share: 2, weight: 1 },
+      { group_id: OTHER_GROUP, name: 'Quiet', usage: 0, in_use: 0, share: null, weight: 0.5 },
     ],
     members: null,
     in_words: 'Optics runs 1.25 cards now; its share is 2.00 of 4 cards.',
@@ -43,7 +45,17 @@ describe('my group', () => {
     const groups = screen.getByRole('table', { name: 'Groups of Research' });
     expect(within(groups).getByText('not running or waiting')).toBeInTheDocument();
     expect(within(groups).getByText('yours')).toBeInTheDocument();
-    expect(screen.getByText(/the 4 cards are shared equally among the 2 groups running or waiting/)).toBeInTheDocument();
+    expect(within(groups).getByText('0.5')).toBeInTheDocument();
+    expect(screen.getByText(/the organization's share of 3.00 cards is split by weight among its 2 groups running or waiting/)).toBeInTheDocument();
+    // Both levels: the organization among organizations, the group within it.
+    expect(screen.getByText(/The 4 cards are split among the 2 organizations running or waiting by their weights/)).toBeInTheDocument();
+    const levels = screen.getByRole('table', { name: 'Fair share' });
+    const [, orgRow, groupRow] = within(levels).getAllByRole('row');
+    expect(within(orgRow).getByText('Research')).toBeInTheDocument();
+    expect(within(orgRow).getByText('3.00')).toBeInTheDocument();
+    expect(within(orgRow).getByText('3')).toBeInTheDocument();
+    expect(within(groupRow).getByText(/of Research's share/)).toBeInTheDocument();
+    expect(within(groupRow).getByText('2.00')).toBeInTheDocument();
     expect(screen.queryByRole('table', { name: "Members' use" })).not.toBeInTheDocument();
     expect(api.callsTo('GET', `/api/v1/groups/${GROUP_ID}/fair-share`)).toHaveLength(1);
   });
@@ -58,7 +70,10 @@ describe('my group', () => {
       [`GET /api/v1/groups/${GROUP_ID}/fair-share`]: json(200, share({ members })),
       [`GET /api/v1/groups/${OTHER_GROUP}/fair-share`]: json(
         200,
-        share({ group: { group_id: OTHER_GROUP, name: 'Quiet', usage: 0, in_use: 0, share: null }, in_words: 'Quiet runs 0.00 cards now.' }),
+        share({
+          group: { group_id: OTHER_GROUP, name: 'Quiet', usage: 0, in_use: 0, share: null, weight: 0.5 },
+          in_words: 'Quiet runs 0.00 cards now.',
+        }),
       ),
     });
     renderApp('/group');

@@ -6,10 +6,54 @@ import { queries } from '../api/keys';
 import type { GroupShareOut, GroupStandingOut } from '../api/types';
 import { PageHeader } from '../ui/PageHeader';
 import { QueryState } from '../ui/QueryState';
-import { cards, hours } from './numbers';
+import { cards, hours, weight } from './numbers';
 
 // The charts load when first drawn, not with the console.
 const UseChart = lazy(() => import('./UseChart').then((module) => ({ default: module.UseChart })));
+
+/** Fair share's two levels: the organization among organizations, then the group within it. */
+function Levels({ share }: { share: GroupShareOut }) {
+  const { org, group } = share;
+  return (
+    <Table aria-label="Fair share">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Level</Table.Th>
+          <Table.Th>Recent use (cards)</Table.Th>
+          <Table.Th>In use now</Table.Th>
+          <Table.Th>Share (cards)</Table.Th>
+          <Table.Th>Weight</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        <Table.Tr>
+          <Table.Td>
+            {org.name}{' '}
+            <Text span size="xs" c="dimmed">
+              of {share.cards} cards
+            </Text>
+          </Table.Td>
+          <Table.Td>{cards(org.usage)}</Table.Td>
+          <Table.Td>{cards(org.in_use)}</Table.Td>
+          <Table.Td>{cards(org.share)}</Table.Td>
+          <Table.Td>{weight(org.weight)}</Table.Td>
+        </Table.Tr>
+        <Table.Tr>
+          <Table.Td>
+            {group.name}{' '}
+            <Text span size="xs" c="dimmed">
+              of {org.name}&apos;s share
+            </Text>
+          </Table.Td>
+          <Table.Td>{cards(group.usage)}</Table.Td>
+          <Table.Td>{cards(group.in_use)}</Table.Td>
+          <Table.Td>{group.share === null ? 'not running or waiting' : cards(group.share)}</Table.Td>
+          <Table.Td>{weight(group.weight)}</Table.Td>
+        </Table.Tr>
+      </Table.Tbody>
+    </Table>
+  );
+}
 
 function Standings({ share }: { share: GroupShareOut }) {
   const row = (g: GroupStandingOut) => (
@@ -25,6 +69,7 @@ function Standings({ share }: { share: GroupShareOut }) {
       <Table.Td>{cards(g.usage)}</Table.Td>
       <Table.Td>{cards(g.in_use)}</Table.Td>
       <Table.Td>{g.share === null ? 'not running or waiting' : cards(g.share)}</Table.Td>
+      <Table.Td>{weight(g.weight)}</Table.Td>
     </Table.Tr>
   );
   return (
@@ -34,7 +79,8 @@ function Standings({ share }: { share: GroupShareOut }) {
           <Table.Th>Group</Table.Th>
           <Table.Th>Recent use (cards)</Table.Th>
           <Table.Th>In use now</Table.Th>
-          <Table.Th>Share (cards)</Table.Th>
+          <Table.Th>Share of {share.org_name} (cards)</Table.Th>
+          <Table.Th>Weight</Table.Th>
         </Table.Tr>
       </Table.Thead>
       <Table.Tbody>{share.groups.map(row)}</Table.Tbody>
@@ -84,6 +130,14 @@ function ShareView({ share }: { share: GroupShareOut }) {
         <Text size="sm" mb="sm">
           {share.in_words}
         </Text>
+        <Text size="sm" c="dimmed" mb="xs">
+          The {share.cards} cards are split among the {share.active_orgs}{' '}
+          {share.active_orgs === 1 ? 'organization' : 'organizations'} running or waiting by their weights, then each
+          organization&apos;s share among its groups running or waiting by theirs.
+        </Text>
+        <Table.ScrollContainer minWidth={480} mb="sm">
+          <Levels share={share} />
+        </Table.ScrollContainer>
         <Suspense fallback={<Loader size="sm" aria-label="Loading the chart" />}>
           <UseChart share={share} />
         </Suspense>
@@ -94,9 +148,12 @@ function ShareView({ share }: { share: GroupShareOut }) {
         </Title>
         <Text size="sm" c="dimmed" mb="xs">
           Every group of the organization, with the same numbers. Recent use halves every {hours(share.half_life_seconds)} unless
-          renewed; the {share.cards} cards are shared equally among the {share.active_groups} groups running or waiting.
+          renewed; the organization&apos;s share of {cards(share.org.share)} cards is split by weight among its{' '}
+          {share.active_groups} {share.active_groups === 1 ? 'group' : 'groups'} running or waiting.
         </Text>
-        <Standings share={share} />
+        <Table.ScrollContainer minWidth={480}>
+          <Standings share={share} />
+        </Table.ScrollContainer>
       </Card>
       <Members share={share} />
     </Stack>

@@ -45,6 +45,10 @@ function item(overrides: Partial<QueueItemOut>): QueueItemOut {
       group_usage: 0.125,
       weight: 2,
       starving: true,
+      org_value: -0.5,
+      org_waited_seconds: 900,
+      org_usage: 1.5,
+      org_weight: 1.5,
     },
     ...overrides,
   };
@@ -79,6 +83,7 @@ describe('queue', () => {
     expect(within(queued).getByText('1.75')).toBeInTheDocument();
     expect(within(queued).getByText('starving')).toBeInTheDocument();
     expect(queued).toHaveTextContent('wait bonus 0.5 · user usage 0.25 · group usage 0.125 · weight 2');
+    expect(queued).toHaveTextContent("organization's turn -0.5: usage 1.5 · weight 1.5");
     const admitted = within(table).getByText('alan@example.org').closest('tr')!;
     expect(within(admitted).getByText('Admitted')).toBeInTheDocument();
     expect(within(admitted).queryByRole('button', { name: 'Cancel' })).not.toBeInTheDocument();

@@ -63,6 +63,9 @@ function PriorityParts({ priority }: { priority: PriorityOut }) {
     <Text size="xs" c="dimmed" style={{ fontVariantNumeric: 'tabular-nums', whiteSpace: 'nowrap' }}>
       wait bonus {number(priority.wait_bonus)} · user usage {number(priority.user_usage)} · group usage{' '}
       {number(priority.group_usage)} · weight {number(priority.weight)}
+      <br />
+      organization&apos;s turn {number(priority.org_value)}: usage {number(priority.org_usage)} · weight{' '}
+      {number(priority.org_weight)}
     </Text>
   );
 }

@@ -18,7 +18,13 @@ from starlette.routing import Match
 
 from gshare import __version__
 from gshare.api import csp, errors
-from gshare.api.middleware import BodyLimit, ClientAddress, RequestMetrics, SecurityHeaders
+from gshare.api.middleware import (
+    BodyLimit,
+    ClientAddress,
+    RequestMetrics,
+    RetryConflicts,
+    SecurityHeaders,
+)
 from gshare.audit.endpoints import router as audit_router
 from gshare.capacity.endpoints import router as capacity_router
 from gshare.clusters.callbacks import unchecked_internal_routes
@@ -142,7 +148,9 @@ def create_app(
     app.state.clock = clock or SystemClock()
     app.state.principals = PrincipalCache(ttl=timedelta(seconds=settings.auth_cache_seconds))
     errors.install(app)
-    # First, so innermost: it reads the route the router matched from the scope it shares.
+    # Innermost: a request run again after a deadlock is one request to everything around it.
+    app.add_middleware(RetryConflicts)
+    # Next: it reads the route the router matched from the scope it shares.
     app.add_middleware(RequestMetrics)
     # Not FastAPI's max_body_size: Starlette's limiter answers in plain text, not GShare's JSON.
     app.add_middleware(BodyLimit)

@@ -12,7 +12,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gshare.api.middleware import SECURITY_HEADERS
+from gshare.api.middleware import RETRY_HEADER, SECURITY_HEADERS
+from gshare.kit import metrics
 from gshare.kit.db import RETRYABLE_SQLSTATES, Busy, DatabaseDown, sqlstate, unreachable
 from gshare.kit.errors import GShareError
 
@@ -102,9 +103,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
-        if sqlstate(exc) in RETRYABLE_SQLSTATES:
+        state = sqlstate(exc)
+        if state in RETRYABLE_SQLSTATES:
+            # RetryConflicts runs the request again on this mark; the last try's answer is sent.
+            metrics.DATABASE_RETRIES.labels("request", state).inc()
             busy = Busy()
-            return error_response(busy.status, busy.code, busy.message, {"Retry-After": "1"})
+            headers = {"Retry-After": "1", RETRY_HEADER.decode(): "1"}
+            return error_response(busy.status, busy.code, busy.message, headers)
         if unreachable(exc):
             log.warning("database unreachable on %s %s: %s", request.method, request.url.path, exc)
             down = DatabaseDown()

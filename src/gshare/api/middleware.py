@@ -1,9 +1,12 @@
 """ASGI middleware: the client's address and scheme behind trusted proxies, refusing request
-bodies over 1 MiB, security headers, and timing requests for the metrics."""
+bodies over 1 MiB, security headers, timing requests for the metrics, and running a request
+again when PostgreSQL broke a deadlock it was part of."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import time
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
@@ -234,3 +237,76 @@ class RequestMetrics:
             if not observed:
                 observe(500)
             raise
+
+
+# The header the database error handler marks a retryable answer with; never sent on.
+RETRY_HEADER = b"x-gshare-retryable"
+RETRY_ATTEMPTS = 5
+
+
+class RetryConflicts:
+    """Runs a request again, whole, when its transaction was ended by a deadlock (40P01) or a
+    serialization failure (40001): PostgreSQL rolled everything back, so a second run is the
+    same request on the database as it is now, and the caller gets its answer instead of a
+    503. Only answers the error handler marks are run again; every other answer passes
+    through as it is made. The body is read once and replayed."""
+
+    def __init__(self, app: ASGIApp, attempts: int = RETRY_ATTEMPTS) -> None:
+        self.app = app
+        self.attempts = attempts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body: list[Message] = []
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    body = [message]  # the caller left: let the app see it
+                    break
+                body.append(message)
+                if not message.get("more_body", False):
+                    break
+        except HTTPException as exc:  # a body over the limit: the endpoint answers it
+            refused = exc
+
+            async def refusing() -> Message:
+                raise refused
+
+            await self.app(scope, refusing, send)
+            return
+        for attempt in range(1, self.attempts + 1):
+            if not await self._attempt(scope, body, receive, send, last=attempt == self.attempts):
+                return
+            # Apart a little, and not in step with the transaction it lost to.
+            await asyncio.sleep(random.uniform(0.005, 0.02) * attempt)  # noqa: S311
+
+    async def _attempt(
+        self, scope: Scope, body: list[Message], receive: Receive, send: Send, *, last: bool
+    ) -> bool:
+        """One run of the request; True when its answer was held back to run it again."""
+        replay = list(body)
+        retry = False
+
+        async def replayed() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        async def answer(message: Message) -> None:
+            nonlocal retry
+            if message["type"] == "http.response.start":
+                headers = message.get("headers", [])
+                if any(name == RETRY_HEADER for name, _ in headers):
+                    message = {
+                        **message,
+                        "headers": [(n, v) for n, v in headers if n != RETRY_HEADER],
+                    }
+                    retry = not last
+            if not retry:
+                await send(message)
+
+        run = dict(scope)
+        await self.app(run, replayed, answer)
+        scope.update(run)  # what the router matched, for the metrics around this
+        return retry

@@ -73,6 +73,7 @@ async def list_audit(
         org_ids=org_ids,
         group_ids=group_ids,
         user_keys=None if actor.is_super_admin else identity.user_keys_reached(org_ids, group_ids),
+        org_groups=identity.groups_of_orgs(org_ids) if org_ids else None,
     )
     filters = AuditFilter(
         actor_id=actor_id,

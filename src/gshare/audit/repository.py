@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
+    Select,
     Subquery,
     and_,
     case,
@@ -40,14 +41,16 @@ class AuditFilter:
 
 @dataclass(frozen=True)
 class AuditVisibility:
-    """Everything (super admin), or the entries of these organizations and groups, and the
-    account entries (sign-ins, sign-outs, password changes: no organization or group of their
-    own) about the users whose id or email `user_keys` yields."""
+    """Everything (super admin), or the entries of these organizations and groups (and of the
+    groups `org_groups` yields: those of the organizations, entries filed with a group only
+    included), and the account entries (sign-ins, sign-outs, password changes: no organization
+    or group of their own) about the users whose id or email `user_keys` yields."""
 
     everything: bool
     org_ids: frozenset[uuid.UUID] = frozenset()
     group_ids: frozenset[uuid.UUID] = frozenset()
     user_keys: CompoundSelect[tuple[str]] | None = None
+    org_groups: Select[uuid.UUID] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ async def list_entries(
             reach.append(AuditEntry.org_id.in_(visibility.org_ids))
         if visibility.group_ids:
             reach.append(AuditEntry.group_id.in_(visibility.group_ids))
+        if visibility.org_groups is not None:
+            reach.append(AuditEntry.group_id.in_(visibility.org_groups))
         if visibility.user_keys is not None:
             # Only entries scoped to no organization or group: a user's entries scoped to
             # another organization stay with that organization's admins.

@@ -645,6 +645,11 @@ async def release(
     return allocation
 
 
+async def held_for_sessions(db: AsyncSession) -> dict[uuid.UUID, uuid.UUID]:
+    """The requests that hold an allocation now, each with the session that asked for it."""
+    return await repository.held_for_sessions(db)
+
+
 async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
     """Which of these sessions' admissions hold nothing any more (for the ledger check: no
     hold may stay open for them)."""
@@ -654,12 +659,16 @@ async def ended_among(db: AsyncSession, ids: list[uuid.UUID]) -> set[uuid.UUID]:
 # ---- the queue -----------------------------------------------------------------------------
 
 
-async def usage_state(db: AsyncSession) -> queue.Usage:
-    by_user: dict[uuid.UUID, float] = {}
-    by_group: dict[uuid.UUID, float] = {}
+async def usage_state(db: AsyncSession, also: Sequence[uuid.UUID] = ()) -> queue.Usage:
+    """The decayed usage of users, groups and organizations, with the organizations and
+    fair-share weights of the groups that have usage, run or wait, and of the groups `also`
+    names."""
+    kept: dict[str, dict[uuid.UUID, float]] = {"user": {}, "group": {}, "org": {}}
     for row in await repository.usage(db):
-        (by_user if row.subject_kind == "user" else by_group)[row.subject_id] = row.usage
-    return queue.Usage(by_user, by_group)
+        kept[row.subject_kind][row.subject_id] = row.usage
+    groups = set(kept["group"]) | await repository.active_groups(db) | set(also)
+    tenants = await service.fair_share_tenants(db, groups)
+    return queue.Usage(kept["user"], kept["group"], kept["org"], tenants)
 
 
 @dataclass
@@ -929,8 +938,9 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
     tiers refused, those whose owner cannot pay the hold marked `insufficient_credits`."""
     summary = DequeueSummary()
     await repository.lock_queue(db)
-    rows = await repository.queued(db)
+    rows, busy = await claim_queued(db)
     if not rows:
+        summary.waiting = busy
         return summary
     active = await identity.active_among(db, [r.user_id for r in rows])
     state = await queue_state(db, [r for r in rows if r.user_id in active])
@@ -979,6 +989,12 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
 
     snapshot = await capacity_snapshot(db, {q.request.model for q in state.queued}, now)
     result = queue.dequeue(snapshot, state.queued, now, await usage_state(db), can_afford, fair)
+    # The users' locks and the cards' rows first, each in id order: one walk admitting several
+    # then takes them in the one lock order, as a single admission does.
+    for user_id in sorted({q.user_id for q, _ in result.admitted}):
+        await repository.lock_user(db, user_id)
+    for card_id in sorted({p.card_id for _, p in result.admitted}):
+        await repository.lock_card(db, card_id)
     for q, placement in result.admitted:
         row = state.rows[q.id]
         try:
@@ -1002,7 +1018,7 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
         if row.status == "queued":
             row.reserved_card_id = reserved_for.get(row.id)
     summary.reserved = dict(result.reserved)
-    summary.waiting = sum(row.status == "queued" for row in rows)
+    summary.waiting = sum(row.status == "queued" for row in rows) + busy
     await db.flush()
     if any(row.status != "queued" for row in rows):
         # Whoever is still waiting has moved up the queue.
@@ -1013,6 +1029,31 @@ async def dequeue(db: AsyncSession, now: datetime, settings: Settings) -> Dequeu
 
 # The sessions domain follows what the queue decided, in the same transaction.
 dequeued: Hook[[DequeueSummary, datetime], None] = Hook("dequeued")
+# The sessions waiting on these queued requests are locked for a walk of the queue (they come
+# before their requests in the lock order), skipping any another transaction holds: a handler
+# returns the requests whose waiting session it could not lock.
+locking_waiters: Hook[[list[uuid.UUID]], set[uuid.UUID]] = Hook("locking waiters")
+
+
+async def claim_queued(db: AsyncSession) -> tuple[list[AdmissionRequest], int]:
+    """The queued requests a walk of the queue may decide on, locked in the one lock order
+    (the sessions waiting on them, then the requests), in queue order; and how many more wait
+    that another transaction is changing now.
+
+    A walk writes only rows it holds and reads their state again under the lock: a stop or a
+    pause of a waiting session holds its session, then its request, until it commits, and a
+    walk that decided on a request it had not locked would admit it after it was withdrawn,
+    leaving a card and a hold to a session that has ended. Those are left to the next walk,
+    which the change's own commit wakes."""
+    seen = await repository.queued(db)
+    busy: set[uuid.UUID] = set()
+    for found in await locking_waiters.results(db, [r.id for r in seen]):
+        busy |= found
+    rows = await repository.lock_queued(db, [r.id for r in seen if r.id not in busy])
+    still = {r.id for r in rows}
+    return rows, sum(r.id not in still for r in seen)
+
+
 # A queued request is being cancelled from the queue (request id, when, whether by its owner):
 # whatever waits on it stops waiting; True from a handler that did.
 cancelling: Hook[[uuid.UUID, datetime, bool], bool] = Hook("cancelling")
@@ -1100,7 +1141,11 @@ async def sample_usage(db: AsyncSession, now: datetime, settings: Settings) -> b
     sampled = queue.sample_usage(await usage_state(db), current_user, current_group, fair)
     rows = [
         {"subject_kind": kind, "subject_id": subject, "usage": max(value, 0.0), "sampled_at": now}
-        for kind, values in (("user", sampled.by_user), ("group", sampled.by_group))
+        for kind, values in (
+            ("user", sampled.by_user),
+            ("group", sampled.by_group),
+            ("org", sampled.by_org),
+        )
         for subject, value in values.items()
     ]
     await repository.store_usage(db, rows)
@@ -1172,7 +1217,7 @@ async def preview(ctx: Context, ask: Ask, settings: Settings) -> Preview:
     )
     ordered = queue.priorities(
         [*ahead, me],
-        await usage_state(db),
+        await usage_state(db, [ask.group_id]),
         ctx.now,
         fair,
     )

@@ -3,9 +3,11 @@
 A group admin books for their group, an org admin for any group of the organization, the super
 admin for any group. A booking is accepted only if, at every moment of each of its windows, the
 capacity that exists now (usable cards of the model on connected clusters, in the tier's pool,
-not draining) less what other bookings hold covers it, and the organization stays within its
-policy's `max_booked_card_hours_week` and `max_booking_days_ahead`. The arithmetic is
-`reservations.py`'s; this module reads, locks and writes around it.
+not draining) less what other bookings hold covers it, and the group's effective policy allows
+it: sessions of the tier may run at all, the group stays within `max_booked_card_hours_week`
+(168 card-hours unless the super admin sets more or less) and `max_booking_days_ahead`, and all
+of its organization's groups together within `max_org_booked_card_hours_week`. The arithmetic
+is `reservations.py`'s; this module reads, locks and writes around it.
 
 Two bookings of one model (or one organization) are decided one at a time: each takes the
 organization's, then the model's advisory lock before it reads the others.
@@ -25,7 +27,7 @@ from gshare.capacity.isolation import Isolation, NodeTraits, admits
 from gshare.capacity.mig import MEMORY_SLICES, geometry_for
 from gshare.capacity.models import Booking, GpuModel, GpuTier
 from gshare.capacity.placement import MIG
-from gshare.capacity.policy import EffectivePolicy
+from gshare.capacity.policy import EffectivePolicy, SessionRequest, Usage, check_request
 from gshare.capacity.queue import QueuedRequest
 from gshare.capacity.reservations import Conflict as Shortfall
 from gshare.capacity.reservations import Resource, Window
@@ -36,7 +38,7 @@ from gshare.events.notifications import notify_user
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, audit, require
 from gshare.identity.permissions import Action, Actor, Scope
-from gshare.kit.errors import Conflict, NotFound, Unprocessable
+from gshare.kit.errors import Conflict, Forbidden, NotFound, Unprocessable
 from gshare.kit.ids import new_id
 
 MAX_WINDOW = timedelta(days=14)
@@ -68,7 +70,7 @@ class BookingView:
 class Check:
     """Whether a booking would be accepted: None when it would, else the refusal."""
 
-    refusal: Conflict | Unprocessable | None
+    refusal: Conflict | Forbidden | Unprocessable | None
     at: datetime | None = None
 
 
@@ -161,10 +163,15 @@ class _Shared:
 
 
 async def _shared(
-    ctx: Context, model: str, isolation: Isolation | None, rows: Sequence[Booking]
+    ctx: Context, model: str, isolations: Iterable[Isolation] | None, rows: Sequence[Booking]
 ) -> _Shared:
+    """The bookings `rows` as they bear on a booker who may use the cards any of `isolations`
+    admits (every card: None)."""
     cards = await _cards(ctx, model)
-    mine = cards.reach(isolation)
+    if isolations is None:
+        mine = cards.reach(None)
+    else:
+        mine = frozenset(k for i in isolations for k in cards.reach(i))
     levels = await service.group_isolations(ctx.db, [b.group_id for b in rows])
     reaches = {b.id: cards.reach(levels[b.group_id]) for b in rows}
     pures = await _pures(ctx, rows)
@@ -210,32 +217,56 @@ def _horizon_refusal(
         return None
     if reservations.span(pure).ends_at > now + timedelta(days=days):
         return Unprocessable(
-            f"Your organization books at most {days} days ahead; this booking ends later.",
+            f"Your group books at most {days} days ahead; this booking ends later.",
             code="booking_too_far",
         )
     return None
 
 
-async def _quota_refusal(
-    ctx: Context,
-    policy: EffectivePolicy,
-    pure: reservations.Booking,
-    org_id: uuid.UUID,
-) -> Conflict | None:
-    limit = policy["max_booked_card_hours_week"].value
+def _policy_refusal(policy: EffectivePolicy, tier: GpuTier, model: GpuModel) -> Forbidden | None:
+    """A group books only what its members could run: a model or tier its policy does not
+    allow, no GPU session at all, or less VRAM than one session of the tier, is refused."""
+    one = SessionRequest(model.name, tier.name, tier.vram_mib, cpu_cores=0, memory_mib=0)
+    denial = check_request(policy, one, Usage())
+    if denial is None:
+        return None
+    scope = denial.scope.kind.name.lower()
+    return Forbidden(f"{denial.reason} It is set by the {scope} policy.", code="policy_denied")
+
+
+def _weekly_limit(policy: EffectivePolicy, key: str) -> float | None:
+    limit = policy[key].value
     if not isinstance(limit, int | float) or isinstance(limit, bool):
         return None
-    others = await repository.active_bookings(ctx.db, org_id=org_id, ending_after=ctx.now)
-    pures = list((await _pures(ctx, others)).values())
-    over = reservations.over_quota(pures, pure, float(limit))
-    if over is None:
-        return None
-    week, total = over
-    return Conflict(
-        f"Your organization may book {limit:g} card-hours a week; the week of "
-        f"{week:%Y-%m-%d} would hold {total:.1f}.",
-        code="booking_quota",
-    )
+    return float(limit)
+
+
+async def _quota_refusal(
+    ctx: Context, policy: EffectivePolicy, pure: reservations.Booking, booking: Booking
+) -> Conflict | None:
+    """The first week over the group's card-hours, or over its organization's (all of its
+    groups' bookings together); None when neither is. The caller holds the organization's
+    booking lock, so no other booking of the organization is decided meanwhile."""
+    others = await repository.active_bookings(ctx.db, org_id=booking.org_id, ending_after=ctx.now)
+    pures = await _pures(ctx, others)
+    group = [pures[b.id] for b in others if b.group_id == booking.group_id and b.id in pures]
+    limit = _weekly_limit(policy, "max_booked_card_hours_week")
+    if limit is not None and (over := reservations.over_quota(group, pure, limit)):
+        week, total = over
+        return Conflict(
+            f"Your group may book {limit:g} card-hours a week; the week of "
+            f"{week:%Y-%m-%d} would hold {total:.1f}.",
+            code="booking_quota",
+        )
+    limit = _weekly_limit(policy, "max_org_booked_card_hours_week")
+    if limit is not None and (over := reservations.over_quota(pures.values(), pure, limit)):
+        week, total = over
+        return Conflict(
+            f"Your organization's groups may book {limit:g} card-hours a week together; the "
+            f"week of {week:%Y-%m-%d} would hold {total:.1f}.",
+            code="booking_quota",
+        )
+    return None
 
 
 async def _pures(ctx: Context, rows: Sequence[Booking]) -> dict[uuid.UUID, reservations.Booking]:
@@ -253,19 +284,19 @@ async def _decide(
     if refusal is not None:
         return Check(refusal)
     pure = _pure(booking, tier, model)
-    policy = await service.effective_for_org(ctx.db, org_id)
-    refusal = _horizon_refusal(policy, pure, ctx.now)
-    if refusal is not None:
-        return Check(refusal)
+    policy = await service.effective_for_group(ctx.db, booking.group_id, org_id)
+    denied = _policy_refusal(policy, tier, model) or _horizon_refusal(policy, pure, ctx.now)
+    if denied is not None:
+        return Check(denied)
     await repository.lock_bookings(ctx.db, org_id, model.name)
-    quota = await _quota_refusal(ctx, policy, pure, org_id)
+    quota = await _quota_refusal(ctx, policy, pure, booking)
     if quota is not None:
         return Check(quota)
     # Against every pool of cards the group shares with other groups' bookings: it fits when
     # each pool still holds what may use only its cards.
     others = await repository.active_bookings(ctx.db, model=model.name, ending_after=ctx.now)
     isolation = await service.group_isolation(ctx.db, booking.group_id)
-    shared = await _shared(ctx, model.name, isolation, others)
+    shared = await _shared(ctx, model.name, [isolation], others)
     for pool in shared.pools:
         capacity = shared.cards.capacity(pool, pure.resource)
         decided = reservations.check(capacity, shared.within(pool), pure)
@@ -366,12 +397,38 @@ class CalendarView:
     resources: list[tuple[Resource, int, list[reservations.Free]]]
 
 
+async def _viewer_isolations(ctx: Context, group_id: uuid.UUID | None) -> list[Isolation] | None:
+    """Whose cards a calendar counts: with `group_id`, that group's (its level, and its dedicated
+    cards), for whoever sees the group; else those of every group the caller is in or
+    administers; every card (None) for the super admin."""
+    actor = ctx.actor
+    if group_id is not None:
+        scope = await identity.scope_of_group(ctx.db, group_id)
+        assert scope.org_id is not None
+        if not _sees(actor, group_id, scope.org_id):
+            raise NotFound("No such group.", code="group_not_found")
+        return [await service.group_isolation(ctx.db, group_id)]
+    if actor.is_super_admin:
+        return None
+    groups = {*actor.member_of, *actor.guest_of, *actor.group_admin_of}
+    for org_id in sorted(actor.org_admin_of):
+        groups |= {g.id for g in await identity.groups_of_org(ctx.db, org_id)}
+    if not groups:
+        return [Isolation()]  # the shared cards: what anyone's group could use
+    return list((await service.group_isolations(ctx.db, groups)).values())
+
+
 async def calendar(
-    ctx: Context, model: str, starts_at: datetime, ends_at: datetime
+    ctx: Context,
+    model: str,
+    starts_at: datetime,
+    ends_at: datetime,
+    group_id: uuid.UUID | None = None,
 ) -> CalendarView:
     """What is booked and free of each of the model's resources over a window (at most 62
-    days), of the cards the caller may use (every card, for the super admin). Anyone signed in
-    reads it: it names no group and no title."""
+    days), of the cards the caller's groups may use at their isolation levels, or those
+    `group_id` may (every card, for the super admin without a group). Anyone signed in reads
+    it: it names no group and no title."""
     require(ctx, Action.BOOKING_READ)
     if ends_at <= starts_at or ends_at - starts_at > MAX_CALENDAR:
         raise Unprocessable(
@@ -379,11 +436,12 @@ async def calendar(
         )
     if await repository.model_named(ctx.db, model) is None:
         raise NotFound("No such GPU model.", code="model_not_found")
-    # The caller's view: the cards they may use (a tenant's dedicated cards are no one else's),
-    # and at each moment what they could still book of them.
-    isolation = None if ctx.actor.is_super_admin else await service.caller_isolation(ctx, None)
+    # The caller's view: the cards their groups may use (a tenant's dedicated cards are no one
+    # else's, and a dedicated level uses no other), and at each moment what they could still
+    # book of them.
+    isolations = await _viewer_isolations(ctx, group_id)
     booked = await repository.active_bookings(ctx.db, model=model, ending_after=starts_at)
-    shared = await _shared(ctx, model, isolation, booked)
+    shared = await _shared(ctx, model, isolations, booked)
     window = Window(starts_at, ends_at)
     resources = {r for k in shared.mine for r in shared.cards.by_traits[k]} | {
         p.resource for p in shared.within(shared.mine)
@@ -436,7 +494,7 @@ def _raise(decided: Check) -> None:
 
 
 async def _tell_members(ctx: Context, booking: Booking, title: str, body: str) -> None:
-    for user_id in await identity.member_ids(ctx.db, booking.group_id):
+    for user_id in await identity.member_ids(ctx.db, booking.group_id, ctx.now):
         await notify_user(
             ctx.db,
             user_id,

@@ -42,13 +42,11 @@ from gshare.capacity.schemas import (
     MigChoicesOut,
     MigLayoutPut,
     NodePage,
-    NoticeOut,
     NoticePage,
     OrgIsolationOut,
     PolicyOut,
     PolicyPut,
     PoolPut,
-    PreemptionCountOut,
     QueuePage,
     TierIn,
     TierOut,
@@ -443,22 +441,10 @@ async def list_notices(
 ) -> NoticePage:
     """Preemption and drain notices given to sessions of the groups the caller administers, or
     for their requests, with each group's preemption counts over the period (admins)."""
-    rows, counts, groups = await preempting.list_notices(
+    seen = await preempting.list_notices(
         ctx, pending_only=pending, since=ctx.now - timedelta(days=days)
     )
-    hidden = {"user_id": None, "session_id": None}
-    return NoticePage(
-        items=[
-            NoticeOut.model_validate(r).model_copy(
-                update={} if groups is None or r.group_id in groups else hidden
-            )
-            for r in rows
-        ],
-        counts=[
-            PreemptionCountOut(group_id=c.group_id, preempted=c.preempted, preempting=c.preempting)
-            for c in counts
-        ],
-    )
+    return views.notice_page(seen)
 
 
 @callbacks.put(
@@ -542,11 +528,17 @@ async def booking_calendar(
     ],
     starts_at: Annotated[UtcDatetime, Query(description="From this instant.")],
     ends_at: Annotated[UtcDatetime, Query(description="To this one, at most 62 days later.")],
+    group_id: Annotated[
+        uuid.UUID | None,
+        Query(description="The cards this group may use (one the caller is in or administers)."),
+    ] = None,
 ) -> CalendarOut:
     """Booked and free capacity of a GPU model over a window: for its whole cards, and for
-    each MIG profile's instances, of the cards the caller may use (a node dedicated to another
-    tenant is not counted; the super admin sees every card). It names no group and no title."""
-    found = await bookings.calendar(ctx, model, starts_at, ends_at)
+    each MIG profile's instances, of the cards the caller's groups may use at their isolation
+    levels, or those of `group_id` (a node dedicated to another tenant is not counted, nor, for
+    a dedicated level, any but the tenant's own; the super admin sees every card). It names no
+    group and no title."""
+    found = await bookings.calendar(ctx, model, starts_at, ends_at, group_id)
     return CalendarOut(
         model=found.model,
         starts_at=found.window.starts_at,
@@ -597,7 +589,8 @@ async def check_booking(body: BookingIn, ctx: Ctx) -> BookingCheckOut:
 )
 async def create_booking(body: BookingIn, ctx: Ctx) -> BookingOut:
     """Book capacity for a group: 409 `booking_conflict` names the first moment the capacity
-    falls short, 409 `booking_quota` the first week over the organization's card-hours."""
+    falls short, 409 `booking_quota` the first week over the group's or the organization's
+    card-hours, 403 `policy_denied` what the group's policy does not let its members run."""
     return _booking_out(await bookings.create(ctx, body))
 
 

@@ -340,7 +340,9 @@ class Allocation(Base):
 
 
 class FairShareUsage(Base):
-    """A user's or group's recent GPU usage in cards, decayed with the configured half-life."""
+    """A user's, group's or organization's recent GPU usage in cards, decayed with the
+    configured half-life. An organization's is kept in a row of its own, not summed from its
+    groups', so that it outlives a group that is deleted."""
 
     __tablename__ = "fair_share_usage"
 
@@ -350,7 +352,7 @@ class FairShareUsage(Base):
     sampled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (
-        CheckConstraint("subject_kind IN ('user', 'group')", name="subject_known"),
+        CheckConstraint("subject_kind IN ('user', 'group', 'org')", name="subject_known"),
         CheckConstraint("usage >= 0", name="usage_not_negative"),
     )
 

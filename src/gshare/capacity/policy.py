@@ -5,9 +5,11 @@ A policy document sets some keys of `KEYS`; an unset key says nothing. Invariant
   then organization, then global; a more specific value wins even when it is looser;
 - every effective value names the scope it came from; a key no scope sets has no scope, limits
   nothing and has no value, unless it has a default: `queueing_allowed` then allows,
-  `queue_weight` is 1, `priority` is "normal", `preemptible` is true and
-  `preemption_notice_minutes` is 10 (an unset `min_runtime_minutes` reads as 0, and an unset
-  `max_wait_minutes` means that waiting alone never claims a card);
+  `org_weight` and `queue_weight` are 1, `priority` is "normal", `preemptible` is true,
+  `preemption_notice_minutes` is 10, `max_booked_card_hours_week` is 168 (one card around the
+  clock) and `max_org_booked_card_hours_week` 336 (two: an organization's admins create groups
+  freely, so each group's default alone would not bound it) (an unset `min_runtime_minutes`
+  reads as 0, and an unset `max_wait_minutes` means that waiting alone never claims a card);
 - a request is refused by the first rule it breaks, in `KEYS` order, naming that key and the
   scope that set it; a request that breaks no rule is not refused;
 - a valid document sets only known keys, each of its type and within its range.
@@ -17,6 +19,12 @@ A policy document sets some keys of `KEYS`; an unset key says nothing. Invariant
 `preemption_notice_minutes` are the terms of preemption (a queued request may pause running
 sessions, with notice): they limit no request, and `check_request` ignores them; read them with
 `priority_of` and `preemption_terms`.
+`max_booked_card_hours_week` (a group's bookings in a week), `max_org_booked_card_hours_week`
+(those of all of an organization's groups together) and `max_booking_days_ahead` bound bookings;
+they limit no session request either.
+`org_weight` and `queue_weight` are fair share's weights (read them with `share_weight`):
+`org_weight` an organization's among organizations, set only for an organization or globally;
+`queue_weight` a group's (or a user's) within its organization.
 `isolation`, `egress` and `egress_cidrs` are a tenant's trust boundary (which nodes its sessions
 may run on, and where its pods may connect); they limit no request either: placement reads them
 with `boundary_of`. `isolation` defaults to "shared" and `egress` to "open".
@@ -90,6 +98,7 @@ KEYS: dict[str, KeyRule] = {
     "keep_running_limit_minutes": KeyRule(int, 0, _MINUTES_IN_A_YEAR),
     "max_session_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
     "queueing_allowed": KeyRule(bool),
+    "org_weight": KeyRule(float, 0.001, 1000),
     "queue_weight": KeyRule(float, 0.001, 1000),
     "priority": KeyRule(str, choices=PRIORITIES),
     "preemptible": KeyRule(bool),
@@ -97,6 +106,7 @@ KEYS: dict[str, KeyRule] = {
     "max_wait_minutes": KeyRule(int, 1, _MINUTES_IN_A_YEAR),
     "preemption_notice_minutes": KeyRule(int, 0, 7 * 24 * 60),
     "max_booked_card_hours_week": KeyRule(float, 0, 10_000_000),
+    "max_org_booked_card_hours_week": KeyRule(float, 0, 10_000_000),
     "max_booking_days_ahead": KeyRule(int, 0, 3660),
     "isolation": KeyRule(str, choices=ISOLATION_LEVELS),
     "egress": KeyRule(str, choices=EGRESS_MODES),
@@ -106,13 +116,17 @@ KEYS: dict[str, KeyRule] = {
 # session is protected): only a super admin sets them, at any scope.
 RESERVED_KEYS = frozenset(
     {
+        # An organization's weight among organizations in fair share.
+        "org_weight",
         "priority",
         "preemptible",
         "min_runtime_minutes",
         "max_wait_minutes",
         "preemption_notice_minutes",
-        # How much of the cards an organization may book ahead, and how far.
+        # How much of the cards a group, and all of an organization's groups together, may book
+        # ahead, and how far.
         "max_booked_card_hours_week",
+        "max_org_booked_card_hours_week",
         "max_booking_days_ahead",
         # The trust boundary of a tenant's sessions: a group admin must not loosen what was
         # set for their organization.
@@ -121,15 +135,22 @@ RESERVED_KEYS = frozenset(
         "egress_cidrs",
     }
 )
+# Keys of an organization as a whole: set for an organization or globally, never for a group
+# or a user (fair share and the bookings' cap read an organization's from its own policy, else
+# the global one).
+ORG_KEYS = frozenset({"org_weight", "max_org_booked_card_hours_week"})
 # A name is a model's (at most 120 characters) or a tier's; no list needs more than this.
 MAX_NAMES = 200
 MAX_NAME_LENGTH = 120
 _DEFAULTS: dict[str, PolicyValue] = {
     "queueing_allowed": True,
+    "org_weight": 1.0,
     "queue_weight": 1.0,
     "priority": "normal",
     "preemptible": True,
     "preemption_notice_minutes": 10,
+    "max_booked_card_hours_week": 168.0,
+    "max_org_booked_card_hours_week": 336.0,
     "max_booking_days_ahead": 90,
     "isolation": "shared",
     "egress": "open",
@@ -201,7 +222,8 @@ class PreemptionTerms:
     `priority`: of their queued requests; `preemptible`: whether their running sessions may be
     paused; `min_runtime`: how long a session runs before it may be; `max_wait`: how long a
     request waits before waiting alone lets it claim a card (None: never); `notice`: how long
-    before a pause its session is told.
+    before a pause its session is told; `kept_notice`: what of it a booking's shorter notice
+    does not shorten (the notice a scope sets; the default alone keeps nothing).
     """
 
     priority: Priority
@@ -209,6 +231,7 @@ class PreemptionTerms:
     min_runtime: timedelta
     max_wait: timedelta | None
     notice: timedelta
+    kept_notice: timedelta = timedelta(0)
 
 
 @dataclass(frozen=True)
@@ -394,6 +417,14 @@ def priority_of(policy: EffectivePolicy) -> Priority:
     return "normal"
 
 
+def share_weight(policy: EffectivePolicy, key: str) -> float:
+    """A fair-share weight (`org_weight` or `queue_weight`) of an effective policy; 1 unset."""
+    value = policy[key].value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return 1.0
+    return float(value)
+
+
 def _minutes(policy: EffectivePolicy, key: str) -> int | None:
     value = policy[key].value
     # bool is an int; a flag is never a number of minutes.
@@ -405,12 +436,14 @@ def preemption_terms(policy: EffectivePolicy) -> PreemptionTerms:
     preemptible = policy["preemptible"].value
     max_wait = _minutes(policy, "max_wait_minutes")
     notice = _minutes(policy, "preemption_notice_minutes")
+    kept = notice if policy["preemption_notice_minutes"].scope is not None else None
     return PreemptionTerms(
         priority=priority_of(policy),
         preemptible=preemptible if isinstance(preemptible, bool) else True,
         min_runtime=timedelta(minutes=_minutes(policy, "min_runtime_minutes") or 0),
         max_wait=None if max_wait is None else timedelta(minutes=max_wait),
         notice=timedelta(minutes=10 if notice is None else notice),
+        kept_notice=timedelta(minutes=kept or 0),
     )
 
 

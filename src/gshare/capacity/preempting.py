@@ -40,7 +40,8 @@ from gshare.capacity.preemption import (
     PreemptionIndex,
     PreemptionSnapshot,
     RunningSession,
-    fair_shares,
+    soonest_pause,
+    split_shares,
 )
 from gshare.capacity.schemas import ReportedCardError
 from gshare.clusters import service as clusters
@@ -250,17 +251,24 @@ async def _pause_due(
 class _Running:
     """The sessions a walk may give notice to, as preemption weighs them."""
 
-    sessions: list[RunningSession]
+    sessions: dict[uuid.UUID, RunningSession]  # by allocation
     by_id: dict[uuid.UUID, Any]  # allocation -> (row, its preemption terms)
     policies: dict[tuple[uuid.UUID, uuid.UUID], Any]  # (user, group) -> effective policy
 
     def index(
-        self, snapshot: CapacitySnapshot, waiting: set[uuid.UUID], now: datetime
+        self,
+        snapshot: CapacitySnapshot,
+        waiting: set[uuid.UUID],
+        tenants: queue.Tenants,
+        now: datetime,
     ) -> PreemptionIndex:
-        """Every group running or waiting has an equal share of the cards."""
-        groups = {s.group_id for s in self.sessions} | waiting
-        shares = fair_shares(float(len(snapshot.cards)), dict.fromkeys(groups, 1.0))
-        return PreemptionIndex(PreemptionSnapshot(snapshot, tuple(self.sessions), shares), now)
+        """The cards are split among the organizations running or waiting by their weights,
+        and each organization's share among its groups running or waiting by theirs."""
+        groups = {s.group_id for s in self.sessions.values()} | waiting
+        shares = split_shares(float(len(snapshot.cards)), groups, tenants)
+        running = tuple(self.sessions.values())
+        split = PreemptionSnapshot(snapshot, running, shares.groups, tenants.org_of, shares.orgs)
+        return PreemptionIndex(split, now)
 
 
 async def _running(
@@ -285,7 +293,7 @@ async def _running(
         [(r.id, r.group_id, str(r.tier_id), r.admitted_at) for r in running if r.tier_id],
         [bookings.as_running(b) for b in running_bookings],
     )
-    world = _Running([], {}, dict(policies))
+    world = _Running({}, {}, dict(policies))
     for r in running:
         tier = tiers.get(r.tier_id) if r.tier_id else None
         policy = policies.get((r.user_id, r.group_id))
@@ -293,20 +301,19 @@ async def _running(
             continue
         terms = preemption_terms(policy)
         world.by_id[r.id] = (r, terms)
-        world.sessions.append(
-            RunningSession(
-                id=r.id,
-                card_id=r.card_id,
-                slot=r.slot,
-                group_id=r.group_id,
-                cards=queue.card_share(tier.kind, tier.denominator, tier.compute_percent),
-                started_at=r.admitted_at,
-                priority=terms.priority,
-                idle=r.session_id in idle,
-                preemptible=terms.preemptible,
-                min_runtime=terms.min_runtime,
-                within_booking=r.id in within,
-            )
+        world.sessions[r.id] = RunningSession(
+            id=r.id,
+            card_id=r.card_id,
+            slot=r.slot,
+            group_id=r.group_id,
+            cards=queue.card_share(tier.kind, tier.denominator, tier.compute_percent),
+            started_at=r.admitted_at,
+            priority=terms.priority,
+            idle=r.session_id in idle,
+            preemptible=terms.preemptible,
+            min_runtime=terms.min_runtime,
+            within_booking=r.id in within,
+            kept_notice=terms.kept_notice,
         )
     return world
 
@@ -318,7 +325,7 @@ async def _claim(
     summary: WalkSummary,
     running_bookings: Sequence[Booking],
 ) -> None:
-    rows = await repository.queued(db)
+    rows, _ = await admission.claim_queued(db)
     # A request a card is already being freed for waits for it; one holding a card only
     # because it starves may still claim another.
     promised = await repository.promised_requests(db, [r.id for r in rows if r.reserved_card_id])
@@ -343,9 +350,10 @@ async def _claim(
     world = await _running(db, running_bookings, {(q.user_id, q.group_id) for q in state.queued})
     if world is None:
         return
-    index = world.index(snapshot, {q.group_id for q in state.queued}, now)
+    usage = await admission.usage_state(db)
+    index = world.index(snapshot, {q.group_id for q in state.queued}, usage.tenants, now)
     fair = admission.fair_share(settings)
-    ordered = queue.priorities(state.queued, await admission.usage_state(db), now, fair)
+    ordered = queue.priorities(state.queued, usage, now, fair)
     by_request = {q.id: q for q in state.queued}
     spare = await _spare_slots(db, rows, promised, snapshot)
     for priority in ordered:
@@ -368,7 +376,7 @@ async def _claim(
         notice = None
         if q.id in booked:
             notice = timedelta(minutes=booked[q.id].notice_minutes)
-        deadlines = _deadlines(decision, world.by_id, now, notice)
+        deadlines = _deadlines(decision, world, now, notice)
         await _promise(db, decision, q, world.by_id, deadlines, now, summary)
         state.rows[q.id].reserved_card_id = decision.card_id
     await db.flush()
@@ -401,7 +409,8 @@ async def _clear_ahead(
     world = await _running(db, booked, set())
     if world is None:
         return
-    index = world.index(snapshot, {b.group_id for b, _ in soon}, now)
+    tenants = (await admission.usage_state(db, [b.group_id for b, _ in soon])).tenants
+    index = world.index(snapshot, {b.group_id for b, _ in soon}, tenants, now)
     held = await repository.held_by_group_and_tier(db, [(b.group_id, b.tier_id) for b, _ in soon])
     starts = {b.id: start for b, start in soon}
     freeing = _freeing(
@@ -440,7 +449,9 @@ async def _clear_ahead(
                 continue
             owner = booking.created_by or booking.id  # who stands for the slot, in the audit
             q = queue.QueuedRequest(request, owner, booking.group_id, now)
-            claim = Claim(q, booked=True)
+            # Only sessions that can be told their own notice and run their minimum runtime
+            # by the start; the others are the window's to take, with their own terms.
+            claim = Claim(q, booked=True, by=start)
             decision = index.select(claim)
             if not isinstance(decision, Preemption):
                 break  # nothing more can be freed for it
@@ -470,11 +481,14 @@ def _freeing(
 
 
 def _deadlines(
-    decision: Preemption, by_id: dict[uuid.UUID, Any], now: datetime, notice: timedelta | None
+    decision: Preemption, world: _Running, now: datetime, notice: timedelta | None
 ) -> dict[uuid.UUID, datetime]:
-    """Each victim's deadline: its own policy's notice, or `notice` when a booking sets it."""
+    """Each victim's deadline: its own policy's notice; or, for a booking, the booking's
+    `notice`, never sooner than the notice set for the victim (`soonest_pause`)."""
+    if notice is None:
+        return {v.session_id: now + world.by_id[v.session_id][1].notice for v in decision.victims}
     return {
-        v.session_id: now + (by_id[v.session_id][1].notice if notice is None else notice)
+        v.session_id: max(now + notice, soonest_pause(world.sessions[v.session_id], now))
         for v in decision.victims
     }
 
@@ -531,10 +545,14 @@ async def _promise(
     summary: WalkSummary,
     booking: Booking | None = None,
 ) -> None:
-    """Give each victim notice to leave by its deadline, and audit it for the admins of both
-    groups. The card is held for the queued request claiming it; or, ahead of a `booking`'s
-    window, freed for the booking (the claimant stands for one of its slots)."""
+    """Give each victim notice to leave by its deadline, and audit it once for each side, in
+    that side's organization and group. The card is held for the queued request claiming it;
+    or, ahead of a `booking`'s window, freed for the booking (the claimant stands for one of
+    its slots)."""
     facts = []
+    orgs = await identity.orgs_of_groups(
+        db, [claimant.group_id, *(by_id[v.session_id][0].group_id for v in decision.victims)]
+    )
     for victim in decision.victims:
         row, _ = by_id[victim.session_id]
         deadline = deadlines[victim.session_id]
@@ -560,37 +578,83 @@ async def _promise(
         )
         if row.session_id is not None:
             facts.append(NoticeFacts(row.session_id, "preemption", reason, deadline, ""))
-        detail: dict[str, str | None] = {
-            "session_id": str(row.session_id) if row.session_id else None,
-            "victim_user_id": str(row.user_id),
-            "victim_group_id": str(row.group_id),
-            "for_group_id": str(claimant.group_id),
-            "card_id": str(decision.card_id),
-            "reason": reason,
-            "deadline": deadline.isoformat(),
-        }
-        if booking is None:
-            detail |= {"request_id": str(claimant.id), "for_user_id": str(claimant.user_id)}
-        else:
-            detail["booking_id"] = str(booking.id)
-        for group in {row.group_id, claimant.group_id}:
-            await record(
-                db,
-                AuditEvent(
-                    action="session.preemption_noticed",
-                    target_type="session",
-                    target_id=str(row.session_id or row.id),
-                    group_id=group,
-                    detail=detail,
-                ),
-                now=now,
-            )
+        await record(db, _victim_side(row, decision, reason, deadline, claimant, orgs), now=now)
+    await record(db, _claimant_side(decision, claimant, deadlines, orgs, booking), now=now)
     summary.noticed += len(decision.victims)
     if booking is None:
         summary.promised[claimant.id] = decision.card_id
     await db.flush()
     await noticed.results(db, facts, now)
     await _announce(db, len(decision.victims))
+
+
+# A notice concerns two tenants, each audited apart: a side's entry carries its own ids only,
+# and names the other side's group only within one organization.
+NOTICED = "session.preemption_noticed"
+
+
+def _victim_side(
+    row: Any,
+    decision: Preemption,
+    reason: str,
+    deadline: datetime,
+    claimant: queue.QueuedRequest,
+    orgs: dict[uuid.UUID, uuid.UUID],
+) -> AuditEvent:
+    """The victim's group's entry: its session, its user, the card, the reason, the deadline."""
+    org_id = orgs.get(row.group_id)
+    detail: dict[str, str | None] = {
+        "side": "victim",
+        "session_id": str(row.session_id) if row.session_id else None,
+        "user_id": str(row.user_id),
+        "card_id": str(decision.card_id),
+        "reason": reason,
+        "deadline": deadline.isoformat(),
+    }
+    if org_id is not None and org_id == orgs.get(claimant.group_id):
+        detail["for_group_id"] = str(claimant.group_id)
+    return AuditEvent(
+        action=NOTICED,
+        target_type="session",
+        target_id=str(row.session_id or row.id),
+        org_id=org_id,
+        group_id=row.group_id,
+        detail=detail,
+    )
+
+
+def _claimant_side(
+    decision: Preemption,
+    claimant: queue.QueuedRequest,
+    deadlines: dict[uuid.UUID, datetime],
+    orgs: dict[uuid.UUID, uuid.UUID],
+    booking: Booking | None,
+) -> AuditEvent:
+    """The claiming group's entry: its request (or booking) and user, the card, and when the
+    card is free (the latest of its victims' deadlines)."""
+    freed_at = max(deadlines[v.session_id] for v in decision.victims)
+    user_id: uuid.UUID | None
+    if booking is None:
+        target = ("admission_request", claimant.id)
+        detail = {"side": "claimant", "request_id": str(claimant.id)}
+        user_id = claimant.user_id
+    else:
+        target = ("booking", booking.id)
+        detail = {"side": "claimant", "booking_id": str(booking.id)}
+        user_id = booking.created_by
+    return AuditEvent(
+        action=NOTICED,
+        target_type=target[0],
+        target_id=str(target[1]),
+        org_id=orgs.get(claimant.group_id),
+        group_id=claimant.group_id,
+        detail=detail
+        | {
+            "user_id": str(user_id) if user_id else None,
+            "card_id": str(decision.card_id),
+            "deadline": freed_at.isoformat(),
+        },
+    )
 
 
 async def _announce(db: AsyncSession, count: int) -> None:
@@ -890,13 +954,21 @@ _COUNTS = text(
 )
 
 
-async def list_notices(
-    ctx: Context, *, pending_only: bool, since: datetime
-) -> tuple[list[Notice], list[Any], set[uuid.UUID] | None]:
+@dataclass(frozen=True)
+class NoticesSeen:
+    """Notices as one caller may read them, with what decides which of their fields are the
+    caller's: the groups they administer (None: every group) and each group's organization."""
+
+    rows: list[Notice]
+    counts: list[Any]
+    groups: set[uuid.UUID] | None
+    orgs: dict[uuid.UUID, uuid.UUID]
+
+
+async def list_notices(ctx: Context, *, pending_only: bool, since: datetime) -> NoticesSeen:
     """Notices given to sessions of the groups the caller administers, or given for them;
-    with each such group's preemption counts since `since`, and those groups (None: every
-    group). Whose session in a group the caller does not administer (another organization's,
-    perhaps) is not the caller's to know: the edge leaves it out."""
+    with each such group's preemption counts since `since`. What belongs to the other side
+    (see `views.notice_page`) is left out at the edge."""
     require(ctx, Action.QUEUE_READ_SCOPE, target_type="notice")
     groups = await admission.administered_groups(ctx)
     query = select(Notice).where(Notice.noticed_at >= since)
@@ -910,7 +982,9 @@ async def list_notices(
             _COUNTS, {"since": since, "groups": None if groups is None else sorted(groups)}
         )
     )
-    return rows, counts, groups
+    named = {r.group_id for r in rows} | {r.for_group_id for r in rows if r.for_group_id}
+    orgs = await identity.orgs_of_groups(ctx.db, sorted(named))
+    return NoticesSeen(rows, counts, groups, orgs)
 
 
 # ---- cards that report hardware trouble ----------------------------------------------------

@@ -3,10 +3,22 @@
 Usage is measured in cards (a 1/4 tier running for the whole window counts 0.25) and decayed
 with a half-life: u = (1 - A) * u + A * current, A = 1 - 0.5 ** (interval / half_life). Each
 admission adds an entry penalty A * request at once, so a burst cannot jump the queue before
-sampling catches up. Invariants:
-- priority = waited_hours * wait_bonus_per_hour - (user usage + group usage) / weight: more
-  recent usage lowers it, waiting raises it, a larger policy weight softens the usage part;
-- order is priority (highest first), then enqueue time, then request id: deterministic;
+sampling catches up. An organization's usage is the sum of its groups'.
+
+The order is fair at two levels. Organizations take turns: the k-th turn of an organization
+counts the wait of its k-th longest-waiting request (of one class: booked, starving or the
+rest), and its priority is
+    turn value = turn's waited_hours * wait_bonus_per_hour - org usage / org weight
+(the org weight is the organization's `org_weight`, which only a super admin sets). Within an
+organization its own order decides which request takes each of its turns:
+    value = waited_hours * wait_bonus_per_hour - (user usage + group usage) / weight
+(the weight is the request's effective `queue_weight`). Invariants:
+- the order is: booked requests, then starving ones, then the rest; within each, turns by
+  turn value (highest first), then the longer turn wait, then the organization's id; within one
+  organization by value (highest first), then enqueue time, then request id: deterministic;
+- nothing inside an organization (how its members are split into groups, its groups' and
+  users' weights, their usage) moves another organization's requests: where an organization's
+  turns fall depends only on its usage, its `org_weight` and the waits of its requests;
 - a request past `starvation_limit` goes before the others; if it does not fit it reserves one
   card (at most `max_reserved_cards` are held at once, given in priority order), and
   no other request is placed on that card until it is released;
@@ -21,7 +33,7 @@ import heapq
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -80,11 +92,57 @@ def card_share(kind: str, slots_per_card: int | None, compute_percent: int) -> f
 
 
 @dataclass(frozen=True)
+class Tenants:
+    """Which organization each group is in, and the weights fair share splits by: each
+    organization's among organizations (`org_weight`, a super admin's), each group's within its
+    organization (`queue_weight`, its organization's admins'). Unset weights are 1.
+
+    Groups it does not place share one organization with no usage of its own, so a queue
+    with no organizations given is one organization's queue."""
+
+    org_of: Mapping[uuid.UUID, uuid.UUID] = field(default_factory=dict)
+    org_weights: Mapping[uuid.UUID, float] = field(default_factory=dict)
+    group_weights: Mapping[uuid.UUID, float] = field(default_factory=dict)
+
+    def org(self, group: uuid.UUID) -> uuid.UUID | None:
+        return self.org_of.get(group)
+
+    def org_weight(self, org: uuid.UUID | None) -> float:
+        found = self.org_weights.get(org, 1.0) if org is not None else 1.0
+        return found if found > 0 else 1.0
+
+    def group_weight(self, group: uuid.UUID) -> float:
+        found = self.group_weights.get(group, 1.0)
+        return found if found > 0 else 1.0
+
+
+@dataclass(frozen=True)
 class Usage:
-    """Decayed recent GPU usage, in cards, per user and per group."""
+    """Decayed recent GPU usage, in cards, per user, per group and per organization (the sum
+    of its groups'), with the tenants that say which organization a group is in."""
 
     by_user: Mapping[uuid.UUID, float] = field(default_factory=dict)
     by_group: Mapping[uuid.UUID, float] = field(default_factory=dict)
+    by_org: Mapping[uuid.UUID, float] = field(default_factory=dict)
+    tenants: Tenants = field(default_factory=Tenants)
+
+
+def by_org(by_group: Mapping[uuid.UUID, float], tenants: Tenants) -> dict[uuid.UUID, float]:
+    """Each organization's usage: the sum of its groups' (a group of no organization counts in
+    none)."""
+    out: dict[uuid.UUID, float] = {}
+    for group, used in by_group.items():
+        org = tenants.org(group)
+        if org is not None:
+            out[org] = out.get(org, 0.0) + used
+    return out
+
+
+def usage_of(
+    by_user: Mapping[uuid.UUID, float], by_group: Mapping[uuid.UUID, float], tenants: Tenants
+) -> Usage:
+    """The usage of users and groups, with their organizations' summed from the groups'."""
+    return Usage(by_user, by_group, by_org(by_group, tenants), tenants)
 
 
 def decay_alpha(interval: timedelta, half_life: timedelta) -> float:
@@ -104,27 +162,42 @@ def sample_usage(
     current_by_group: Mapping[uuid.UUID, float],
     settings: FairShareSettings,
 ) -> Usage:
-    """One sampling step: fold the cards in use now into the decayed usage."""
+    """One sampling step: fold the cards in use now into the decayed usage (an organization's
+    decays as the sum of its groups' does)."""
     alpha = decay_alpha(settings.sampling_interval, settings.half_life)
     return Usage(
         _decayed(usage.by_user, current_by_user, alpha),
         _decayed(usage.by_group, current_by_group, alpha),
+        _decayed(usage.by_org, by_org(current_by_group, usage.tenants), alpha),
+        usage.tenants,
     )
 
 
 def with_entry_penalty(usage: Usage, queued: QueuedRequest, settings: FairShareSettings) -> Usage:
-    """Usage right after admitting `queued`: its entry penalty A * request added at once."""
+    """Usage right after admitting `queued`: its entry penalty A * request added at once, to its
+    user, its group and its group's organization."""
     penalty = decay_alpha(settings.sampling_interval, settings.half_life) * queued.cards
     by_user = dict(usage.by_user)
     by_group = dict(usage.by_group)
+    orgs = dict(usage.by_org)
     by_user[queued.user_id] = by_user.get(queued.user_id, 0.0) + penalty
     by_group[queued.group_id] = by_group.get(queued.group_id, 0.0) + penalty
-    return Usage(by_user, by_group)
+    org = usage.tenants.org(queued.group_id)
+    if org is not None:
+        orgs[org] = orgs.get(org, 0.0) + penalty
+    return Usage(by_user, by_group, orgs, usage.tenants)
+
+
+AheadReason = Literal["booking", "waited_too_long", "priority", "earlier"]
+AHEAD_REASONS: tuple[AheadReason, ...] = ("booking", "waited_too_long", "priority", "earlier")
 
 
 @dataclass(frozen=True)
 class Priority:
-    """A queued request's priority and its parts, as the admin queue view shows them."""
+    """A queued request's priority and its parts, as the admin queue view shows them: within
+    its organization (`value`, from its user's and group's usage and its weight), and of the
+    organization's turn it takes (`org_value`, from the organization's usage and weight and the
+    wait that turn counts)."""
 
     request_id: uuid.UUID
     value: float
@@ -134,16 +207,44 @@ class Priority:
     group_usage: float
     weight: float
     starving: bool
+    org_id: uuid.UUID | None = None
+    org_usage: float = 0.0
+    org_weight: float = 1.0
+    org_value: float = 0.0
+    org_waited: timedelta = timedelta(0)
+
+
+def _wait_bonus(waited: timedelta, settings: FairShareSettings) -> float:
+    return waited / timedelta(hours=1) * settings.wait_bonus_per_hour
+
+
+def _turn_value(
+    org_waited: timedelta, org: uuid.UUID | None, usage: Usage, settings: FairShareSettings
+) -> float:
+    used = usage.by_org.get(org, 0.0) if org is not None else 0.0
+    return _wait_bonus(org_waited, settings) - used / usage.tenants.org_weight(org)
+
+
+def _value(
+    queued: QueuedRequest, usage: Usage, now: datetime, settings: FairShareSettings
+) -> float:
+    """`priority_of(...).value`, alone: what dequeue re-reads after each admission."""
+    waited = max(now - queued.enqueued_at, timedelta(0))
+    used = usage.by_user.get(queued.user_id, 0.0) + usage.by_group.get(queued.group_id, 0.0)
+    return _wait_bonus(waited, settings) - used / (queued.weight if queued.weight > 0 else 1.0)
 
 
 def priority_of(
     queued: QueuedRequest, usage: Usage, now: datetime, settings: FairShareSettings
 ) -> Priority:
+    """The request's priority as if it were its organization's only request (its own wait is
+    its organization's turn's); `priorities` gives each its turn among its organization's."""
     waited = max(now - queued.enqueued_at, timedelta(0))
-    wait_bonus = waited / timedelta(hours=1) * settings.wait_bonus_per_hour
+    wait_bonus = _wait_bonus(waited, settings)
     user_usage = usage.by_user.get(queued.user_id, 0.0)
     group_usage = usage.by_group.get(queued.group_id, 0.0)
     weight = queued.weight if queued.weight > 0 else 1.0
+    org = usage.tenants.org(queued.group_id)
     return Priority(
         request_id=queued.id,
         value=wait_bonus - (user_usage + group_usage) / weight,
@@ -153,29 +254,78 @@ def priority_of(
         group_usage=group_usage,
         weight=weight,
         starving=waited > settings.starvation_limit,
+        org_id=org,
+        org_usage=usage.by_org.get(org, 0.0) if org is not None else 0.0,
+        org_weight=usage.tenants.org_weight(org),
+        org_value=_turn_value(waited, org, usage, settings),
+        org_waited=waited,
     )
 
 
-_OrderKey = tuple[bool, bool, float, datetime, uuid.UUID]
+# Booked first, then starving, then the organizations' turns by value, the longer turn wait and
+# the organization; within one organization by value, then the longest waiting, then the id.
+_OrderKey = tuple[bool, bool, float, timedelta, int, float, datetime, uuid.UUID]
+# The part of the order each place of the key stands for (see `Ahead`).
+_KEY_REASONS: tuple[AheadReason, ...] = (
+    "booking",
+    "waited_too_long",
+    "priority",
+    "earlier",
+    "earlier",
+    "earlier",
+    "earlier",
+    "earlier",
+)
+# Within one organization's line: value, then the longest waiting, then the id.
+_LineKey = tuple[float, datetime, uuid.UUID]
+# A line: one organization's requests of one class (booked, starving).
+_Line = tuple[bool, bool, uuid.UUID | None]
+
+
+def _org_rank(org: uuid.UUID | None) -> int:
+    return -1 if org is None else org.int
+
+
+def _line_key(p: Priority, q: QueuedRequest) -> _LineKey:
+    return (-p.value, q.enqueued_at, q.id)
+
+
+def _line_of(p: Priority, q: QueuedRequest) -> _Line:
+    return (not q.booked, not p.starving, p.org_id)
 
 
 def _order_key(p: Priority, q: QueuedRequest) -> _OrderKey:
-    """Booked requests first, then starving ones, then by priority value, then the longest
-    waiting."""
-    return (not q.booked, not p.starving, -p.value, q.enqueued_at, q.id)
+    """Booked requests first, then starving ones, then their organizations' turns, then the
+    organization's own order."""
+    return (
+        not q.booked,
+        not p.starving,
+        -p.org_value,
+        -p.org_waited,
+        _org_rank(p.org_id),
+        *_line_key(p, q),
+    )
 
 
 def priorities(
     queued: Sequence[QueuedRequest], usage: Usage, now: datetime, settings: FairShareSettings
 ) -> list[Priority]:
-    """Every queued request's priority, in the order dequeue walks them."""
-    pairs = [(priority_of(q, usage, now, settings), q) for q in queued]
+    """Every queued request's priority, in the order dequeue walks them: each organization's
+    requests of one class in its own order, the k-th taking its k-th turn, the one that counts
+    the k-th longest wait among them."""
+    lines: dict[_Line, list[tuple[Priority, QueuedRequest]]] = {}
+    for q in queued:
+        p = priority_of(q, usage, now, settings)
+        lines.setdefault(_line_of(p, q), []).append((p, q))
+    pairs: list[tuple[Priority, QueuedRequest]] = []
+    for line in lines.values():
+        line.sort(key=lambda pair: _line_key(*pair))
+        waits = sorted((p.waited for p, _ in line), reverse=True)
+        for (p, q), turn in zip(line, waits, strict=True):
+            org_value = _turn_value(turn, p.org_id, usage, settings)
+            pairs.append((replace(p, org_value=org_value, org_waited=turn), q))
     pairs.sort(key=lambda pair: _order_key(*pair))
     return [p for p, _ in pairs]
-
-
-AheadReason = Literal["booking", "waited_too_long", "priority", "earlier"]
-AHEAD_REASONS: tuple[AheadReason, ...] = ("booking", "waited_too_long", "priority", "earlier")
 
 
 @dataclass(frozen=True)
@@ -184,7 +334,8 @@ class Ahead:
     are ahead for each reason: the first part of the dequeue order (`_order_key`) in which
     they come first. `booking`: within a booking of their group running now; `waited_too_long`:
     waiting past the starvation limit; `priority`: a higher priority value (less recent use for
-    their weight, or a longer wait); `earlier`: the same priority, asked for earlier."""
+    their weight, or a longer wait: of their organization, for a turn of another one, else of
+    their user and group); `earlier`: the same priority, asked for earlier."""
 
     requests: int
     groups: int
@@ -192,11 +343,11 @@ class Ahead:
 
 
 def _ahead_reason(ahead: _OrderKey, mine: _OrderKey) -> AheadReason:
-    if ahead[0] != mine[0]:
-        return "booking"
-    if ahead[1] != mine[1]:
-        return "waited_too_long"
-    return "priority" if ahead[2] != mine[2] else "earlier"
+    """The part of the order where the keys first differ (a request's own key is unique)."""
+    return next(
+        (_KEY_REASONS[i] for i, (a, b) in enumerate(zip(ahead, mine, strict=True)) if a != b),
+        "earlier",
+    )
 
 
 def _relative(
@@ -355,11 +506,11 @@ def dequeue(
     can_afford: Callable[[QueuedRequest], bool],
     settings: FairShareSettings = FairShareSettings(),
 ) -> DequeueResult:
-    """Walk the queue in priority order and place everything that fits.
+    """Walk the queue in `priorities`' order and place everything that fits.
 
-    Priorities are re-read after each admission (the entry penalty lowers the same user's and
-    group's later requests); since they only fall within one cycle, a request popped with a
-    stale priority is pushed back with its fresh one.
+    Priorities are re-read after each admission (the entry penalty lowers the same user's,
+    group's and organization's later requests and turns); since they only fall within one
+    cycle, a turn or a request popped with a stale priority is pushed back with its fresh one.
     """
     # A reservation is kept while its request waits and may still use the card (a node
     # dedicated since to another tenant is not its to hold).
@@ -371,37 +522,67 @@ def dequeue(
         if req in requests and card in cards and within_reach(cards[card], requests[req])
     }
     index = PlacementIndex(CapacitySnapshot(snapshot.cards, kept, snapshot.booked))
-    heap: list[tuple[_OrderKey, int]] = []
     by_position = list(queued)
+    # Each line (an organization's requests of one class) in its own order, the waits its turns
+    # count (longest first) and how many turns it has had; then the lines by their next turn.
+    lines: dict[_Line, list[tuple[_LineKey, int]]] = {}
+    waits: dict[_Line, list[timedelta]] = {}
     for position, q in enumerate(by_position):
-        heap.append((_order_key(priority_of(q, usage, now, settings), q), position))
-    heapq.heapify(heap)
+        p = priority_of(q, usage, now, settings)
+        line = _line_of(p, q)
+        lines.setdefault(line, []).append((_line_key(p, q), position))
+        waits.setdefault(line, []).append(p.waited)
+    for line, heap in lines.items():
+        heapq.heapify(heap)
+        waits[line].sort(reverse=True)
+    turns = dict.fromkeys(lines, 0)
+
+    def turn_key(line: _Line) -> tuple[bool, bool, float, timedelta, int]:
+        waited = waits[line][turns[line]]
+        org_value = _turn_value(waited, line[2], usage, settings)
+        return (line[0], line[1], -org_value, -waited, _org_rank(line[2]))
+
+    # A turn key names its line (class and organization), so lines are never compared.
+    top = [(turn_key(line), line) for line in lines]
+    heapq.heapify(top)
     admitted: list[tuple[QueuedRequest, Placement]] = []
     unaffordable: list[uuid.UUID] = []
-    while heap:
-        key, position = heapq.heappop(heap)
-        q = by_position[position]
-        fresh = _order_key(priority_of(q, usage, now, settings), q)
-        if fresh != key:
-            heapq.heappush(heap, (fresh, position))
+    # Usage only grows within a cycle, so turn values and values only fall: an entry popped
+    # with a stale key is pushed back with its fresh one.
+    while top:
+        key, line = heapq.heappop(top)
+        fresh_turn = turn_key(line)
+        if fresh_turn != key:
+            heapq.heappush(top, (fresh_turn, line))
             continue
+        heap = lines[line]
+        while True:
+            mine, position = heapq.heappop(heap)
+            q = by_position[position]
+            fresh = (-_value(q, usage, now, settings), q.enqueued_at, q.id)
+            if fresh == mine:
+                break
+            heapq.heappush(heap, (fresh, position))
+        turns[line] += 1
         placement = index.place(q.request)
         if isinstance(placement, Placement):
             if not can_afford(q):
                 unaffordable.append(q.id)
                 index.release_reservation(q.id)
-                continue
-            index.assume(placement)
-            admitted.append((q, placement))
-            usage = with_entry_penalty(usage, q, settings)
+            else:
+                index.assume(placement)
+                admitted.append((q, placement))
+                usage = with_entry_penalty(usage, q, settings)
         elif (
-            fresh[1] is False
+            line[1] is False
             and len(index.reserved) < settings.max_reserved_cards
             and q.id not in index.reserved.values()
         ):
             card_id = _card_to_reserve(index, q.request)
             if card_id is not None:
                 index.reserve(card_id, q.id)
+        if heap:
+            heapq.heappush(top, (turn_key(line), line))
     return DequeueResult(tuple(admitted), tuple(unaffordable), index.reserved, usage)
 
 

@@ -229,8 +229,9 @@ _ADMITTED = text(
     f"{outbox.RECORD_CTE} "
     "INSERT INTO fair_share_usage (subject_kind, subject_id, usage, sampled_at) "
     "SELECT kind, subject, CAST(:penalty AS double precision), :never "
-    "FROM (VALUES ('user', CAST(:user_id AS uuid)), ('group', CAST(:group_id AS uuid))) "
-    "AS s(kind, subject) WHERE CAST(:penalty AS double precision) > 0 "
+    "FROM (VALUES ('user', CAST(:user_id AS uuid)), ('group', CAST(:group_id AS uuid)), "
+    "  ('org', (SELECT org_id FROM groups WHERE id = CAST(:group_id AS uuid)))) "
+    "AS s(kind, subject) WHERE CAST(:penalty AS double precision) > 0 AND subject IS NOT NULL "
     "ON CONFLICT (subject_kind, subject_id) "
     "DO UPDATE SET usage = fair_share_usage.usage + excluded.usage"
 )
@@ -306,6 +307,16 @@ async def release_allocation(
 
 
 # ---- allocations ---------------------------------------------------------------------------
+
+
+async def held_for_sessions(db: AsyncSession) -> dict[uuid.UUID, uuid.UUID]:
+    """Each held allocation's request, with the session that asked for it (where one did)."""
+    rows = await db.execute(
+        select(Allocation.request_id, AdmissionRequest.session_id)
+        .join(AdmissionRequest, AdmissionRequest.id == Allocation.request_id)
+        .where(Allocation.status.in_(HELD), AdmissionRequest.session_id.is_not(None))
+    )
+    return {r.request_id: r.session_id for r in rows}
 
 
 async def held_on_cards(db: AsyncSession, card_ids: Sequence[uuid.UUID]) -> list[Allocation]:
@@ -806,6 +817,22 @@ async def queued(db: AsyncSession) -> list[AdmissionRequest]:
     )
 
 
+async def lock_queued(db: AsyncSession, ids: Sequence[uuid.UUID]) -> list[AdmissionRequest]:
+    """These requests, those still queued, locked in id order for the caller's walk, less any
+    another transaction holds now; in queue order."""
+    if not ids:
+        return []
+    query = (
+        select(AdmissionRequest)
+        .where(AdmissionRequest.id == any_(_ids(ids)), AdmissionRequest.status == "queued")
+        .order_by(AdmissionRequest.id)
+        .with_for_update(skip_locked=True)
+        .execution_options(populate_existing=True)
+    )
+    rows = list(await db.scalars(query))
+    return sorted(rows, key=lambda r: (r.enqueued_at, r.id))
+
+
 async def requests_of(
     db: AsyncSession,
     *,
@@ -1175,12 +1202,20 @@ async def active_groups(db: AsyncSession) -> set[uuid.UUID]:
     return {r[0] for r in rows}
 
 
+# The cards preemption splits among the groups (`_SNAPSHOT`'s, of every model): present,
+# healthy, on a connected cluster, and covered by no active drain.
+_USABLE_CARD_COUNT = text(
+    "SELECT count(*) FROM gpu_cards c JOIN clusters cl ON cl.id = c.cluster_id "
+    "WHERE cl.status = 'connected' AND c.healthy AND NOT c.missing AND NOT "
+    "EXISTS (SELECT 1 FROM capacity_drains d WHERE d.status = 'active' "
+    " AND d.cluster_id = c.cluster_id AND (d.scope = 'cluster' "
+    " OR (d.scope = 'node' AND d.node = c.node) OR d.card_id = c.id))"
+)
+
+
 async def usable_card_count(db: AsyncSession) -> int:
-    """GPU cards present and healthy, in every cluster."""
-    found = await db.scalar(
-        select(func.count()).select_from(GpuCard).where(GpuCard.healthy, ~GpuCard.missing)
-    )
-    return int(found or 0)
+    """GPU cards a session may be placed on now, in every connected cluster."""
+    return int(await db.scalar(_USABLE_CARD_COUNT) or 0)
 
 
 _BOOKED_HOLDS_UNTIL = text(

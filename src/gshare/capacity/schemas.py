@@ -16,7 +16,10 @@ Pool = Literal["hami-core", "mig"]
 PolicyScopeKind = Literal["global", "organization", "group", "user"]
 PriceText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
 ModelName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120, pattern=r"^\S.*$")
+    str,
+    StringConstraints(
+        strip_whitespace=True, min_length=1, max_length=120, pattern=r"^[^\s\x00][^\n\x00]*$"
+    ),
 ]
 ProfileName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
 
@@ -287,20 +290,34 @@ class AdmissionPreviewOut(ResponseModel):
 
 
 class PriorityOut(ResponseModel):
-    value: float
+    value: float = Field(
+        description="Within its organization: the waiting bonus less (user usage + group "
+        "usage) / weight."
+    )
     waited_seconds: float
     wait_bonus: float
     user_usage: float
     group_usage: float
     weight: float
     starving: bool
+    org_value: float = Field(
+        description="Of its organization's turn it takes: that turn's waiting bonus less the "
+        "organization's usage / its weight. Organizations' turns are ordered by it."
+    )
+    org_waited_seconds: float = Field(
+        description="The wait its organization's turn counts: the k-th longest of the "
+        "organization's waiting requests, for its k-th turn."
+    )
+    org_usage: float = Field(description="Its organization's recent use: the sum of its groups'.")
+    org_weight: float = Field(description="Its organization's `org_weight`.")
 
 
 class AheadReasonsOut(ResponseModel):
     booking: int = Field(description="Within a booking of their group running now.")
     waited_too_long: int = Field(description="Waiting past the starvation limit.")
     priority: int = Field(
-        description="A higher priority value: less recent use for their weight, or a longer wait."
+        description="A higher priority value: less recent use for their weight, or a longer "
+        "wait (of their organization, for a turn of another one)."
     )
     earlier: int = Field(description="The same priority, asked for earlier.")
 
@@ -434,14 +451,24 @@ class NoticeOut(ResponseModel):
         "administer."
     )
     user_id: uuid.UUID | None = Field(description="Its owner; null as `session_id` is.")
-    group_id: uuid.UUID
+    group_id: uuid.UUID | None = Field(
+        description="The session's group; null for a group of another organization than the "
+        "one the card is freed for, when the caller administers only that one."
+    )
     card_id: uuid.UUID | None
-    request_id: uuid.UUID | None = Field(description="The queued request the card is freed for.")
-    for_group_id: uuid.UUID | None
+    request_id: uuid.UUID | None = Field(
+        description="The queued request the card is freed for; null for one of a group the "
+        "caller does not administer."
+    )
+    for_group_id: uuid.UUID | None = Field(
+        description="The group the card is freed for; null for a drain, or for a group of "
+        "another organization than the session's, when the caller administers only the "
+        "session's."
+    )
     drain_id: uuid.UUID | None
     booking_id: uuid.UUID | None = Field(
         description="The booking whose window starts at the deadline: the card is freed for it "
-        "ahead of its window."
+        "ahead of its window. Null, as `for_group_id` is, for another organization's."
     )
     noticed_at: datetime
     deadline: datetime
@@ -621,9 +648,22 @@ class GroupStandingOut(ResponseModel):
     usage: float = Field(description="Recent use in cards, decayed: the number the queue weighs.")
     in_use: float = Field(description="Cards it runs now.")
     share: float | None = Field(
-        description="Its equal share of the cards among the groups running or waiting; null "
-        "when it does neither."
+        description="Its share of its organization's share, in cards, by weight among the "
+        "organization's groups running or waiting; null when it does neither."
     )
+    weight: float = Field(description="Its weight within its organization (`queue_weight`).")
+
+
+class OrgStandingOut(ResponseModel):
+    org_id: uuid.UUID
+    name: str
+    usage: float = Field(description="Recent use in cards, decayed: the sum of its groups'.")
+    in_use: float = Field(description="Cards its groups run now.")
+    share: float = Field(
+        description="Its share of the cards, by weight among the organizations running or "
+        "waiting (counting it)."
+    )
+    weight: float = Field(description="Its weight among organizations (`org_weight`).")
 
 
 class MemberUseOut(ResponseModel):
@@ -640,7 +680,15 @@ class GroupShareOut(ResponseModel):
     org_id: uuid.UUID
     org_name: str
     cards: int = Field(description="GPU cards present and healthy, in every cluster.")
-    active_groups: int = Field(description="Groups running or waiting, that the cards split among.")
+    org: OrgStandingOut = Field(description="Its organization among organizations.")
+    active_orgs: int = Field(
+        description="Organizations running or waiting (counting its own), that the cards split "
+        "among."
+    )
+    active_groups: int = Field(
+        description="Groups of its organization running or waiting (counting it), that the "
+        "organization's share splits among."
+    )
     half_life_seconds: float = Field(description="Usage halves over this time unless renewed.")
     history: list[UsePointOut] = Field(description="Over the last two half-lives.")
     groups: list[GroupStandingOut] = Field(description="The organization's groups, by name.")

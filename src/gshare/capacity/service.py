@@ -17,6 +17,7 @@ from gshare.capacity import mig, repository, tiers
 from gshare.capacity.isolation import Isolation, unmet
 from gshare.capacity.models import Allocation, GpuCard, GpuModel, GpuTier, ResourcePolicy
 from gshare.capacity.policy import (
+    ORG_KEYS,
     RESERVED_KEYS,
     EffectivePolicy,
     PolicyAccepted,
@@ -26,10 +27,12 @@ from gshare.capacity.policy import (
     boundary_of,
     effective_policy,
     read_policy,
+    share_weight,
 )
 from gshare.capacity.policy import (
     Scope as PolicyScope,
 )
+from gshare.capacity.queue import Tenants
 from gshare.capacity.schemas import InventoryReport
 from gshare.clusters import service as clusters
 from gshare.events import outbox
@@ -536,10 +539,13 @@ def isolation_of(
 
 
 async def caller_isolation(ctx: Context, group_id: uuid.UUID | None) -> Isolation:
-    """Whose cards the caller's capacity views count: in `group_id`, its level and tenants; in
-    no group, every group they are in and its organization, at the shared level (a dedicated
-    card counts only for its tenant, and for no one else)."""
+    """Whose cards the caller's capacity views count: in `group_id` (or, none named, the only
+    group they are in), its level and tenants; else every group they are in and its
+    organization, at the shared level (a dedicated card counts only for its tenant, and for no
+    one else)."""
     groups = {**ctx.actor.guest_of, **ctx.actor.member_of}
+    if group_id is None and len(groups) == 1:
+        [group_id] = groups
     if group_id is not None and group_id in groups:
         org_id = groups[group_id]
         policy = await effective_for(ctx.db, ctx.actor.user_id, group_id, org_id)
@@ -701,6 +707,10 @@ async def put_policy(
     if not isinstance(read, PolicyAccepted):
         raise InvalidPolicy(" ".join(read.reasons))
     values = await _keep_reserved(ctx, kind, scope_id, _stored(dict(read.values)))
+    if kind in ("group", "user") and (found := sorted(ORG_KEYS & values.keys())):
+        raise InvalidPolicy(
+            f"Set for an organization or globally, never for a group or a user: {', '.join(found)}."
+        )
     level = values.get("isolation")
     old = await repository.policy(ctx.db, kind, scope_id)
     if isinstance(level, str) and (old is None or old.values.get("isolation") != level):
@@ -769,6 +779,13 @@ async def effective_for_org(db: AsyncSession, org_id: uuid.UUID) -> EffectivePol
 _NO_ONE = uuid.UUID(int=0)  # no group or user has it
 
 
+async def effective_for_group(
+    db: AsyncSession, group_id: uuid.UUID, org_id: uuid.UUID
+) -> EffectivePolicy:
+    """The policy of a group as a whole: the global one, its organization's, then its own."""
+    return await effective_for(db, _NO_ONE, group_id, org_id)
+
+
 def effective_of(rows: Sequence[Any]) -> EffectivePolicy:
     """The effective policy of stored policies (rows of scope_kind, scope_id, values)."""
     return effective_policy([_layer(r) for r in rows])
@@ -791,6 +808,28 @@ async def effective_for_many(
         keys = [("global", None), ("organization", org_id), ("group", group_id), ("user", user_id)]
         out[(user_id, group_id)] = effective_policy([layers[k] for k in keys if k in layers])
     return out
+
+
+async def fair_share_tenants(db: AsyncSession, group_ids: Iterable[uuid.UUID]) -> Tenants:
+    """The organizations of these groups and the weights fair share splits by, in two queries:
+    each organization's `org_weight` (its own policy's, else the global one's) and each group's
+    `queue_weight` (its policy's, else its organization's, else the global one's)."""
+    orgs = await identity.orgs_of_groups(db, list(group_ids))
+    rows = await repository.policies_of_scopes(db, list(set(orgs.values())), list(orgs), [])
+    layers = {(r.scope_kind, r.scope_id): _layer(r) for r in rows}
+
+    def weight(key: str, *scopes: tuple[str, uuid.UUID | None]) -> float:
+        found = [layers[s] for s in (("global", None), *scopes) if s in layers]
+        return share_weight(effective_policy(found), key)
+
+    return Tenants(
+        orgs,
+        {org: weight("org_weight", ("organization", org)) for org in set(orgs.values())},
+        {
+            group: weight("queue_weight", ("organization", org), ("group", group))
+            for group, org in orgs.items()
+        },
+    )
 
 
 async def effective_policy_of(

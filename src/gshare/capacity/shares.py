@@ -1,16 +1,17 @@
-"""A group's GPU use against its share, as its members see it: the decayed usage the queue
-weighs, the cards it runs now, its equal share of the cards among the groups running or
-waiting (the share preemption defends), how that went over the decay window, its
-organization's other groups the same way (no users), and, for its admins, each member's."""
+"""A group's GPU use against its share, as its members see it, at both levels of fair share:
+its organization's decayed usage, cards in use and share of the cards among the organizations
+running or waiting, and the group's the same way within its organization (the shares
+preemption defends), how the group's use went over the decay window, its organization's other
+groups the same way (no users), and, for its admins, each member's."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
 
-from gshare.capacity import queue, repository
+from gshare.capacity import queue, repository, service
 from gshare.capacity.admission import fair_share
-from gshare.capacity.preemption import fair_shares
+from gshare.capacity.preemption import split_shares
 from gshare.identity import service as identity
 from gshare.identity.authz import Context, require
 from gshare.identity.permissions import Action, is_allowed
@@ -28,7 +29,18 @@ class Standing:
     name: str
     usage: float  # decayed, in cards: what the queue weighs
     in_use: float  # cards now
-    share: float | None  # None: neither running nor waiting, so in no split now
+    share: float | None  # of its organization's; None: neither running nor waiting
+    weight: float = 1.0  # its weight among its organization's groups
+
+
+@dataclass(frozen=True)
+class OrgStanding:
+    org_id: uuid.UUID
+    name: str
+    usage: float  # decayed, in cards: the sum of its groups'
+    in_use: float  # cards now
+    share: float  # of the cards, among the organizations running or waiting (with it)
+    weight: float  # its weight among organizations
 
 
 @dataclass(frozen=True)
@@ -45,11 +57,13 @@ class GroupShare:
     org_id: uuid.UUID
     org_name: str
     cards: int
-    active_groups: int
+    active_groups: int  # of its organization, running or waiting (with it)
     settings: queue.FairShareSettings
     history: list[queue.UsePoint]
     groups: list[Standing]
     members: list[MemberUse] | None
+    org: OrgStanding
+    active_orgs: int  # running or waiting (with its own)
 
 
 def _cards(interval: repository.UseInterval) -> float:
@@ -60,17 +74,19 @@ async def group_share(ctx: Context, group_id: uuid.UUID, settings: Settings) -> 
     scope = await identity.scope_of_group(ctx.db, group_id)
     require(ctx, Action.FAIR_SHARE_READ, scope, target_type="group", target_id=group_id)
     assert scope.org_id is not None
-    db, now = ctx.db, ctx.now
+    db, now, org_id = ctx.db, ctx.now, scope.org_id
     fair = fair_share(settings)
-    org_groups = await identity.groups_of_org(db, scope.org_id)
+    org_groups = await identity.groups_of_org(db, org_id)
     names = {g.id: g.name for g in org_groups}
     since = now - fair.half_life * COMPUTED_HALF_LIVES
     intervals = await repository.use_intervals(db, list(names), since)
     usage = await repository.usage_of(db, "group", list(names))
     active = await repository.active_groups(db)
     cards = await repository.usable_card_count(db)
-    # Its share as if it joined, when it is neither running nor waiting.
-    shares = fair_shares(float(cards), dict.fromkeys(active | {group_id}, 1.0))
+    # Its shares as if it joined, when it is neither running nor waiting.
+    splitting = active | {group_id}
+    tenants = await service.fair_share_tenants(db, splitting | set(names))
+    shares = split_shares(float(cards), splitting, tenants)
     in_use: dict[uuid.UUID, float] = {}
     for i in intervals:
         if i.released_at is None:
@@ -81,7 +97,8 @@ async def group_share(ctx: Context, group_id: uuid.UUID, settings: Settings) -> 
             names[g],
             usage.get(g, 0.0),
             in_use.get(g, 0.0),
-            shares[g] if g in active or g == group_id else None,
+            shares.groups.get(g) if g in splitting else None,
+            tenants.group_weight(g),
         )
         for g in sorted(names, key=lambda g: names[g].lower())
     ]
@@ -98,17 +115,28 @@ async def group_share(ctx: Context, group_id: uuid.UUID, settings: Settings) -> 
     members = None
     if is_allowed(ctx.actor, Action.FAIR_SHARE_USERS_READ, scope):
         members = await _members(ctx, group_id, intervals)
-    org_name = (await identity.names(db, "org", [scope.org_id])).get(scope.org_id, "")
+    org_name = (await identity.names(db, "org", [org_id])).get(org_id, "")
+    org_usage = await repository.usage_of(db, "org", [org_id])
+    org = OrgStanding(
+        org_id,
+        org_name,
+        org_usage.get(org_id, 0.0),
+        sum(in_use.values()),
+        shares.orgs.get(org_id, 0.0),
+        tenants.org_weight(org_id),
+    )
     return GroupShare(
         mine,
-        scope.org_id,
+        org_id,
         org_name,
         cards,
-        len(active | {group_id}) if mine.share is not None else len(active),
+        sum(1 for g in splitting if g in names),
         fair,
         history,
         standings,
         members,
+        org,
+        len({tenants.org(g) for g in splitting}),
     )
 
 
@@ -131,32 +159,54 @@ async def _members(
     return sorted(out, key=lambda m: (-m.usage, m.email))
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def in_words(found: GroupShare) -> str:
-    """What the numbers mean for the group's requests, in the queue's own terms."""
-    g, fair = found.group, found.settings
+    """What the numbers mean for the group's requests, in the queue's own terms: first its
+    organization among organizations, then the group within its organization."""
+    g, org, fair = found.group, found.org, found.settings
     hours = fair.half_life.total_seconds() / 3600
     half_life = f"{hours:g} hour" + ("" if hours == 1 else "s")
+    parts = [
+        f"{org.name} runs {org.in_use:.2f} cards now; its share is {org.share:.2f} of "
+        f"{found.cards} cards, split by weight among the "
+        f"{_plural(found.active_orgs, 'organization')} running or waiting."
+    ]
     share = (
-        f"its share is {g.share:.2f} of {found.cards} cards, split equally among the "
-        f"{found.active_groups} group{'' if found.active_groups == 1 else 's'} running or waiting"
+        f"its share is {g.share:.2f} of its organization's, split by weight among the "
+        f"organization's {_plural(found.active_groups, 'group')} running or waiting"
         if g.share is not None
         else f"there are {found.cards} cards"
     )
-    base = (
-        f"{g.name} runs {g.in_use:.2f} cards now; {share}. Its recent use, the number the queue "
-        f"weighs (decayed by half every {half_life}), is {g.usage:.2f} cards: among waiting "
-        "requests, those of groups and people who used less go first."
+    parts.append(f"{g.name} runs {g.in_use:.2f} cards now; {share}.")
+    parts.append(
+        f"Recent use, the number the queue weighs (decayed by half every {half_life}), is "
+        f"{org.usage:.2f} cards for {org.name} and {g.usage:.2f} cards for {g.name}. "
+        "Organizations take turns, the one that used less for its weight first; within an "
+        "organization, the requests of groups and people who used less go first."
     )
-    if g.share is None or g.share <= 0:
-        return base
-    if g.in_use < g.share:
-        return base + (
-            " It runs below its share: while it waits, a card may be freed for it, with notice, "
-            "from a group running above its own."
-        )
-    if g.in_use > g.share:
-        return base + (
-            " It runs above its share: its sessions may be given notice for a group below its "
-            "share that waits."
-        )
-    return base
+    if org.share > 0:
+        if org.in_use < org.share:
+            parts.append(
+                f"{org.name} runs below its share: while its requests wait, a card may be freed "
+                "for them, with notice, from an organization running above its own."
+            )
+        elif org.in_use > org.share:
+            parts.append(
+                f"{org.name} runs above its share: its sessions may be given notice for an "
+                "organization below its share that waits."
+            )
+    if g.share is not None and g.share > 0:
+        if g.in_use < g.share:
+            parts.append(
+                "Within its organization it runs below its share: while it waits, a card may be "
+                "freed for it, with notice, from a group of its organization running above its own."
+            )
+        elif g.in_use > g.share:
+            parts.append(
+                "Within its organization it runs above its share: its sessions may be given "
+                "notice for a group of its organization below its share that waits."
+            )
+    return " ".join(parts)

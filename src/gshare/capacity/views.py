@@ -48,9 +48,13 @@ from gshare.capacity.schemas import (
     MemberUseOut,
     MigChoicesOut,
     NodeOut,
+    NoticeOut,
+    NoticePage,
     OrgIsolationOut,
+    OrgStandingOut,
     PlacedOut,
     PolicyOut,
+    PreemptionCountOut,
     PriorityOut,
     QueueItemOut,
     StartOut,
@@ -240,14 +244,30 @@ def preview_out(found: admission.Preview) -> AdmissionPreviewOut:
 def group_share_out(found: shares.GroupShare) -> GroupShareOut:
     def standing(s: shares.Standing) -> GroupStandingOut:
         return GroupStandingOut(
-            group_id=s.group_id, name=s.name, usage=s.usage, in_use=s.in_use, share=s.share
+            group_id=s.group_id,
+            name=s.name,
+            usage=s.usage,
+            in_use=s.in_use,
+            share=s.share,
+            weight=s.weight,
         )
+
+    org = found.org
 
     return GroupShareOut(
         group=standing(found.group),
         org_id=found.org_id,
         org_name=found.org_name,
         cards=found.cards,
+        org=OrgStandingOut(
+            org_id=org.org_id,
+            name=org.name,
+            usage=org.usage,
+            in_use=org.in_use,
+            share=org.share,
+            weight=org.weight,
+        ),
+        active_orgs=found.active_orgs,
         active_groups=found.active_groups,
         half_life_seconds=found.settings.half_life.total_seconds(),
         history=[UsePointOut(at=p.at, in_use=p.in_use, usage=p.usage) for p in found.history],
@@ -297,6 +317,10 @@ def _priority_out(standing: admission.Standing) -> PriorityOut:
         group_usage=p.group_usage,
         weight=p.weight,
         starving=p.starving,
+        org_value=p.org_value,
+        org_waited_seconds=p.org_waited.total_seconds(),
+        org_usage=p.org_usage,
+        org_weight=p.org_weight,
     )
 
 
@@ -417,4 +441,39 @@ async def org_isolation_out(db: AsyncSession, report: boundaries.OrgIsolation) -
         ],
         incidents=[IncidentOut.model_validate(i) for i in report.incidents],
         since=report.since,
+    )
+
+
+def notice_page(seen: preempting.NoticesSeen) -> NoticePage:
+    """Each notice as the caller may read it. A notice has two sides: the group whose session
+    is given notice, and the group the card is freed for. The caller reads everything of a
+    side whose group they administer; of the other side, only its group, and only when both
+    groups are of one organization: another organization's group, session, member, request
+    and booking are not theirs to know."""
+
+    def mine(group_id: uuid.UUID | None) -> bool:
+        return group_id is not None and (seen.groups is None or group_id in seen.groups)
+
+    items = []
+    for row in seen.rows:
+        out = NoticeOut.model_validate(row)
+        together = row.for_group_id is not None and seen.orgs.get(row.group_id) == seen.orgs.get(
+            row.for_group_id
+        )
+        hidden: dict[str, Any] = {}
+        if not mine(row.group_id):
+            hidden |= {"user_id": None, "session_id": None}
+            if not together:
+                hidden["group_id"] = None
+        if row.for_group_id is not None and not mine(row.for_group_id):
+            hidden |= {"request_id": None}
+            if not together:
+                hidden |= {"for_group_id": None, "booking_id": None}
+        items.append(out.model_copy(update=hidden))
+    return NoticePage(
+        items=items,
+        counts=[
+            PreemptionCountOut(group_id=c.group_id, preempted=c.preempted, preempting=c.preempting)
+            for c in seen.counts
+        ],
     )

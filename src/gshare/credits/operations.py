@@ -332,6 +332,11 @@ async def release_hold(db: AsyncSession, *, hold_id: uuid.UUID, now: datetime) -
     return released
 
 
+async def open_holds(db: AsyncSession) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """Every open hold, with the session it is for (for the repair of leaks)."""
+    return await repository.open_holds(db)
+
+
 async def payable(db: AsyncSession, hold_id: uuid.UUID) -> int:
     """What a hold can still pay: its reserve while it is open, else nothing. The hold is locked
     until commit, so the figure stays true for the rest of the caller's transaction."""

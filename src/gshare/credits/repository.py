@@ -345,6 +345,12 @@ class HoldFigures:
     status: str
 
 
+async def open_holds(db: AsyncSession) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """Every open hold: (hold id, the session it is for)."""
+    rows = await db.execute(text("SELECT id, session_id FROM credit_holds WHERE status = 'open'"))
+    return [(r.id, r.session_id) for r in rows]
+
+
 _LOCK_HOLDS = text(
     "SELECT id, account_id, rate_per_hour, window_seconds, for_group_wallet_id, reserved, "
     "captured, status FROM credit_holds WHERE id = ANY(:ids) ORDER BY id FOR UPDATE"

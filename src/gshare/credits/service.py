@@ -166,7 +166,7 @@ async def wallet_tree(ctx: Context, org_id: uuid.UUID) -> WalletTreeOut:
         for g in await identity.groups_of_org(ctx.db, org_id)
         if sees_org or g.id in actor.group_admin_of
     ]
-    members = await identity.members_of_groups(ctx.db, [g.id for g in groups])
+    members = await identity.members_of_groups(ctx.db, [g.id for g in groups], ctx.now)
     group_wallets = await repository.ensure_accounts(
         ctx.db, "group", [g.id for g in groups], ctx.now
     )

@@ -1,6 +1,7 @@
-"""The demo's stand-in for the kubelet and ingress-nginx: it follows the simulated cluster's
-session pods, Services and Ingress objects, runs a real program on the host for each pod the
-simulated nodes report Running, and keeps nginx's configuration in step.
+"""The demo's stand-in for the kubelet, a storage provisioner and ingress-nginx: it follows the
+simulated cluster's session claims, pods, Services and Ingress objects, makes a volume for
+each claim that waits for one, runs a real program on the host for each pod the simulated nodes
+report Running, and keeps nginx's configuration in step.
 
 A session's home folder is a directory under the demo's data dir named after the home volume's
 claim, so it is kept across pause and resume (and across sessions that reuse the volume), like
@@ -149,8 +150,11 @@ class SessionHost:
         return list(answer.json().get("items") or [])
 
     def sync(self, client: httpx.Client) -> None:
-        """One pass: programs for the pods that run, none for the others, nginx in step."""
+        """One pass: a volume for each claim that waits for one, programs for the pods that
+        run, none for the others, nginx in step."""
         ns = self.namespace
+        if made := self.cluster.provision_claims(client, ns):
+            log.info("made %d volumes for new claims", made)
         pods = self._list(
             client, f"/api/v1/namespaces/{ns}/pods?labelSelector={manifests.SESSION_LABEL}"
         )

@@ -369,7 +369,6 @@ def main() -> None:
             int(os.environ.get("GSHARE_DEMO_CARDS", "4")),
         )
         cluster.add_gpu_nodes(cluster_nodes)
-        cluster.add_volumes(50)
         nodes = [n.name for n in cluster_nodes]
         if len(nodes) > 1:
             cluster.add_runtime_class(SANDBOX_CLASS, "runsc", {SANDBOX_LABEL: SANDBOX_CLASS})

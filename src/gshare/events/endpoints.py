@@ -36,12 +36,12 @@ from gshare.identity.signin import SessionPolicy, check_live
 from gshare.kit.clock import Clock
 from gshare.kit.errors import BadRequest, NotAuthenticated, TooManyRequests
 from gshare.kit.pagination import page_of, page_request
-from gshare.kit.schemas import NO_NUL
 from gshare.kit.web import Cursor, declare, settings_of
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["events"])
 SEND_TIMEOUT_SECONDS = 30
+EVENT_ID = r"^[0-9]*$"  # an id this server sent; `_after` refuses one beyond them
 
 
 class _EventStream(EventSourceResponse):
@@ -74,9 +74,9 @@ def _streamed(declared: dict[str, Any]) -> dict[str, Any]:
 async def stream_events(
     request: Request,
     principal: Annotated[Principal, Depends(signed_in_passively)],
-    last_event_id: Annotated[str | None, Query(max_length=24, pattern=NO_NUL)] = None,
+    last_event_id: Annotated[str | None, Query(max_length=24, pattern=EVENT_ID)] = None,
     last_event_id_header: Annotated[
-        str | None, Header(alias="Last-Event-ID", max_length=24)
+        str | None, Header(alias="Last-Event-ID", max_length=24, pattern=EVENT_ID)
     ] = None,
 ) -> EventSourceResponse:
     """Server-sent events the caller may see, as they are committed. Each carries its id; a

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
+    Select,
     SQLColumnExpression,
     String,
     and_,
@@ -532,11 +533,17 @@ async def groups_in_org(db: AsyncSession, org_id: uuid.UUID) -> Sequence[Group]:
     ).all()
 
 
-async def member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
+def _current(now: datetime) -> ColumnElement[bool]:
+    """A membership that holds at `now`: a guest's ends when it expires."""
+    return or_(Membership.expires_at.is_(None), Membership.expires_at > now)
+
+
+async def member_ids(db: AsyncSession, group_id: uuid.UUID, now: datetime) -> list[uuid.UUID]:
+    """The group's members and guests at `now` (expired guests left out)."""
     rows = await db.scalars(
         select(Membership.user_id)
         .join(User, User.id == Membership.user_id)
-        .where(Membership.group_id == group_id)
+        .where(Membership.group_id == group_id, _current(now))
         .order_by(User.name)
     )
     return list(rows)
@@ -563,7 +570,7 @@ async def current_among(
         select(Membership.user_id, Membership.group_id).where(
             Membership.user_id.in_(users),
             Membership.group_id.in_(groups),
-            or_(Membership.expires_at.is_(None), Membership.expires_at > now),
+            _current(now),
         )
     )
     wanted = set(pairs)
@@ -577,7 +584,7 @@ async def is_current_member(
         select(Membership.user_id).where(
             Membership.user_id == user_id,
             Membership.group_id == group_id,
-            or_(Membership.expires_at.is_(None), Membership.expires_at > now),
+            _current(now),
         )
     )
     return found is not None
@@ -620,6 +627,11 @@ def user_keys_reached(
     )
 
 
+def groups_of_orgs(org_ids: frozenset[uuid.UUID]) -> Select[uuid.UUID]:
+    """The ids of these organizations' groups, as a subquery."""
+    return select(Group.id).where(Group.org_id.in_(org_ids))
+
+
 async def lock_super_admins(db: AsyncSession, also: uuid.UUID) -> Sequence[User]:
     """Lock every active super admin, and user `also`, in id order so that concurrent changes
     queue instead of deadlocking. A row changed by a transaction this one waited for is read
@@ -635,16 +647,19 @@ async def lock_super_admins(db: AsyncSession, also: uuid.UUID) -> Sequence[User]
 
 
 async def members_of_groups(
-    db: AsyncSession, group_ids: Sequence[uuid.UUID]
+    db: AsyncSession, group_ids: Sequence[uuid.UUID], now: datetime | None = None
 ) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Each group's member ids, ordered by name as `member_ids` orders them, in one query."""
+    """Each group's member ids at `now` (expired guests left out), ordered by name as
+    `member_ids` orders them, in one query. Without `now`, every membership row, expired guests
+    too: only for a caller that checks them itself."""
     found: dict[uuid.UUID, list[uuid.UUID]] = {g: [] for g in group_ids}
-    rows = await db.execute(
+    query = (
         select(Membership.group_id, Membership.user_id)
         .join(User, User.id == Membership.user_id)
         .where(Membership.group_id.in_(list(group_ids)))
         .order_by(User.name, User.id)
     )
+    rows = await db.execute(query if now is None else query.where(_current(now)))
     for group_id, user_id in rows:
         found[group_id].append(user_id)
     return found
@@ -660,7 +675,7 @@ async def groups_of_users(
         .join(Group, Group.id == Membership.group_id)
         .where(
             Membership.user_id.in_(list(user_ids)),
-            (Membership.expires_at.is_(None)) | (Membership.expires_at > now),
+            _current(now),
         )
     )
     for user_id, group_id, org_id in rows:

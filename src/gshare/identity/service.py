@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CompoundSelect
+from sqlalchemy import CompoundSelect, Select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -653,8 +653,9 @@ async def groups_of_org(db: AsyncSession, org_id: uuid.UUID) -> list[Group]:
     return list(await repository.groups_in_org(db, org_id))
 
 
-async def member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
-    return await repository.member_ids(db, group_id)
+async def member_ids(db: AsyncSession, group_id: uuid.UUID, now: datetime) -> list[uuid.UUID]:
+    """The group's members and guests at `now`: a guest whose membership expired is no member."""
+    return await repository.member_ids(db, group_id, now)
 
 
 async def full_member_ids(db: AsyncSession, group_id: uuid.UUID) -> list[uuid.UUID]:
@@ -669,10 +670,11 @@ async def member_scope_of(db: AsyncSession, user_id: uuid.UUID) -> UserScope:
 
 
 async def members_of_groups(
-    db: AsyncSession, group_ids: Sequence[uuid.UUID]
+    db: AsyncSession, group_ids: Sequence[uuid.UUID], now: datetime | None = None
 ) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Each group's member ids, ordered by name, in one query."""
-    return await repository.members_of_groups(db, group_ids)
+    """Each group's member ids at `now` (expired guests left out), ordered by name, in one
+    query; without `now`, expired guests too, for a caller that checks them itself."""
+    return await repository.members_of_groups(db, group_ids, now)
 
 
 async def emails(db: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
@@ -763,3 +765,8 @@ def user_keys_reached(
     """The users the admins of these organizations and groups reach, as a subquery of text
     keys (each by id and by email), for filtering rows that name a user either way."""
     return repository.user_keys_reached(org_ids, group_ids)
+
+
+def groups_of_orgs(org_ids: frozenset[uuid.UUID]) -> Select[uuid.UUID]:
+    """The groups of these organizations, as a subquery of ids."""
+    return repository.groups_of_orgs(org_ids)

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 
+from gshare.kit import metrics
 from gshare.kit.errors import GShareError
 
 NAMING = {
@@ -121,8 +122,10 @@ async def run_in_transaction(
                 return result
             except DBAPIError as exc:
                 await db.rollback()
-                if sqlstate(exc) not in RETRYABLE_SQLSTATES:
+                state = sqlstate(exc)
+                if state not in RETRYABLE_SQLSTATES:
                     raise
+                metrics.DATABASE_RETRIES.labels("task", state).inc()
                 if attempt == attempts:
                     raise Busy() from exc
                 await asyncio.sleep(0.01 * 2**attempt)

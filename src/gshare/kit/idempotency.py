@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Header
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema
 from sqlalchemy import DateTime, Integer, LargeBinary, String, delete, select, text
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,13 +27,23 @@ from gshare.kit.db import Base
 from gshare.kit.errors import Conflict, Unprocessable
 
 MAX_KEY_LENGTH = 200
+# What the spec promises is taken: visible ASCII, spaces within (HTTP trims them at the ends).
+# check_key takes any printable characters.
+KEY_PATTERN = rf"^[\x21-\x7e]([\x20-\x7e]{{0,{MAX_KEY_LENGTH - 2}}}[\x21-\x7e])?$"
 
 # The header a mutating route that a browser may retry takes.
 IdempotencyKey = Annotated[
-    str | None,
+    # Checked by check_key, which says what is wrong (invalid_idempotency_key); the spec says
+    # the same.
+    Annotated[
+        str,
+        WithJsonSchema(
+            {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN}
+        ),
+    ]
+    | None,
     Header(
         alias="Idempotency-Key",
-        # Checked by check_key, which says what is wrong (invalid_idempotency_key).
         description="Repeating a call with the same key (1 to 200 printable characters) "
         "returns the first result unchanged.",
     ),

@@ -77,6 +77,15 @@ CALLBACK_REFUSALS = Counter(
     ["reason", "route"],
 )
 
+DATABASE_RETRIES = Counter(
+    "gshare_database_retries_total",
+    "Transactions PostgreSQL ended for a deadlock (40P01) or a serialization failure "
+    "(40001), each run again a few times: `where` is `request` (an API call, run again "
+    "whole) or `task` (a worker tick). Steady growth means two writers take locks in "
+    "different orders.",
+    ["where", "sqlstate"],
+)
+
 # ---- the worker ----------------------------------------------------------------------------
 
 LOOP_RUNS = Counter("gshare_worker_loop_runs_total", "Ticks of each periodic loop.", ["loop"])

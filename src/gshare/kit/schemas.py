@@ -1,4 +1,5 @@
-"""Base models for the API: requests reject unknown fields; every list is a Page."""
+"""Base models for the API: requests reject unknown fields and take JSON's own types; every list
+is a Page."""
 
 from __future__ import annotations
 
@@ -6,9 +7,16 @@ import unicodedata
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    field_validator,
+)
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticKnownError, core_schema
 
 from gshare.kit.datetimes import EARLIEST, LATEST, utc_instant
 
@@ -23,8 +31,93 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def _integral(value: Any) -> Any:
+    # JSON's 2.0 is the integer 2 (as JSON Schema has it); "2" and true are not integers.
+    if isinstance(value, str | bool):
+        raise PydanticKnownError("int_type")
+    return value
+
+
+def _tighten_for_json(schema: Any) -> None:
+    """Make every integer, number and boolean of a core schema take JSON's own types only: a
+    body says 1 or true, never "1" or "yes" (strings are how JSON carries ids, times and
+    amounts, and stay strings); and give a trimmed string that may not be empty a pattern that
+    says so, as the spec cannot say it with a length."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "function-before" and schema["function"]["function"] is _integral:
+            return  # a nested request model's, done already
+        if schema.get("type") in ("float", "bool"):
+            schema["strict"] = True
+        elif schema.get("type") == "int":
+            inner = dict(schema)
+            schema.clear()
+            schema.update(core_schema.no_info_before_validator_function(_integral, inner))
+            return
+        elif (
+            schema.get("type") == "str"
+            and schema.get("strip_whitespace")
+            and schema.get("min_length")
+            and "pattern" not in schema
+        ):
+            # What is left once trimmed is never empty: the spec says so as a pattern.
+            schema["pattern"] = NOT_BLANK
+        for value in schema.values():
+            _tighten_for_json(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _tighten_for_json(value)
+
+
+# Strings whose format or fixed values already keep a NUL byte out.
+_SHAPED = ("uuid", "date-time", "date")
+
+
+def _says_no_nul(schema: Any) -> None:
+    """Declare in a model's JSON schema what `_no_nul` enforces: each free-text string (one
+    with no pattern of its own) and each map's keys get the NO_NUL pattern. Nested models
+    declare their own."""
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return
+    kind = schema.get("type")
+    if (
+        (kind == "string" or (isinstance(kind, list) and "string" in kind))
+        and "pattern" not in schema
+        and schema.get("format") not in _SHAPED
+        and "enum" not in schema
+        and "const" not in schema
+    ):
+        schema["pattern"] = NO_NUL
+    if kind == "object" and "properties" not in schema and "propertyNames" not in schema:
+        schema["propertyNames"] = {"pattern": NO_NUL}
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for sub in schema.get(key, []):
+            _says_no_nul(sub)
+    for key in ("items", "additionalProperties"):
+        _says_no_nul(schema.get(key))
+    for sub in schema.get("properties", {}).values():
+        _says_no_nul(sub)
+
+
 class RequestModel(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        _tighten_for_json(schema)
+        return schema
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        found = super().__get_pydantic_json_schema__(schema, handler)
+        model = handler.resolve_ref_schema(found)
+        for prop in model.get("properties", {}).values():
+            _says_no_nul(prop)
+        return found
 
     @field_validator("*", mode="after")
     @classmethod
@@ -37,6 +130,8 @@ class RequestModel(BaseModel):
 
 # For free-text query parameters, which are not models: Query(pattern=NO_NUL).
 NO_NUL = r"^[^\x00]*$"
+# A body's string that is trimmed and may not be empty: something besides whitespace, no NUL.
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 # Marks every datetime input in the spec, so a test can find one that skips UtcDatetime.
 UTC_DATETIME_MARK = "x-gshare-datetime"

@@ -27,15 +27,18 @@ async def record_utilization(
     An unreadable source is recorded as such, and nothing on the cluster is reaped until it
     reads again."""
     clusters.refuse_future_sequence(report.sequence, now)
+    samples = {s.session_id: s for s in report.samples} if report.readable else {}
+    # Sessions before their cluster's row, as a status report locks them (see the lock order
+    # in docs/explanation/architecture.md).
+    rows = await repository.on_cluster(db, cluster_id, sorted(samples))
     await clusters.heard_from(db, cluster_id, now)
     error = "" if report.readable else (report.error or "The metrics source could not be read.")
     if not await clusters.metrics_reported(db, cluster_id, now, error, report.sequence):
         return False  # a replay, or overtaken by a newer report
     if not report.readable:
         return True
-    samples = {s.session_id: s for s in report.samples}
     points: list[tuple[uuid.UUID, Point]] = []
-    for row in await repository.on_cluster(db, cluster_id, sorted(samples)):
+    for row in rows:
         if row.state not in ("starting", "running"):
             continue
         sample = samples[row.id]

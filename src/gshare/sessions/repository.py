@@ -50,6 +50,25 @@ async def by_requests(
     return list(await db.scalars(query))
 
 
+# Lock what can be locked now, in id order, and name the rest: a walk of the queue leaves a
+# session another transaction holds to its next turn rather than wait for it.
+_LOCK_WAITERS = text(
+    "WITH locked AS (SELECT id FROM sessions WHERE request_id = ANY(:ids) "
+    "  ORDER BY id FOR UPDATE SKIP LOCKED) "
+    "SELECT request_id FROM sessions "
+    "WHERE request_id = ANY(:ids) AND id NOT IN (SELECT id FROM locked)"
+)
+
+
+async def lock_waiters(db: AsyncSession, request_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Lock the sessions whose current admission is one of these requests, skipping those
+    another transaction holds; returns the requests of the sessions it skipped."""
+    if not request_ids:
+        return set()
+    found = await db.execute(_LOCK_WAITERS, {"ids": list(request_ids)})
+    return {row.request_id for row in found}
+
+
 async def sessions_by_ids(
     db: AsyncSession, session_ids: Sequence[uuid.UUID], *, lock: bool = False
 ) -> dict[uuid.UUID, InteractiveSession]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gshare.audit import service as audit_log
 from gshare.capacity import admission, boundaries, preempting
 from gshare.capacity import service as capacity
 from gshare.capacity.admission import Ask, DequeueSummary
@@ -649,6 +650,86 @@ async def follow_queue(db: AsyncSession, summary: DequeueSummary, now: datetime)
             title=f"Your session {row.name} could not start",
             body=why,
         )
+
+
+async def repair_leaks(db: AsyncSession, now: datetime) -> int:
+    """Give back whatever is held for a session that does not hold it: an allocation (with its
+    hold) whose session has ended or moved on to another admission, and an open hold that is
+    not its session's. Each is written to the audit log. Nothing should ever need this, as
+    every writer locks in one order; it makes a leak (a bug, a restored backup) last at most
+    one tick instead of for ever. Runs in a transaction of its own: it locks sessions first."""
+    held = await admission.held_for_sessions(db)
+    holds = await credits.open_holds(db)
+    rows = await repository.sessions_by_ids(db, [*held.values(), *(s for _, s in holds)])
+
+    def keeps(row: InteractiveSession | None, request_id: uuid.UUID) -> bool:
+        return row is None or (row.request_id == request_id and row.state in lifecycle.HOLDING)
+
+    def owns(row: InteractiveSession, hold_id: uuid.UUID) -> bool:
+        return row.state in lifecycle.HOLDING and row.hold_id == hold_id
+
+    suspects = {s for r, s in held.items() if not keeps(rows.get(s), r)}
+    suspects |= {s for h, s in holds if s in rows and not owns(rows[s], h)}
+    if not suspects:
+        return 0
+    locked = await repository.sessions_by_ids(db, sorted(suspects), lock=True)
+    repaired = 0
+    for request_id, session_id in held.items():
+        row = locked.get(session_id)
+        if row is None or keeps(row, request_id):
+            continue  # not a suspect, or it moved on correctly since the first read
+        allocation = await admission.release(db, request_id, now, reason="repaired")
+        if allocation is None:
+            continue
+        if row.request_id == request_id:
+            row.hold_id = None
+        await _audit_repair(db, row, now, request_id=request_id, hold_id=allocation.hold_id)
+        repaired += 1
+    for hold_id, session_id in await credits.open_holds(db):
+        row = locked.get(session_id)
+        if row is None or owns(row, hold_id):
+            continue
+        try:
+            await credits.release_hold(db, hold_id=hold_id, now=now)
+        except credits.HoldResolved:
+            continue
+        await _audit_repair(db, row, now, request_id=None, hold_id=hold_id)
+        repaired += 1
+    return repaired
+
+
+async def _audit_repair(
+    db: AsyncSession,
+    row: InteractiveSession,
+    now: datetime,
+    *,
+    request_id: uuid.UUID | None,
+    hold_id: uuid.UUID | None,
+) -> None:
+    org_id = await identity.group_org(db, row.group_id) if row.group_id else None
+    await audit_log.record(
+        db,
+        audit_log.AuditEvent(
+            action="capacity.leak_repaired",
+            target_type="session",
+            target_id=str(row.id),
+            org_id=org_id,
+            group_id=row.group_id,
+            detail={
+                "state": row.state,
+                "request_id": str(request_id) if request_id else None,
+                "hold_id": str(hold_id) if hold_id else None,
+                "released": "allocation and hold" if request_id else "hold",
+            },
+        ),
+        now=now,
+    )
+
+
+async def lock_waiters(db: AsyncSession, request_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """A walk of the queue locks the sessions waiting on its requests first (see
+    `admission.claim_queued`); the requests whose session another transaction holds now."""
+    return await repository.lock_waiters(db, request_ids)
 
 
 async def announce_started(db: AsyncSession, row: InteractiveSession, now: datetime) -> None:

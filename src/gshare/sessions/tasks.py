@@ -303,10 +303,20 @@ async def reap_once(
 async def reconcile_once(
     sessions: async_sessionmaker[AsyncSession], settings: Settings, now: datetime
 ) -> int:
-    """Sessions their cluster has not reported for too long, and those whose card went missing,
-    are lost; those that never started fail. Either is settled. A stop the cluster has not
-    confirmed for as long ends. Sessions whose owner is no longer in their group are paused."""
+    """Anything held for a session that does not hold it is given back (see
+    `service.repair_leaks`). Sessions their cluster has not reported for too long, and those
+    whose card went missing, are lost; those that never started fail. Either is settled. A
+    stop the cluster has not confirmed for as long ends. Sessions whose owner is no longer in
+    their group are paused."""
     cutoff = now - timedelta(minutes=settings.session_report_timeout_minutes)
+
+    async def repair(db: AsyncSession) -> int:
+        return await service.repair_leaks(db, now)
+
+    # First, in a transaction of its own: it locks sessions before anything else.
+    repaired = await run_in_transaction(sessions, repair)
+    if repaired:
+        log.warning("released %d allocations or holds kept for sessions that ended", repaired)
 
     async def work(db: AsyncSession) -> int:
         silent = await repository.silent_since(db, ["starting", "running", "pausing"], cutoff)
@@ -352,4 +362,4 @@ async def reconcile_once(
                 await service.lose(db, row, now, "Its card went missing from its cluster.")
         return len(silent) + len(stuck) + len(unconfirmed) + len(lost) + left
 
-    return await run_in_transaction(sessions, work)
+    return repaired + await run_in_transaction(sessions, work)

@@ -27,6 +27,8 @@ def connect_hooks() -> None:
     identity_service.deactivated.connect(sessions_service.pause_deactivated)
     identity_service.membership_ended.connect(sessions_service.pause_left_group)
     capacity_admission.cancelling.connect(sessions_service.end_cancelled_wait)
+    # A walk of the queue locks the waiting sessions before their requests.
+    capacity_admission.locking_waiters.connect(sessions_service.lock_waiters)
     # Sessions follow what the queue decides, in the dequeue's own transaction.
     capacity_admission.dequeued.connect(sessions_service.follow_queue)
     # Sessions given notice are told; at the deadline they are paused and queued again.

@@ -73,6 +73,7 @@ describe('policies', () => {
     const sessions = await screen.findByLabelText('GPU sessions at once');
     expect(sessions).toHaveValue('2');
     expect(screen.getByLabelText('Set Allowed GPU models here')).not.toBeChecked();
+    expect(screen.getByLabelText('Set Organization weight here')).not.toBeChecked();
     expect(screen.getByLabelText('Set Allowed tiers here')).toBeChecked();
 
     await user.clear(sessions);
@@ -205,6 +206,8 @@ describe('policies', () => {
     expect(screen.getByLabelText('Set Isolation level here')).toBeDisabled();
     expect(screen.getByLabelText('Set Outbound network here')).toBeDisabled();
     expect(screen.getAllByText('Set by a super admin')).toHaveLength(10);
+    // An organization's weight among organizations is set for an organization, never a group.
+    expect(screen.queryByLabelText('Set Organization weight here')).not.toBeInTheDocument();
     await user.click(screen.getByLabelText('Set GPU sessions at once here'));
     await user.type(screen.getByLabelText('GPU sessions at once'), '1');
     await user.click(screen.getByRole('button', { name: 'Save policy' }));

@@ -180,7 +180,7 @@ function PolicyEditor({ scope, scopeId, canSet }: { scope: PolicyScope; scopeId:
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
-                  {POLICY_KEYS.map((spec) => {
+                  {POLICY_KEYS.filter((spec) => !spec.scopes || spec.scopes.includes(scope)).map((spec) => {
                     const value = form.values[spec.key];
                     const isSet = value !== undefined;
                     const editable = canSet && (!spec.reserved || superAdmin);

@@ -21,6 +21,8 @@ export interface PolicyKey {
   reserved?: boolean;
   /** The values a 'choice' key may take, exactly as the server spells them. */
   choices?: string[];
+  /** The only scopes that may set it (the server's `ORG_KEYS`: an organization's as a whole). */
+  scopes?: PolicyScope[];
 }
 
 const YEAR_MINUTES = 366 * 24 * 60;
@@ -47,6 +49,15 @@ export const POLICY_KEYS: PolicyKey[] = [
   },
   { key: 'max_session_minutes', label: 'Longest session', kind: 'int', min: 1, max: YEAR_MINUTES, unit: 'minutes' },
   { key: 'queueing_allowed', label: 'Queueing allowed', kind: 'bool', min: 0, max: 0 },
+  {
+    key: 'org_weight',
+    label: 'Organization weight',
+    kind: 'float',
+    min: 0.001,
+    max: 1000,
+    reserved: true,
+    scopes: ['global', 'organization'],
+  },
   { key: 'queue_weight', label: 'Queue weight', kind: 'float', min: 0.001, max: 1000 },
   { key: 'priority', label: 'Priority', kind: 'choice', min: 0, max: 0, choices: ['low', 'normal', 'high'], reserved: true },
   { key: 'preemptible', label: 'Preemptible', kind: 'bool', min: 0, max: 0, reserved: true },
@@ -79,12 +90,22 @@ export const POLICY_KEYS: PolicyKey[] = [
   },
   {
     key: 'max_booked_card_hours_week',
-    label: 'Card-hours bookable a week',
+    label: "A group's bookable card-hours a week",
     kind: 'float',
     min: 0,
     max: 10_000_000,
     unit: 'card-hours',
     reserved: true,
+  },
+  {
+    key: 'max_org_booked_card_hours_week',
+    label: "An organization's bookable card-hours a week",
+    kind: 'float',
+    min: 0,
+    max: 10_000_000,
+    unit: 'card-hours',
+    reserved: true,
+    scopes: ['global', 'organization'],
   },
   {
     key: 'max_booking_days_ahead',

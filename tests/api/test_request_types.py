@@ -1,0 +1,124 @@
+"""Request bodies take JSON's own types: a number or a boolean given as a string ("1", "true")
+is a 422, in every body of every route, never quietly converted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from gshare.api.openapi import spec
+
+SPEC: dict[str, Any] = spec()
+METHODS = {"get", "post", "put", "patch", "delete"}
+# What a string given for each JSON type is, and the error a strict field answers it with.
+AS_STRING = {
+    "integer": ("1", "int_type"),
+    "number": ("1.5", "float_type"),
+    "boolean": ("true", "bool_type"),
+}
+
+
+def _models(cls: type[BaseModel]) -> Iterator[type[BaseModel]]:
+    for sub in cls.__subclasses__():
+        if sub.__module__.startswith("gshare."):
+            yield sub
+        yield from _models(sub)
+
+
+# The spec names each body by its model (the app, built by spec(), imported them all).
+MODELS = {m.__name__: m for m in _models(BaseModel)}
+
+
+@dataclass(frozen=True)
+class Leaf:
+    where: str  # the operation
+    body: str  # the body's schema: its model's name
+    path: tuple[str | int, ...]  # the property names (and 0 for an array's item) down to it
+    kind: str  # integer, number or boolean
+
+    def __str__(self) -> str:
+        return f"{self.where} {self.body}.{'.'.join(map(str, self.path))} ({self.kind})"
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    return SPEC["components"]["schemas"][ref.rsplit("/", 1)[-1]] if ref else schema
+
+
+def _leaves(
+    schema: dict[str, Any], top: Leaf, path: tuple[str | int, ...], seen: frozenset[str]
+) -> Iterator[Leaf]:
+    ref = schema.get("$ref")
+    if ref is not None:
+        if ref in seen:
+            return
+        seen = seen | {ref}
+    schema = _resolve(schema)
+    branches = [_resolve(s) for s in schema.get("anyOf", [])]
+    if any(b.get("type") == "string" for b in branches):
+        return  # a string is one of the field's own types
+    for branch in branches:
+        yield from _leaves(branch, top, path, seen)
+    if isinstance(schema.get("items"), dict):
+        yield from _leaves(schema["items"], top, (*path, 0), seen)
+    for name, sub in schema.get("properties", {}).items():
+        yield from _leaves(sub, top, (*path, name), seen)
+    if schema.get("type") in AS_STRING:
+        yield Leaf(top.where, top.body, path, schema["type"])
+
+
+def bodies() -> Iterator[Leaf]:
+    """Each operation's JSON body, as a leaf with no path."""
+    for path, item in SPEC["paths"].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                ref = media["schema"].get("$ref", "")
+                yield Leaf(f"{method.upper()} {path}", ref.rsplit("/", 1)[-1], (), "object")
+
+
+BODIES = list(bodies())
+LEAVES = [
+    leaf
+    for body in BODIES
+    for leaf in _leaves({"$ref": f"#/components/schemas/{body.body}"}, body, (), frozenset())
+]
+
+
+def _nested(path: tuple[str | int, ...], value: object) -> object:
+    for key in reversed(path):
+        value = [value] if isinstance(key, int) else {key: value}
+    return value
+
+
+def test_every_body_is_a_model_the_walk_knows() -> None:
+    unknown = sorted(
+        f"{b.where}: {b.body or 'an inline schema'}" for b in BODIES if b.body not in MODELS
+    )
+    assert not unknown, "bodies that are not a named model:\n" + "\n".join(unknown)
+
+
+def test_the_walk_finds_numbers_and_booleans_in_bodies() -> None:
+    found = {(leaf.body, leaf.path) for leaf in LEAVES}
+    assert ("BookingIn", ("count",)) in found
+    assert ("BookingEdit", ("once",)) in found
+    assert ("SessionCreate", ("cpu_millicores",)) in found
+    assert ("InventoryReport", ("nodes", 0, "cards", 0, "memory_mib")) in found
+
+
+@pytest.mark.parametrize("leaf", LEAVES, ids=str)
+def test_a_number_or_boolean_given_as_a_string_is_refused(leaf: Leaf) -> None:
+    value, error = AS_STRING[leaf.kind]
+    try:
+        MODELS[leaf.body].model_validate(_nested(leaf.path, value))
+        errors = []
+    except ValidationError as exc:
+        errors = exc.errors()
+    refused = [e for e in errors if e["loc"] == leaf.path]
+    assert refused, f"{leaf}: {value!r} was taken"
+    assert {e["type"] for e in refused} == {error}, refused
