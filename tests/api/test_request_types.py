@@ -1,8 +1,10 @@
 """Request bodies take JSON's own types: a number or a boolean given as a string ("1", "true")
-is a 422, in every body of every route, never quietly converted."""
+is a 422, in every body of every route, never quietly converted; nor is a number taken for a
+date and time."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from gshare.api.openapi import spec
+from gshare.kit.schemas import UTC_DATETIME_MARK
 
 SPEC: dict[str, Any] = spec()
 METHODS = {"get", "post", "put", "patch", "delete"}
@@ -122,3 +125,47 @@ def test_a_number_or_boolean_given_as_a_string_is_refused(leaf: Leaf) -> None:
     refused = [e for e in errors if e["loc"] == leaf.path]
     assert refused, f"{leaf}: {value!r} was taken"
     assert {e["type"] for e in refused} == {error}, refused
+
+
+def _datetimes(
+    schema: dict[str, Any], top: Leaf, path: tuple[str | int, ...], seen: frozenset[str]
+) -> Iterator[Leaf]:
+    """Each datetime field under `schema` (marked by UtcDatetime)."""
+    ref = schema.get("$ref")
+    if ref is not None:
+        if ref in seen:
+            return
+        seen = seen | {ref}
+    schema = _resolve(schema)
+    if UTC_DATETIME_MARK in schema:
+        yield Leaf(top.where, top.body, path, "datetime")
+        return
+    for branch in schema.get("anyOf", []):
+        yield from _datetimes(branch, top, path, seen)
+    if isinstance(schema.get("items"), dict):
+        yield from _datetimes(schema["items"], top, (*path, 0), seen)
+    for name, sub in schema.get("properties", {}).items():
+        yield from _datetimes(sub, top, (*path, name), seen)
+
+
+DATETIMES = sorted(
+    {
+        leaf
+        for body in BODIES
+        for leaf in _datetimes({"$ref": f"#/components/schemas/{body.body}"}, body, (), frozenset())
+    },
+    key=str,
+)
+
+
+def test_the_walk_finds_datetimes_in_bodies() -> None:
+    assert ("BookingIn", ("starts_at",)) in {(leaf.body, leaf.path) for leaf in DATETIMES}
+
+
+@pytest.mark.parametrize("leaf", DATETIMES, ids=str)
+@pytest.mark.parametrize("value", [1_900_000_000, "1900000000", 1.5, True])
+def test_a_datetime_given_as_a_number_is_refused(leaf: Leaf, value: object) -> None:
+    """Not read as seconds since 1970: a date and time is written out."""
+    with pytest.raises(ValidationError) as refused:
+        MODELS[leaf.body].model_validate_json(json.dumps(_nested(leaf.path, value)))
+    assert any(e["loc"] == leaf.path for e in refused.value.errors()), leaf

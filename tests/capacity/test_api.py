@@ -13,9 +13,10 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
+from gshare.capacity import service
 from gshare.capacity.models import AdmissionRequest, Allocation
 from gshare.credits.models import CreditHold
-from gshare.identity.models import Group, User
+from gshare.identity.models import Group, Organization, User
 from tests.builders import PASSWORD, Builder, hashed
 from tests.capacity.builders import (
     A100,
@@ -418,6 +419,56 @@ async def test_the_effective_policy_names_where_each_value_came_from(build: Buil
         f"{API}/users/{user_id}/effective-policy", params={"group_id": str(uuid.uuid4())}
     )
     _error(elsewhere, 404, "not_in_group")
+
+
+async def test_an_org_admins_user_policy_applies_only_in_their_organization(
+    build: Builder,
+) -> None:
+    """An organization's admin sets a member's own policy while the member is theirs alone;
+    the member then joins another organization's group. There, that policy neither loosens the
+    other organization's limits nor weighs the member's requests: nothing an organization's
+    admins do reaches into another organization. A super admin's applies everywhere."""
+    w = await _world(build)
+    user_id = w.capacity.user_ids[0]
+    async with build.sessions() as db:
+        org = await db.get(Organization, w.org_id)
+        member = await db.get(User, user_id)
+    assert org is not None
+    assert member is not None
+    olga = await build.user("Olga Org")
+    await build.org_admin(olga, org)
+    ours = await build.signed_in(olga)
+    values = {"queue_weight": 1000, "max_gpu_sessions": 50}
+    set_ = await ours.put(f"{API}/policies/users/{user_id}", json={"values": values})
+    assert set_.status_code == 200, set_.text
+    other = await build.org("Other")
+    theirs = await build.group(other, "Theirs")
+    await build.member(member, theirs)
+    limit = {"values": {"max_gpu_sessions": 1}}
+    assert (await w.root.put(f"{API}/policies/groups/{theirs.id}", json=limit)).status_code == 200
+
+    async def effective(group_id: uuid.UUID) -> dict[str, Any]:
+        response = await w.root.get(
+            f"{API}/users/{user_id}/effective-policy", params={"group_id": str(group_id)}
+        )
+        assert response.status_code == 200, response.text
+        return {v["key"]: (v["value"], v["scope"]) for v in response.json()["values"]}
+
+    there = await effective(theirs.id)
+    assert there["max_gpu_sessions"] == (1, "group")
+    assert there["queue_weight"] == (1, None)
+    here = await effective(w.group_id)
+    assert here["max_gpu_sessions"] == (50, "user")
+    assert here["queue_weight"] == (1000, "user")
+    # The queue and admission read it the same way.
+    async with build.sessions() as db:
+        many = await service.effective_for_many(db, [(user_id, theirs.id), (user_id, w.group_id)])
+    assert many[(user_id, theirs.id)]["max_gpu_sessions"].value == 1
+    assert many[(user_id, w.group_id)]["max_gpu_sessions"].value == 50
+    # What a super admin sets for the member applies in every organization.
+    everywhere = {"values": {"max_gpu_sessions": 7}}
+    assert (await w.root.put(f"{API}/policies/users/{user_id}", json=everywhere)).status_code == 200
+    assert (await effective(theirs.id))["max_gpu_sessions"] == (7, "user")
 
 
 async def test_the_preemption_keys_round_trip_and_a_bad_priority_is_refused(

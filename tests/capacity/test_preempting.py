@@ -9,13 +9,15 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import func, select
+import pytest
+from sqlalchemy import func, select, update
 
 from gshare.capacity import preempting
 from gshare.capacity import repository as capacity_repository
+from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import Notice
 from gshare.events.models import Notification
-from gshare.identity.models import Group, Organization
+from gshare.identity.models import Group, Membership, Organization
 from tests.builders import Builder
 from tests.capacity.builders import another_group, set_policy
 from tests.credits.builders import assert_ledger_clean
@@ -24,6 +26,7 @@ from tests.sessions.world import (
     SessionWorld,
     admission_loop_turn,
     session_world,
+    settings_of,
     signed_in,
 )
 
@@ -145,6 +148,50 @@ async def test_minimum_runtime_and_unpreemptible_sessions_are_never_given_notice
     assert [n.status for n in await _notices(w)] == ["pending"]
     assert (await w.read(1, waiting["id"]))["card_freed_at"] is not None
     assert (await w.read(0, victim["id"]))["notice"] is not None
+
+
+@pytest.mark.parametrize(
+    "protection", [{"preemptible": False}, {"min_runtime_minutes": 600}], ids=["pinned", "runtime"]
+)
+async def test_a_session_protected_after_its_notice_keeps_running(
+    build: Builder, protection: dict[str, object]
+) -> None:
+    """The super admin protects a session already given notice: the notice is withdrawn at
+    the next walk, the session is told and runs on past the old deadline."""
+    w, victim, waiting = await _preempting_world(build)
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, victim["id"]))["notice"]["kind"] == "preemption"
+    root = await build.signed_in(await build.user("Root", super_admin=True))
+    path = f"{API}/policies/users/{w.capacity.user_ids[0]}"
+    assert (await root.put(path, json={"values": protection})).status_code == 200
+    await admission_loop_turn(w.build)
+    [notice] = await _notices(w)
+    assert notice.status == "withdrawn"
+    assert (await w.read(0, victim["id"]))["notice"] is None
+    build.clock.advance(timedelta(minutes=30))
+    await admission_loop_turn(w.build)
+    assert (await w.read(0, victim["id"]))["state"] == "running"
+    assert (await w.read(1, waiting["id"]))["state"] == "queued"
+    await assert_ledger_clean(build.sessions)
+
+
+async def test_a_request_whose_owner_left_the_group_gives_no_notice(build: Builder) -> None:
+    """A guest's membership runs out while their request waits: before the reconcile tick
+    notices, the walk already gives no one notice for it (the dequeue refuses it)."""
+    w, victim, waiting = await _preempting_world(build)
+    async with build.sessions() as db, db.begin():
+        await db.execute(
+            update(Membership)
+            .where(Membership.user_id == w.capacity.user_ids[1])
+            .values(role="guest", expires_at=build.clock.now() - timedelta(minutes=1))
+        )
+    # The notice walk alone, as a worker may run it before its next dequeue.
+    await capacity_tasks.preempt_once(build.sessions, settings_of(build), build.clock.now())
+    assert await _notices(w) == []
+    assert (await w.read(0, victim["id"]))["state"] == "running"
+    await admission_loop_turn(w.build)
+    assert await _notices(w) == []
+    assert (await w.row(waiting["id"])).state == "failed"
 
 
 async def test_the_notice_length_is_the_victims_policy(build: Builder) -> None:

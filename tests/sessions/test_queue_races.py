@@ -7,8 +7,10 @@ these pairs may deadlock: the database's own retry counter must not move."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -18,12 +20,17 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.audit.models import AuditEntry
+from gshare.capacity import admission, queue
 from gshare.capacity import repository as capacity_repository
+from gshare.capacity import tasks as capacity_tasks
 from gshare.capacity.models import AdmissionRequest, Allocation
+from gshare.clusters.callbacks import key_ring_of
+from gshare.credits import operations
 from gshare.credits.models import CreditHold
 from gshare.sessions import service, tasks
 from gshare.sessions.models import InteractiveSession
 from tests.builders import Builder
+from tests.capacity.builders import cards, report
 from tests.credits.builders import assert_ledger_clean
 from tests.eventually import eventually
 from tests.sessions.world import API, SessionWorld, admission_loop_turn, session_world, settings_of
@@ -248,3 +255,171 @@ async def test_whatever_is_held_for_an_ended_session_is_given_back_and_audited(
             .where(AuditEntry.action == "capacity.leak_repaired")
         )
     assert count == 1
+
+
+async def test_an_inventory_report_and_a_walk_admitting_onto_its_cards_never_deadlock(
+    build: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk locks the cards it admits onto in id order; an inventory report of the same
+    cluster locks the allocations on its cards, then the cards, in id order too: whichever
+    comes first, the other waits, and neither is ended for a deadlock."""
+    w = await session_world(build, n_cards=4, users=2, user_credits=2000)
+    running = [await w.running(0, "exclusive") for _ in range(4)]
+    waiting = [await w.create(1, "exclusive") for _ in range(4)]
+    assert all(s["state"] == "queued" for s in waiting), waiting
+    for session in running:
+        assert (await w.act(0, session["id"], "stop")).status_code == 200
+    async with build.sessions() as db, db.begin():
+        first = await db.scalar(text("SELECT id FROM gpu_cards ORDER BY id LIMIT 1"))
+        # Rewritten, the card with the lowest id is the last a scan of the table meets.
+        await db.execute(
+            text("UPDATE gpu_cards SET last_seen_at = last_seen_at WHERE id = :id"), {"id": first}
+        )
+    lock = capacity_repository.lock_card
+    locked, go = asyncio.Event(), asyncio.Event()
+
+    async def lock_then_wait(db: AsyncSession, card_id: uuid.UUID) -> bool:
+        found = await lock(db, card_id)
+        if not locked.is_set():
+            locked.set()
+            await go.wait()
+        return found
+
+    monkeypatch.setattr(capacity_repository, "lock_card", lock_then_wait)
+    before = _retries()
+    walk = asyncio.create_task(admission_loop_turn(build))
+    await asyncio.wait_for(locked.wait(), 30)
+    keys = await key_ring_of(build.app).get(build.clock.now())
+    token = keys.mint(str(w.cluster_id), build.clock.now())
+    inventory = asyncio.create_task(
+        build.anonymous().put(
+            f"/internal/v1/clusters/{w.cluster_id}/inventory",
+            json=report(2, cards(4)).model_dump(mode="json"),
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    )
+    await eventually(lambda: _waiting_on_a_lock(build), "the report waiting for the walk")
+    go.set()
+    await walk
+    answer = await inventory
+    assert answer.status_code == 200, answer.text
+    assert _retries() == before
+    assert [(await w.row(s["id"])).state for s in waiting] == ["starting"] * 4
+
+
+async def test_fair_share_sampling_and_a_walk_admitting_several_never_deadlock(
+    build: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each admission adds its entry penalty to its user's, group's and organization's usage;
+    a sampling rewrites them all. The sampling holds the usage lock alone and admissions share
+    it, so one waits for the other instead of locking the rows in another order."""
+    w = await session_world(build, n_cards=2, users=2, user_credits=2000)
+    running = [await w.running(0, "exclusive"), await w.running(1, "exclusive")]
+    for member in (1, 0):  # the order a sampling does not write them in, whatever it is
+        assert (await w.create(member, "exclusive"))["state"] == "queued"
+        build.clock.advance(timedelta(seconds=1))
+    for member, session in enumerate(running):
+        assert (await w.act(member, session["id"], "stop")).status_code == 200
+    write = capacity_repository.write_admission
+    paused, go = asyncio.Event(), asyncio.Event()
+
+    async def write_then_wait(db: AsyncSession, *args: Any, **kwargs: Any) -> Any:
+        written = await write(db, *args, **kwargs)
+        if not paused.is_set():
+            paused.set()
+            await go.wait()
+        return written
+
+    monkeypatch.setattr(capacity_repository, "write_admission", write_then_wait)
+    settings = settings_of(build)
+    before = _retries()
+    walk = asyncio.create_task(
+        capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+    )
+    await asyncio.wait_for(paused.wait(), 30)
+    sample = asyncio.create_task(
+        capacity_tasks.sample_once(build.sessions, settings, build.clock.now())
+    )
+    await eventually(lambda: _waiting_on_a_lock(build), "the sampling waiting for the walk")
+    go.set()
+    assert len((await walk).admitted) == 2
+    assert await sample
+    assert _retries() == before
+
+
+async def test_an_admission_during_a_sampling_keeps_its_entry_penalty(
+    build: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sampling reads the usage, then writes it decayed; an admission in between waits for
+    it, so its entry penalty is added to what the sampling wrote instead of being overwritten."""
+    w = await session_world(build, n_cards=2, users=2, user_credits=2000)
+    settings = settings_of(build)
+    fair = admission.fair_share(settings)
+    alpha = queue.decay_alpha(fair.sampling_interval, fair.half_life)
+    await w.running(1, "exclusive")  # its entry penalty: alpha, for one card
+    read = admission.usage_state
+    seen, go = asyncio.Event(), asyncio.Event()
+
+    async def read_then_wait(db: AsyncSession, *args: Any, **kwargs: Any) -> Any:
+        found = await read(db, *args, **kwargs)
+        if not seen.is_set():
+            seen.set()
+            await go.wait()
+        return found
+
+    monkeypatch.setattr(admission, "usage_state", read_then_wait)
+    sample = asyncio.create_task(
+        capacity_tasks.sample_once(build.sessions, settings, build.clock.now())
+    )
+    await asyncio.wait_for(seen.wait(), 30)
+    monkeypatch.setattr(admission, "usage_state", read)
+    second = asyncio.create_task(w.create(1, "exclusive"))
+    await eventually(lambda: _waiting_on_a_lock(build), "the admission waiting for the sampling")
+    go.set()
+    assert await sample
+    assert (await second)["state"] == "starting"
+    async with build.sessions() as db:
+        usage = await capacity_repository.usage_of(db, "user", [w.capacity.user_ids[1]])
+    # Sampled: (1 - alpha) * alpha + alpha * 1 card held; then the second's penalty.
+    sampled = (1 - alpha) * alpha + alpha
+    assert usage[w.capacity.user_ids[1]] == pytest.approx(sampled + alpha, rel=1e-9)
+
+
+async def test_metering_pausing_a_session_and_a_walk_admitting_onto_its_card_never_deadlock(
+    build: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Metering locks the wallets of the holds it captures and pauses a session whose owner
+    cannot pay, which releases its card; a walk admits onto that card and places a hold on the
+    same group's wallet. Metering locks the allocations and cards first, in the one order."""
+    w = await session_world(build, n_cards=1, users=2, user_credits=2000)
+    settings = settings_of(build)
+    paying = await w.running(1, "1/2")
+    other = await w.running(0, "1/2")
+    waiting = await w.create(1, "1/2")
+    assert waiting["state"] == "queued", waiting
+    assert (await w.act(0, other["id"], "stop")).status_code == 200
+    build.clock.advance(timedelta(minutes=5))
+    meter_holds = operations.meter_holds
+    held, go = asyncio.Event(), asyncio.Event()
+
+    async def meter_then_wait(db: AsyncSession, charges: Any, **kwargs: Any) -> Any:
+        charged = await meter_holds(db, charges, **kwargs)
+        held.set()
+        await go.wait()
+        return [dataclasses.replace(c, short=True) for c in charged]  # the wallet ran dry
+
+    monkeypatch.setattr(operations, "meter_holds", meter_then_wait)
+    before = _retries()
+    metering = asyncio.create_task(tasks.meter(build.sessions, settings, build.clock.now()))
+    await asyncio.wait_for(held.wait(), 30)
+    walk = asyncio.create_task(
+        capacity_tasks.dequeue_once(build.sessions, settings, build.clock.now())
+    )
+    await eventually(lambda: _waiting_on_a_lock(build), "the walk waiting for the metering")
+    go.set()
+    await metering
+    await walk
+    assert (await w.row(paying["id"])).state == "pausing"
+    assert (await w.row(waiting["id"])).state in ("queued", "starting")
+    assert _retries() == before
+    await assert_ledger_clean(build.sessions)

@@ -438,6 +438,8 @@ async def _commit(
         fair = fair_share(settings)
         share = queue.card_share(tier.kind, tier.denominator, tier.compute_percent)
         penalty = queue.decay_alpha(fair.sampling_interval, fair.half_life) * share
+    if penalty > 0:
+        await repository.lock_usage_shared(db)
     await repository.write_admission(
         db,
         values,
@@ -643,6 +645,13 @@ async def release(
         except HoldResolved:
             pass  # the sessions domain settled it already
     return allocation
+
+
+async def lock_paid_by(db: AsyncSession, hold_ids: Sequence[uuid.UUID]) -> None:
+    """Lock what a release of the allocations these holds pay for would lock (the allocations,
+    then their cards), ahead of the holds' wallets: metering may pause a session whose owner
+    cannot pay, after it has locked the wallets."""
+    await repository.lock_held_by_holds(db, hold_ids)
 
 
 async def held_for_sessions(db: AsyncSession) -> dict[uuid.UUID, uuid.UUID]:

@@ -141,11 +141,21 @@ _RUNNING = text(
 )
 
 
+# Pending preemption notices (a drain's stand whatever the session's terms), with what the
+# victim's terms are read from.
+_PENDING_PREEMPTIONS = text(
+    "SELECT n.id, n.session_id, n.deadline, a.user_id, a.group_id, a.admitted_at "
+    "FROM capacity_notices n JOIN gpu_allocations a ON a.id = n.allocation_id "
+    "WHERE n.status = 'pending' AND n.kind = 'preemption' ORDER BY n.id"
+)
+
+
 async def walk(db: AsyncSession, now: datetime, settings: Settings) -> WalkSummary:
     """Move every notice on, and give new ones; see the module's docstring."""
     summary = WalkSummary()
     await repository.lock_queue(db)
     await _settle(db, now, summary)
+    await _withdraw_protected(db, now, summary)
     await _notice_drained(db, now, summary)
     await _hasten(db, now, summary)
     await _pause_due(db, now, settings, summary)
@@ -163,6 +173,32 @@ async def _settle(db: AsyncSession, now: datetime, summary: WalkSummary) -> None
     if gone:
         await withdrawn.results(db, gone, now)
         await _announce(db, len(gone))
+
+
+async def _withdraw_protected(db: AsyncSession, now: datetime, summary: WalkSummary) -> None:
+    """A session its super admin protected after it was given notice (made not preemptible,
+    or given a minimum runtime it will not have run by the deadline) keeps running: its notice
+    is withdrawn, and a later walk gives one only on its new terms."""
+    rows = list(await db.execute(_PENDING_PREEMPTIONS))
+    if not rows:
+        return
+    policies = await service.effective_for_many(db, [(r.user_id, r.group_id) for r in rows])
+    protected = []
+    for r in rows:
+        policy = policies.get((r.user_id, r.group_id))
+        if policy is None:
+            continue
+        terms = preemption_terms(policy)
+        if not terms.preemptible or r.admitted_at + terms.min_runtime > r.deadline:
+            protected.append(r)
+    if not protected:
+        return
+    await db.execute(_END, {"ids": [r.id for r in protected], "status": "withdrawn", "now": now})
+    summary.withdrawn += len(protected)
+    told = [r.session_id for r in protected if r.session_id is not None]
+    if told:
+        await withdrawn.results(db, told, now)
+    await _announce(db, len(protected))
 
 
 async def _notice_drained(db: AsyncSession, now: datetime, summary: WalkSummary) -> None:
@@ -329,7 +365,22 @@ async def _claim(
     # A request a card is already being freed for waits for it; one holding a card only
     # because it starves may still claim another.
     promised = await repository.promised_requests(db, [r.id for r in rows if r.reserved_card_id])
-    queued = [r for r in rows if r.id not in promised]
+    # Nobody is paused for a request whose owner is no longer in its group (a guest whose
+    # membership ran out, a member removed) or was deactivated: the dequeue refuses it.
+    members = {
+        group: set(ids)
+        for group, ids in (
+            await identity.members_of_groups(db, list({r.group_id for r in rows}), now)
+        ).items()
+    }
+    active = await identity.active_among(db, list({r.user_id for r in rows}))
+    queued = [
+        r
+        for r in rows
+        if r.id not in promised
+        and r.user_id in active
+        and r.user_id in members.get(r.group_id, set())
+    ]
     if not queued:
         return
     state = await admission.queue_state(db, queued)

@@ -10,7 +10,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Row, and_, any_, bindparam, delete, func, or_, select, text, update
+from sqlalchemy import (
+    Row,
+    and_,
+    any_,
+    bindparam,
+    delete,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -619,11 +631,23 @@ async def delete_policy(db: AsyncSession, kind: str, scope_id: uuid.UUID | None)
     return deleted.first() is not None
 
 
+# A user's own policy applies in an organization only where whoever set it may set it: a super
+# admin's everywhere, an organization admin's in the organizations they administer, so that a
+# user who joins another organization does not carry one organization's terms into it.
+_SET_EVERYWHERE = (
+    "(updated_by IS NULL OR EXISTS (SELECT 1 FROM users s "
+    "WHERE s.id = updated_by AND s.is_super_admin))"
+)
+_SETTER_ORGS = (
+    "ARRAY(SELECT a.org_id FROM admin_grants a "
+    "WHERE a.user_id = updated_by AND a.role = 'org_admin')"
+)
 _POLICIES_OF = (
     "(scope_kind = 'global' AND scope_id IS NULL) "
     "OR (scope_kind = 'organization' AND scope_id = :org_id) "
     "OR (scope_kind = 'group' AND scope_id = :group_id) "
-    "OR (scope_kind = 'user' AND scope_id = :user_id)"
+    f"OR (scope_kind = 'user' AND scope_id = :user_id AND ({_SET_EVERYWHERE} "
+    f"OR :org_id = ANY({_SETTER_ORGS})))"
 )
 _POLICIES = text(
     f"SELECT scope_kind, scope_id, values FROM resource_policies WHERE {_POLICIES_OF}"  # noqa: S608
@@ -768,9 +792,16 @@ async def policies_of_scopes(
     user_ids: Sequence[uuid.UUID],
 ) -> list[Row[Any]]:
     """The global policy and those of any of these organizations, groups and users, in one
-    query: rows of (scope_kind, scope_id, values)."""
+    query: rows of (scope_kind, scope_id, values, everywhere, in_orgs): a user's policy applies
+    everywhere, or only in the organizations `in_orgs` names (see `_POLICIES_OF`)."""
     found = await db.execute(
-        select(ResourcePolicy.scope_kind, ResourcePolicy.scope_id, ResourcePolicy.values).where(
+        select(
+            ResourcePolicy.scope_kind,
+            ResourcePolicy.scope_id,
+            ResourcePolicy.values,
+            literal_column(_SET_EVERYWHERE).label("everywhere"),
+            literal_column(_SETTER_ORGS).label("in_orgs"),
+        ).where(
             or_(
                 ResourcePolicy.scope_kind == "global",
                 and_(
@@ -914,6 +945,13 @@ async def lock_user(db: AsyncSession, user_id: uuid.UUID) -> None:
 
 
 # ---- fair share ----------------------------------------------------------------------------
+
+
+async def lock_usage_shared(db: AsyncSession) -> None:
+    """Taken by an admission before it adds its entry penalty to the usage rows, so that it
+    waits for a sampling in progress (which holds this lock alone, `lock_sampling`) instead of
+    locking the same rows in another order."""
+    await db.execute(text("SELECT pg_advisory_xact_lock_shared(hashtext('gshare.capacity.usage'))"))
 
 
 async def lock_sampling(db: AsyncSession) -> None:
@@ -1342,6 +1380,38 @@ async def share_cluster_dedications(db: AsyncSession, cluster_ids: Sequence[uuid
             ),
             {"c": str(cluster_id)},
         )
+
+
+_LOCK_HELD_ON_CLUSTER = text(
+    "SELECT a.id FROM gpu_allocations a JOIN gpu_cards c ON c.id = a.live_card_id "
+    "WHERE c.cluster_id = :cluster AND a.status IN ('live', 'lost') ORDER BY a.id FOR UPDATE OF a"
+)
+
+
+_LOCK_HELD_BY_HOLDS = text(
+    "SELECT id FROM gpu_allocations WHERE hold_id = ANY(:holds) AND status IN ('live', 'lost') "
+    "ORDER BY id FOR UPDATE"
+)
+_LOCK_CARDS_OF_HOLDS = text(
+    "SELECT c.id FROM gpu_cards c WHERE c.id IN (SELECT live_card_id FROM gpu_allocations "
+    "WHERE hold_id = ANY(:holds) AND status IN ('live', 'lost')) ORDER BY c.id FOR UPDATE"
+)
+
+
+async def lock_held_by_holds(db: AsyncSession, hold_ids: Sequence[uuid.UUID]) -> None:
+    """Lock the allocations these holds pay for, then their cards, each in id order: what a
+    release of any of them locks, taken before the holds' wallets are."""
+    if hold_ids:
+        await db.execute(_LOCK_HELD_BY_HOLDS, {"holds": list(hold_ids)})
+        await db.execute(_LOCK_CARDS_OF_HOLDS, {"holds": list(hold_ids)})
+
+
+async def lock_cluster_cards(db: AsyncSession, cluster_id: uuid.UUID) -> None:
+    """Lock the allocations held on a cluster's cards, then the cards, each in id order: the
+    order a release takes them in (its allocation, then its card), so that an inventory report
+    marking cards seen, changed or lost never deadlocks with a release or an admission."""
+    await db.execute(_LOCK_HELD_ON_CLUSTER, {"cluster": cluster_id})
+    await lock_cards_of(db, cluster_id, None)
 
 
 async def lock_cards_of(db: AsyncSession, cluster_id: uuid.UUID, node: str | None) -> None:

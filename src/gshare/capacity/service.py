@@ -107,6 +107,7 @@ async def apply_inventory(
         await db.flush()
         return False
     cluster.inventory_sequence = report.sequence
+    await repository.lock_cluster_cards(db, cluster_id)
     known = {card.uuid: card for card in await repository.cards_of(db, cluster_id)}
     seen: set[str] = set()
     added: list[dict[str, Any]] = []
@@ -800,12 +801,17 @@ async def effective_for_many(
         db, list(orgs.values()), list(orgs), [u for u, _ in asks]
     )
     layers = {(r.scope_kind, r.scope_id): _layer(r) for r in rows}
+    # Where each user's own policy applies (see `repository.policies_of_scopes`).
+    applies = {r.scope_id: (r.everywhere, set(r.in_orgs)) for r in rows if r.scope_kind == "user"}
     out: dict[tuple[uuid.UUID, uuid.UUID], EffectivePolicy] = {}
     for user_id, group_id in set(asks):
         org_id = orgs.get(group_id)
         if org_id is None:
             continue
-        keys = [("global", None), ("organization", org_id), ("group", group_id), ("user", user_id)]
+        keys = [("global", None), ("organization", org_id), ("group", group_id)]
+        everywhere, in_orgs = applies.get(user_id, (False, set()))
+        if everywhere or org_id in in_orgs:
+            keys.append(("user", user_id))
         out[(user_id, group_id)] = effective_policy([layers[k] for k in keys if k in layers])
     return out
 

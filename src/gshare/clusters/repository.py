@@ -12,14 +12,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gshare.clusters.models import CallbackRefusal, Cluster
 
+# A cluster's row is locked `FOR NO KEY UPDATE` to change it: that does not conflict with the
+# key-share lock a new row referencing the cluster takes (an allocation on its cards), so a
+# report from the cluster never deadlocks with an admission onto it. Only its removal takes
+# the full lock (`for_delete`), which keeps such rows out while it checks nothing is left.
 
-async def cluster(db: AsyncSession, cluster_id: uuid.UUID, *, lock: bool = False) -> Cluster | None:
-    return await db.get(Cluster, cluster_id, with_for_update=lock)
+
+async def cluster(
+    db: AsyncSession, cluster_id: uuid.UUID, *, lock: bool = False, for_delete: bool = False
+) -> Cluster | None:
+    if for_delete:
+        return await db.get(Cluster, cluster_id, with_for_update=True)
+    return await db.get(Cluster, cluster_id, with_for_update={"key_share": True} if lock else None)
 
 
 async def cluster_named(db: AsyncSession, name: str, *, lock: bool = False) -> Cluster | None:
     query = select(Cluster).where(Cluster.name == name)
-    return await db.scalar(query.with_for_update() if lock else query)
+    return await db.scalar(query.with_for_update(key_share=True) if lock else query)
 
 
 async def all_clusters(db: AsyncSession) -> list[Cluster]:

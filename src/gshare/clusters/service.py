@@ -159,7 +159,7 @@ async def remove(ctx: Context, cluster_id: uuid.UUID, *, local_cluster: str = ""
     """Forget a cluster. Its kubeconfig is deleted from the store by the caller once this is
     committed, so a failed removal never leaves a cluster without its kubeconfig."""
     require(ctx, Action.CLUSTERS_MANAGE, target_type="cluster", target_id=cluster_id)
-    cluster = await repository.cluster(ctx.db, cluster_id, lock=True)
+    cluster = await repository.cluster(ctx.db, cluster_id, for_delete=True)
     if cluster is None:
         raise NotFound("No such cluster.", code="cluster_not_found")
     if local_cluster and cluster.name == local_cluster:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
@@ -149,9 +150,27 @@ class _Documented:
         return schema
 
 
+def _written_out(value: object) -> object:
+    """A date and time is text (or already one): a number is not read as seconds since 1970,
+    as JSON's own types are kept everywhere else."""
+    if isinstance(value, datetime) or (isinstance(value, str) and not _a_number(value)):
+        return value
+    raise ValueError("must be a date and time written out, such as 2026-01-31T09:00:00Z")
+
+
+def _a_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 # The one datetime input type, for request fields and query parameters alike: an instant
 # that cannot be stored and read back is a 422, never a 500 deeper down.
-UtcDatetime = Annotated[datetime, AfterValidator(utc_instant), _Documented]
+UtcDatetime = Annotated[
+    datetime, BeforeValidator(_written_out), AfterValidator(utc_instant), _Documented
+]
 
 
 class ResponseModel(BaseModel):

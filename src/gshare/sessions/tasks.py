@@ -210,6 +210,9 @@ async def meter_batch(db: AsyncSession, now: datetime, settings: Settings) -> in
         row.id: metering.capture(row.price_per_hour, row.billed_from, row.metered_until, now)
         for row in due
     }
+    # A session that cannot pay is paused below, which releases its card: its allocation and
+    # card are locked before the wallets are, in the one lock order.
+    await admission.lock_paid_by(db, [row.hold_id for row in due])
     # Enough to reach past the next tick, whatever its delay.
     lead = int(3 * settings.metering_interval_seconds) + 60
     charged = await operations.meter_holds(
