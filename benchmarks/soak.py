@@ -381,6 +381,7 @@ class Admin:
 
     def __init__(self, base: str, cookies: httpx.Cookies, csrf: str, rng: random.Random) -> None:
         self.base, self.cookies, self.csrf, self.rng = base, cookies, csrf, rng
+        self.done: Counter[str] = Counter()  # what it did, by kind and answer
 
     async def send(
         self, tally: Tally, method: str, path: str, body: dict[str, Any] | None = None
@@ -414,9 +415,13 @@ class Admin:
                     "reason": "soak",
                 },
             )
+            if started is not None:
+                self.done[f"drain {started.status_code}"] += 1
             await asyncio.sleep(max(0.0, min(self.rng.uniform(2, 20), until - time.monotonic())))
             if started is not None and started.status_code == 201:
-                await self.send(tally, "POST", f"/api/v1/drains/{started.json()['id']}/end")
+                ended = await self.send(tally, "POST", f"/api/v1/drains/{started.json()['id']}/end")
+                if ended is not None:
+                    self.done[f"end drain {ended.status_code}"] += 1
             tally.actions += 1
 
     async def bookings(self, tally: Tally, world: World, until: float) -> None:
@@ -430,16 +435,23 @@ class Admin:
                 {
                     "group_id": str(self.rng.choice(world.groups)),
                     "tier_id": str(self.rng.choice(world.tiers)),
-                    "count": self.rng.randint(1, 4),
+                    "count": self.rng.randint(1, 2),
                     "starts_at": starts.isoformat(),
                     "ends_at": (starts + timedelta(minutes=5)).isoformat(),
                     "title": "soak",
                     "notice_minutes": self.rng.choice([0, 1]),
                 },
             )
+            if made is not None:
+                code = "" if made.status_code < 400 else made.json()["error"]["code"]
+                self.done[f"booking {made.status_code} {code}".strip()] += 1
             await asyncio.sleep(max(0.0, min(self.rng.uniform(5, 40), until - time.monotonic())))
             if made is not None and made.status_code == 201:
-                await self.send(tally, "POST", f"/api/v1/bookings/{made.json()['id']}/cancel")
+                cancelled = await self.send(
+                    tally, "POST", f"/api/v1/bookings/{made.json()['id']}/cancel"
+                )
+                if cancelled is not None:
+                    self.done[f"cancel booking {cancelled.status_code}"] += 1
             tally.actions += 1
 
 
@@ -468,6 +480,7 @@ async def round_of_scheduling(
             group = admin.rng.choice(world.groups)
             members = [u for u in users if u.group_id == str(group)]
             await asyncio.gather(*(u.stop_everything(tally) for u in members))
+            admin.done["a group stopped everything"] += 1
 
     await asyncio.gather(
         *(one(u) for u in users),
@@ -938,7 +951,8 @@ async def soak(opts: argparse.Namespace, folder: Path) -> int:
         )
         print(
             f"  scheduling: {churn.actions} actions in {opts.scheduling:g} min, answers "
-            f"{dict(sorted(churn.answers.items()))}",
+            f"{dict(sorted(churn.answers.items()))}; the admin's: "
+            f"{dict(sorted(admin.done.items()))}",
             flush=True,
         )
         found += await settle_and_check(

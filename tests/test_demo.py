@@ -23,6 +23,9 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
     env |= {
         "GSHARE_DATA_DIR": str(data),
         "GSHARE_PORT": str(port),
+        # A port of its own for nginx: the API's plus one (the default) may be the source port
+        # of any connection on this machine just then.
+        "GSHARE_DEMO_SESSIONS_PORT": str(free_port()),
         "PYTHONUNBUFFERED": "1",
         # No GSHARE_BOOTSTRAP_ADMIN_EMAIL, as on a newcomer's machine: the default admin is
         # the one the demo seeds into its organization.
