@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import uuid
 from ipaddress import IPv4Network, IPv6Network
+from typing import Any
 
+import httpx
 import pytest
 
-from gshare.api.middleware import UNKNOWN_CLIENT, client_address
+from gshare.api.middleware import RETRY_HEADER, UNKNOWN_CLIENT, RetryConflicts, client_address
 from tests.builders import Builder
 
 LOOPBACK = (IPv4Network("127.0.0.0/8"), IPv6Network("::1/128"))
@@ -66,3 +68,32 @@ async def test_answers_about_a_caller_are_never_stored(build: Builder) -> None:
         assert response.headers["x-content-type-options"] == "nosniff"
     assert refused.status_code in (401, 403)
     assert report.status_code == 401
+
+
+async def test_a_request_ended_by_a_deadlock_is_run_again_on_the_same_body() -> None:
+    """The first run's answer is marked retryable (as the database error handler marks a
+    deadlock): it is held back, the request runs again with the body it sent, and only the
+    second run's answer reaches the caller, without the mark."""
+    runs: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        message = await receive()
+        runs.append(message.get("body", b""))
+        headers = [(b"content-type", b"text/plain")]
+        if len(runs) == 1:
+            headers.append((RETRY_HEADER, b"1"))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503 if len(runs) == 1 else 200,
+                "headers": headers,
+            }
+        )
+        await send({"type": "http.response.body", "body": b"busy" if len(runs) == 1 else b"done"})
+
+    transport = httpx.ASGITransport(app=RetryConflicts(app))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answer = await client.post("/x", content=b"the body")
+    assert (answer.status_code, answer.text) == (200, "done")
+    assert RETRY_HEADER.decode() not in answer.headers
+    assert runs == [b"the body", b"the body"]

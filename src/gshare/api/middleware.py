@@ -277,7 +277,13 @@ class RetryConflicts:
 
             await self.app(scope, refusing, send)
             return
+        pristine = dict(scope)
         for attempt in range(1, self.attempts + 1):
+            if attempt > 1:
+                # The same scope, as it came: what the middleware around reads (the route the
+                # router matched) is what the run that answers wrote into it.
+                scope.clear()
+                scope.update(pristine)
             if not await self._attempt(scope, body, receive, send, last=attempt == self.attempts):
                 return
             # Apart a little, and not in step with the transaction it lost to.
@@ -306,7 +312,5 @@ class RetryConflicts:
             if not retry:
                 await send(message)
 
-        run = dict(scope)
-        await self.app(run, replayed, answer)
-        scope.update(run)  # what the router matched, for the metrics around this
+        await self.app(scope, replayed, answer)
         return retry
