@@ -5,7 +5,7 @@ date and time."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,26 +52,57 @@ def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
     return SPEC["components"]["schemas"][ref.rsplit("/", 1)[-1]] if ref else schema
 
 
-def _leaves(
-    schema: dict[str, Any], top: Leaf, path: tuple[str | int, ...], seen: frozenset[str]
+# What a field is to a walk: a kind of leaf to try, None to look further down, or SKIP.
+SKIP = "skip"
+
+
+def _walk(
+    schema: dict[str, Any],
+    top: Leaf,
+    path: tuple[str | int, ...],
+    seen: frozenset[str],
+    kind_of: Callable[[dict[str, Any]], str | None],
 ) -> Iterator[Leaf]:
+    """Each leaf under `schema` that `kind_of` gives a kind, down anyOf branches, array items
+    and properties (each $ref followed once on a path)."""
     ref = schema.get("$ref")
     if ref is not None:
         if ref in seen:
             return
         seen = seen | {ref}
     schema = _resolve(schema)
-    branches = [_resolve(s) for s in schema.get("anyOf", [])]
-    if any(b.get("type") == "string" for b in branches):
-        return  # a string is one of the field's own types
-    for branch in branches:
-        yield from _leaves(branch, top, path, seen)
+    kind = kind_of(schema)
+    if kind is not None:
+        if kind != SKIP:
+            yield Leaf(top.where, top.body, path, kind)
+        return
+    for branch in schema.get("anyOf", []):
+        yield from _walk(branch, top, path, seen, kind_of)
     if isinstance(schema.get("items"), dict):
-        yield from _leaves(schema["items"], top, (*path, 0), seen)
+        yield from _walk(schema["items"], top, (*path, 0), seen, kind_of)
     for name, sub in schema.get("properties", {}).items():
-        yield from _leaves(sub, top, (*path, name), seen)
-    if schema.get("type") in AS_STRING:
-        yield Leaf(top.where, top.body, path, schema["type"])
+        yield from _walk(sub, top, (*path, name), seen, kind_of)
+
+
+def _number_or_boolean(schema: dict[str, Any]) -> str | None:
+    if any(_resolve(b).get("type") == "string" for b in schema.get("anyOf", [])):
+        return SKIP  # a string is one of the field's own types
+    return schema["type"] if schema.get("type") in AS_STRING else None
+
+
+def _datetime(schema: dict[str, Any]) -> str | None:
+    """A datetime field (UtcDatetime marks each)."""
+    return "datetime" if UTC_DATETIME_MARK in schema else None
+
+
+def _leaves_of(kind_of: Callable[[dict[str, Any]], str | None]) -> list[Leaf]:
+    return [
+        leaf
+        for body in BODIES
+        for leaf in _walk(
+            {"$ref": f"#/components/schemas/{body.body}"}, body, (), frozenset(), kind_of
+        )
+    ]
 
 
 def bodies() -> Iterator[Leaf]:
@@ -86,11 +117,7 @@ def bodies() -> Iterator[Leaf]:
 
 
 BODIES = list(bodies())
-LEAVES = [
-    leaf
-    for body in BODIES
-    for leaf in _leaves({"$ref": f"#/components/schemas/{body.body}"}, body, (), frozenset())
-]
+LEAVES = _leaves_of(_number_or_boolean)
 
 
 def _nested(path: tuple[str | int, ...], value: object) -> object:
@@ -127,35 +154,7 @@ def test_a_number_or_boolean_given_as_a_string_is_refused(leaf: Leaf) -> None:
     assert {e["type"] for e in refused} == {error}, refused
 
 
-def _datetimes(
-    schema: dict[str, Any], top: Leaf, path: tuple[str | int, ...], seen: frozenset[str]
-) -> Iterator[Leaf]:
-    """Each datetime field under `schema` (marked by UtcDatetime)."""
-    ref = schema.get("$ref")
-    if ref is not None:
-        if ref in seen:
-            return
-        seen = seen | {ref}
-    schema = _resolve(schema)
-    if UTC_DATETIME_MARK in schema:
-        yield Leaf(top.where, top.body, path, "datetime")
-        return
-    for branch in schema.get("anyOf", []):
-        yield from _datetimes(branch, top, path, seen)
-    if isinstance(schema.get("items"), dict):
-        yield from _datetimes(schema["items"], top, (*path, 0), seen)
-    for name, sub in schema.get("properties", {}).items():
-        yield from _datetimes(sub, top, (*path, name), seen)
-
-
-DATETIMES = sorted(
-    {
-        leaf
-        for body in BODIES
-        for leaf in _datetimes({"$ref": f"#/components/schemas/{body.body}"}, body, (), frozenset())
-    },
-    key=str,
-)
+DATETIMES = sorted(set(_leaves_of(_datetime)), key=str)
 
 
 def test_the_walk_finds_datetimes_in_bodies() -> None:

@@ -214,6 +214,18 @@ async def _super_client(build: Builder) -> httpx.AsyncClient:
     return await build.signed_in(root)
 
 
+async def _org_admin_client(w: SessionWorld) -> tuple[Organization, httpx.AsyncClient]:
+    """The organization of the world's group, and a signed-in admin of it."""
+    async with w.build.sessions() as db:
+        group = await db.get(Group, w.group_id)
+        assert group is not None
+        org = await db.get(Organization, group.org_id)
+        assert org is not None
+    admin = await w.build.user()
+    await w.build.org_admin(admin, org)
+    return org, await w.build.signed_in(admin)
+
+
 async def _drain(
     root: httpx.AsyncClient, w: SessionWorld, ahead: timedelta, reason: str, **target: str
 ) -> dict[str, Any]:
@@ -371,14 +383,7 @@ async def test_only_a_super_admin_sets_the_keys_that_decide_between_tenants(
     replacing or clearing the group's policy keeps what a super admin set there."""
     w = await session_world(build, n_cards=1)
     root = await _super_client(build)
-    async with build.sessions() as db:
-        group = await db.get(Group, w.group_id)
-        assert group is not None
-        org = await db.get(Organization, group.org_id)
-        assert org is not None
-    admin = await build.user()
-    await build.org_admin(admin, org)
-    org_admin = await build.signed_in(admin)
+    _, org_admin = await _org_admin_client(w)
     path = f"{API}/policies/groups/{w.group_id}"
     for values in ({"priority": "high"}, {"preemptible": False}, {"min_runtime_minutes": 60}):
         refused = await org_admin.put(path, json={"values": values})
@@ -870,15 +875,7 @@ async def test_groups_an_organization_adds_take_no_card_from_another_organizatio
         assert (await w.report(made.json()["id"], "Running")).status_code == 200
         started.append(made.json()["id"])
 
-    async with build.sessions() as db:
-        group = await db.get(Group, w.group_id)
-        assert group is not None
-    admin = await build.user()
-    async with build.sessions() as db:
-        org = await db.get(Organization, group.org_id)
-        assert org is not None
-    await build.org_admin(admin, org)
-    org_admin = await build.signed_in(admin)
+    org, org_admin = await _org_admin_client(w)
     waiting = []
     for name in ("Extra one", "Extra two"):
         made = await org_admin.post(f"{API}/orgs/{org.id}/groups", json={"name": name})
@@ -906,14 +903,7 @@ async def test_only_a_super_admin_weighs_an_organization_and_only_for_an_organiz
 ) -> None:
     w = await session_world(build, n_cards=1)
     root = await _super_client(build)
-    async with build.sessions() as db:
-        group = await db.get(Group, w.group_id)
-        assert group is not None
-        org = await db.get(Organization, group.org_id)
-        assert org is not None
-    admin = await build.user()
-    await build.org_admin(admin, org)
-    org_admin = await build.signed_in(admin)
+    org, org_admin = await _org_admin_client(w)
     weighed = {"values": {"org_weight": 4}}
     # An organization's own policy is a super admin's to set.
     refused = await org_admin.put(f"{API}/policies/orgs/{org.id}", json=weighed)
