@@ -11,7 +11,10 @@ NODE_STAMP := $(FRONTEND)/node_modules/.installed
 DEMO_VENV := .cache/demo/sessions
 DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: help up demo demo-deps helm-lint chart-crd reference-docs deploy-incluster prod-deploy install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
+# podman's settings for the images and the Compose path (runc, no default ulimits).
+export CONTAINERS_CONF := $(CURDIR)/hack/containers.conf
+
+.PHONY: images compose-up smoke compose-down test-docker help up demo demo-deps helm-lint chart-crd reference-docs deploy-incluster prod-deploy install console test lint typecheck pytest frontend-test e2e-deps testenv bench bench-smoke openapi clean
 
 help:
 	@echo "make up        run GShare locally (console and API on http://localhost:$${GSHARE_PORT:-8000})"
@@ -21,6 +24,9 @@ help:
 	@echo "make bench     run every benchmark in benchmarks/ at full size, checking its goal"
 	@echo "make bench-smoke  run each benchmark once at a tiny size (part of make test)"
 	@echo "make openapi   regenerate frontend/openapi.json and the console's API types"
+	@echo "make images    build the four images (and Compose's PostgreSQL) with podman, as root"
+	@echo "make compose-up / smoke / compose-down   the control plane in containers (compose.yaml)"
+	@echo "make test-docker  the backend's and console's tests in throw-away containers"
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed")'
@@ -74,7 +80,7 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks hack test
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/hadolint build/images/*/Dockerfile
+	$(BIN)/hadolint build/images/*/Dockerfile build/images/base/*/Dockerfile
 
 e2e-deps:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
@@ -133,6 +139,28 @@ bench: install console testenv
 # Every script in benchmarks/ takes part, so a new one cannot be left out.
 bench-smoke: install console e2e-deps testenv
 	set -e; for script in $(BENCHMARKS); do echo "== $$script --quick"; $(BIN)/python $$script --quick; done
+
+# The images, from the release's Dockerfiles on a Debian base built here (hack/images.sh);
+# podman, runc and debootstrap are installed when missing.
+images:
+	bash hack/images.sh
+
+# PostgreSQL, the migrations, the API serving the console and the worker (compose.yaml), with
+# .env written the first time; `make smoke` waits until the API is healthy and ready.
+compose-up:
+	bash hack/compose.sh up
+
+smoke:
+	bash hack/compose.sh smoke
+
+# Stops everything and drops the volumes (the database and the data dir).
+compose-down:
+	bash hack/compose.sh down
+
+# The backend's and the console's tests in throw-away containers (hack/test-docker.sh); the
+# Kubernetes, image and browser tests stay in `make test`.
+test-docker:
+	bash hack/test-docker.sh
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist .pytest_cache .mypy_cache .ruff_cache

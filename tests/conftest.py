@@ -99,3 +99,12 @@ async def build(
     builder = Builder(sessions, clock, app)
     yield builder
     await builder.close()
+
+
+@pytest.fixture(scope="session")
+def images() -> None:
+    """Every image `make images` builds, built once per run (podman's layer cache makes that
+    quick when nothing changed): the tests in tests/images and the operator's image test."""
+    from tests.containers import build_images
+
+    build_images()

@@ -68,6 +68,74 @@ async def test_api_refuses_an_unmigrated_database(
     assert "run `gshare migrate`" in result.stderr
 
 
+async def test_an_api_started_before_its_migration_waits_for_it(
+    postgres: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    """As under Compose, where the API may start while the migrations still run: with
+    GSHARE_DATABASE_WAIT_SECONDS it waits for the schema instead of exiting."""
+    await ensure_database(postgres.url(), "cli_waits")
+    url, port = postgres.url("cli_waits"), free_port()
+    env = clean_env(
+        GSHARE_DATABASE_URL=url, GSHARE_PORT=str(port), GSHARE_DATABASE_WAIT_SECONDS="120"
+    )
+    api = subprocess.Popen(
+        [*GSHARE, "api"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        eventually_sync(
+            lambda: api.poll() is None and _log_says(api, b"waiting for the database"),
+            "the API to say it waits",
+            timeout=60,
+        )
+        migrated = subprocess.run(
+            [*GSHARE, "migrate"], env=clean_env(GSHARE_DATABASE_URL=url), cwd=tmp_path, timeout=120
+        )
+        assert migrated.returncode == 0
+        eventually_sync(
+            lambda: _ready(f"http://127.0.0.1:{port}"), "the API to serve after it", timeout=60
+        )
+    finally:
+        api.send_signal(signal.SIGINT)
+        api.wait(30)
+
+
+_said: dict[int, bytes] = {}
+
+
+def _log_says(proc: subprocess.Popen[bytes], text: bytes) -> bool:
+    """Whether the process has printed `text` so far (reads what it printed without blocking)."""
+    assert proc.stdout is not None
+    os.set_blocking(proc.stdout.fileno(), False)
+    _said[proc.pid] = _said.get(proc.pid, b"") + (proc.stdout.read() or b"")
+    return text in _said[proc.pid]
+
+
+def _ready(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_a_database_that_never_answers_is_named_after_the_wait(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*GSHARE, "migrate"],
+        env=clean_env(
+            GSHARE_DATABASE_URL=f"postgresql://gshare:x@127.0.0.1:{free_port()}/gshare",
+            GSHARE_DATABASE_WAIT_SECONDS="1",
+        ),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    said = [line for line in result.stderr.splitlines() if line.startswith("gshare:")]
+    assert len(said) == 1, result.stderr
+    assert said[0].startswith("gshare: cannot reach the database"), result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def _wait_healthy(base: str, proc: subprocess.Popen[str], deadline_s: float = 60) -> None:
     def ready() -> bool:
         if proc.poll() is not None:

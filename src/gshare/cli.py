@@ -14,7 +14,9 @@ import getpass
 import logging
 import os
 import secrets
+import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -144,22 +146,41 @@ def bootstrap_admin(settings: Settings, url: str) -> None:
         )
 
 
-def _refuse_unmigrated(url: str) -> None:
+def _await_database(settings: Settings, url: str, *, schema: bool) -> None:
+    """Wait up to GSHARE_DATABASE_WAIT_SECONDS for the database to accept connections and, with
+    `schema`, to be at this version's schema; then refuse to start, saying why."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
     from gshare.api.app import UnmigratedDatabase, check_schema
     from gshare.kit.db import make_engine
 
     async def check() -> None:
         engine = make_engine(url, pool_size=1)
         try:
-            await check_schema(engine)
+            if schema:
+                await check_schema(engine)
+            else:
+                async with engine.connect() as connection:
+                    await connection.execute(text("select 1"))
         finally:
             await engine.dispose()
 
-    try:
-        asyncio.run(check())
-    except UnmigratedDatabase as exc:
-        print(f"gshare: {exc}", file=sys.stderr)
-        raise SystemExit(3) from None
+    deadline = time.monotonic() + settings.database_wait_seconds
+    delay = 0.2
+    while True:
+        try:
+            asyncio.run(check())
+            return
+        except (OSError, DBAPIError, UnmigratedDatabase) as exc:
+            unreachable = not isinstance(exc, UnmigratedDatabase)
+            reason = f"cannot reach the database ({exc})" if unreachable else str(exc)
+            if time.monotonic() + delay > deadline:
+                print(f"gshare: {reason}", file=sys.stderr)
+                raise SystemExit(2 if unreachable else 3) from None
+            log.info("waiting for the database: %s", reason.splitlines()[0])
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 class _NoTicketsInAccessLog(logging.Filter):
@@ -182,7 +203,7 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
     from gshare.api.app import create_app
     from gshare.kit.metrics import serve_metrics
 
-    _refuse_unmigrated(url)
+    _await_database(settings, url, schema=True)
     # The app owns its engine, so it is closed during shutdown, before Ctrl-C reaches us.
     app = create_app(settings, database_url=url, run_worker=run_worker)
     config = uvicorn.Config(
@@ -234,7 +255,6 @@ def cmd_api(settings: Settings) -> None:
 
 
 def cmd_worker(settings: Settings) -> None:
-    import signal
 
     from gshare.kit.clock import SystemClock
     from gshare.kit.db import make_engine, make_sessionmaker, plain_url
@@ -243,7 +263,7 @@ def cmd_worker(settings: Settings) -> None:
     from gshare.worker.loops import Worker, worker_loops
 
     url = _external_url(settings, "worker")
-    _refuse_unmigrated(url)
+    _await_database(settings, url, schema=True)
     serve_metrics(settings)
 
     async def run() -> None:
@@ -270,6 +290,8 @@ def cmd_worker(settings: Settings) -> None:
 def cmd_migrate(settings: Settings) -> None:
     check_bootstrap_password(settings)
     with database(settings) as url:
+        if settings.database_url:
+            _await_database(settings, url, schema=False)
         migrate(url)
         # Deployments create the first super admin here, from the configured password.
         if settings.bootstrap_admin_password:
@@ -330,7 +352,7 @@ def cmd_recover_admin(settings: Settings, args: argparse.Namespace) -> None:
             await engine.dispose()
 
     with database(settings) as url:
-        _refuse_unmigrated(url)
+        _await_database(settings, url, schema=True)
         try:
             created = asyncio.run(run(url))
         except PasswordRejected as exc:
@@ -388,6 +410,10 @@ COMMANDS = {
 }
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="gshare", description="GShare service processes.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -415,6 +441,9 @@ def main(argv: list[str] | None = None) -> None:
         "compromise)",
     )
     args = parser.parse_args(argv)
+    # In a container this process is PID 1, which the kernel spares from every signal it has
+    # no handler for: until a server installs its own, SIGTERM ends it as it ends any process.
+    signal.signal(signal.SIGTERM, _terminated)
     settings = get_settings()
     _configure_logging(settings)
     for warning in unknown_variables():

@@ -44,6 +44,14 @@ class Settings(BaseSettings):
     port: int = Field(
         default=8000, ge=1, le=65535, description="The TCP port the API and console listen on."
     )
+    database_wait_seconds: float = Field(
+        default=0,
+        ge=0,
+        le=3600,
+        description="How long `gshare migrate`, `api` and `worker` wait for GSHARE_DATABASE_URL "
+        "to accept connections (and `api` and `worker` for its schema to be migrated) before "
+        "giving up, for servers started beside the database (Compose sets 120). 0: fail at once.",
+    )
     metrics_host: str = Field(
         default="127.0.0.1",
         description="The address the metrics endpoint listens on. Set 0.0.0.0 to let "
@@ -393,6 +401,15 @@ READ_ELSEWHERE = frozenset(
         "GSHARE_DEMO_JUPYTER",
         "GSHARE_DEMO_CODE_SERVER",
         "GSHARE_TESTENV_CACHE",
+        # The images and the Compose path (hack/images.sh, hack/compose.sh, compose.yaml),
+        # which .env may also hold.
+        "GSHARE_IMAGE_PREFIX",
+        "GSHARE_IMAGE_TAG",
+        "GSHARE_DEBIAN_MIRROR",
+        "GSHARE_COMPOSE_PROJECT",
+        "GSHARE_COMPOSE_ADDRESS",
+        "GSHARE_COMPOSE_PORT",
+        "GSHARE_COMPOSE_ENV",
     }
 )
 
