@@ -23,6 +23,10 @@ compose() { podman-compose --project-name "$PROJECT" --file "$ROOT/compose.yaml"
 # given in the environment, if any).
 write_env() {
   [[ -f $ENV_FILE ]] && return
+  if [[ ${GSHARE_COMPOSE_ADDRESS:-} =~ [^0-9A-Fa-f.:] || ${GSHARE_COMPOSE_PORT:-} =~ [^0-9] ]]; then
+    say "GSHARE_COMPOSE_ADDRESS and GSHARE_COMPOSE_PORT must be an IP address and a port number"
+    exit 2
+  fi
   local db admin
   db=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
   admin=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
@@ -52,6 +56,10 @@ load_env() {
     exit 2
   fi
   read_env
+  if ! python3 -c 'import ipaddress, sys; ipaddress.ip_address(sys.argv[1])' "$ADDRESS" 2>/dev/null; then
+    say "GSHARE_COMPOSE_ADDRESS in $ENV_FILE must be an IP address of this machine, not '$ADDRESS'"
+    exit 2
+  fi
   if ! [[ $PORT =~ ^[0-9]{1,5}$ ]] || ((10#$PORT < 1 || 10#$PORT > 65535)); then
     say "GSHARE_COMPOSE_PORT in $ENV_FILE must be a port number (1 to 65535), not '$PORT'"
     exit 2

@@ -146,6 +146,7 @@ def _env_with(compose: Compose, **changes: str) -> None:
     ("changes", "said"),
     [
         ({"GSHARE_COMPOSE_PORT": "eighty"}, "GSHARE_COMPOSE_PORT in "),
+        ({"GSHARE_COMPOSE_ADDRESS": "localhost|x"}, "must be an IP address of this machine"),
         ({"GSHARE_COMPOSE_PORT": "70000"}, "must be a port number (1 to 65535), not '70000'"),
         ({"POSTGRES_PASSWORD": "p@ss/word:with-url-parts"}, "POSTGRES_PASSWORD in "),
         ({"POSTGRES_PASSWORD": ""}, "POSTGRES_PASSWORD in "),
