@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test environment from Go modules, with the Go on this machine:
 #   etcd, kube-apiserver, kube-scheduler, kube-controller-manager (service accounts, garbage
-#   collection), kubectl, kwok and helm, into .cache/testenv/bin; and copies the CRDs the Helm
+#   collection), kubectl, kwok and helm, into .cache/testenv/bin, with compose-config (ours, in
+#   hack/compose-config: compose.yaml as Docker Compose loads it); and copies the CRDs the Helm
 #   chart's objects need (CloudNativePG, external-secrets, the Prometheus operator, Kyverno)
 #   from the Go modules that ship them into .cache/testenv/crds.
 # Idempotent: a second run with the same versions does nothing. Prints the binary folder.
@@ -55,6 +56,15 @@ if [[ ! -f "$CACHE/crds/.list" || "$(cat "$CACHE/crds/.list")" != "$(echo "$CRDS
     install -m 0644 "$dir/$path" "$CACHE/crds/$(basename "$path")"
   done <<< "$CRDS"
   echo "$CRDS" > "$CACHE/crds/.list"
+fi
+
+# compose-config: compose.yaml loaded as Docker Compose v2 loads it (hack/compose-config), built
+# again when its source changes.
+compose_id=$(cat "$ROOT"/hack/compose-config/{go.mod,go.sum,main.go} | sha256sum | cut -c1-16)
+if [[ ! -f "$BIN/.compose-config" || "$(cat "$BIN/.compose-config")" != "$compose_id" ]]; then
+  echo "testenv: building compose-config" >&2
+  (cd "$ROOT/hack/compose-config" && go build -o "$BIN/compose-config" .)
+  echo "$compose_id" > "$BIN/.compose-config"
 fi
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
