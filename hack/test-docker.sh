@@ -15,7 +15,11 @@ ensure_engine
 
 which="${1:-all}"
 [[ $# -gt 0 ]] && shift
-run() { podman run --rm --network none "$@"; }
+# Throw-away, offline, unprivileged: nothing they do can reach this machine or the network.
+run() {
+  podman run --rm --network none --cap-drop ALL --security-opt no-new-privileges \
+    --tmpfs /tmp:rw,mode=1777 "$@"
+}
 
 case "$which" in
 all | console | backend) ;;

@@ -226,6 +226,9 @@ def serve(settings: Settings, url: str, *, run_worker: bool = False) -> None:
     gc.set_threshold(50_000, 20, 100)
     serve_metrics(settings)
     print(f"\n  GShare is running: http://{settings.host}:{settings.port}\n", flush=True)
+    # uvicorn handles SIGTERM while it serves, then raises it again once it has shut down:
+    # by then the stop was a clean one.
+    signal.signal(signal.SIGTERM, _stopped)
     uvicorn.Server(config).run()
 
 
@@ -412,6 +415,10 @@ COMMANDS = {
 
 def _terminated(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
+
+
+def _stopped(_signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -179,3 +179,16 @@ def test_a_process_waiting_for_its_database_ends_on_sigterm(database: Database) 
         begun = time.monotonic()
         assert waiting.stop(timeout_s=30) == 128 + 15
         assert time.monotonic() - begun < 25, "it ended on SIGTERM, not on the SIGKILL after it"
+
+
+def test_the_api_ends_cleanly_on_sigterm(database: Database, admin_password: str) -> None:
+    port = free_port()
+    options = gshare_options(database, "--publish", f"127.0.0.1:{port}:8000")
+    with container(image("gshare"), "api", options=options) as api:
+        eventually_sync(
+            lambda: answers(f"http://127.0.0.1:{port}/readyz") or not api.running(),
+            "the API to be ready",
+            timeout=90,
+            interval=0.3,
+        )
+        _stops_cleanly(api, "GShare is running")

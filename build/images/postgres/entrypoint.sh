@@ -1,6 +1,8 @@
 #!/bin/sh
-# Initializes the data directory on first start (a superuser with POSTGRES_PASSWORD, which every
-# connection must give), then runs the server in the foreground, its socket in /tmp.
+# Initializes the data directory on first start, then runs the server in the foreground, its
+# socket in /tmp. The database superuser (postgres) signs in only through the socket, as the
+# postgres user of this container; POSTGRES_USER owns POSTGRES_DB, signs in with
+# POSTGRES_PASSWORD, and is not a superuser.
 set -eu
 : "${POSTGRES_USER:=gshare}"
 : "${POSTGRES_DB:=gshare}"
@@ -9,16 +11,16 @@ if [ -z "${POSTGRES_PASSWORD:-}" ]; then
   exit 2
 fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
-  pwfile=$(mktemp)
-  printf '%s\n' "$POSTGRES_PASSWORD" > "$pwfile"
-  initdb --username="$POSTGRES_USER" --pwfile="$pwfile" --auth-local=scram-sha-256 \
-    --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >/dev/null
-  rm -f "$pwfile"
+  initdb --username=postgres --auth-local=peer --auth-host=scram-sha-256 --encoding=UTF8 \
+    --locale=C.UTF-8 >/dev/null
   echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
   pg_ctl -D "$PGDATA" -o "-c listen_addresses='' -c unix_socket_directories=/tmp" -w start >/dev/null
-  if [ "$POSTGRES_DB" != postgres ]; then
-    PGPASSWORD="$POSTGRES_PASSWORD" createdb --host=/tmp --username="$POSTGRES_USER" "$POSTGRES_DB"
-  fi
+  # psql quotes the name and password itself (:"user", :'password'), whatever they hold.
+  psql --host=/tmp --username=postgres --dbname=postgres --quiet --set ON_ERROR_STOP=1 \
+    --set user="$POSTGRES_USER" --set password="$POSTGRES_PASSWORD" --set db="$POSTGRES_DB" <<'SQL'
+CREATE ROLE :"user" LOGIN PASSWORD :'password';
+CREATE DATABASE :"db" OWNER :"user";
+SQL
   pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
   echo "gshare-postgres: initialized $PGDATA"
 fi
