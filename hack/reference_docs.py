@@ -60,6 +60,11 @@ READERS = {
     "gshare.operator": "operator",
     "gshare.demo": "demo",
     "gshare.devcluster": "test tooling",
+    "hack/images.sh": "images",
+    "hack/engine.sh": "images",
+    "hack/test-docker.sh": "images",
+    "hack/compose.sh": "the Compose path",
+    "compose.yaml": "the Compose path",
     "hack": "test tooling",
 }
 SECRET_NAME = re.compile(r"(password|secret|token)$")
@@ -271,7 +276,7 @@ def _description(name: str, info: FieldInfo, notes: dict[str, list[str]]) -> str
 def _readers() -> dict[str, tuple[set[str], list[str]]]:
     """Who reads each variable of READ_ELSEWHERE, and in which files: a string constant equal
     to its name under src/gshare (but not a dict key: that sets it for another process), or
-    `$NAME` in a shell script of hack/."""
+    `$NAME` in a shell script of hack/ or in compose.yaml."""
     found: dict[str, tuple[set[str], list[str]]] = {v: (set(), []) for v in READ_ELSEWHERE}
 
     def read(variable: str, location: str, path: Path) -> None:
@@ -290,11 +295,11 @@ def _readers() -> dict[str, tuple[set[str], list[str]]]:
         for constant in module.constants:
             if constant.value in READ_ELSEWHERE and id(constant) not in keys:
                 read(str(constant.value), module.name, module.path)
-    for script in sorted((ROOT / "hack").glob("*.sh")):
+    for script in [*sorted((ROOT / "hack").glob("*.sh")), ROOT / "compose.yaml"]:
         text = script.read_text()
         for variable in sorted(READ_ELSEWHERE):
             if re.search(rf"\$\{{?{variable}\b", text):
-                read(variable, "hack", script)
+                read(variable, _shown(script), script)
     unread = sorted(variable for variable, (who, _) in found.items() if not who)
     if unread:
         raise SystemExit(f"in READ_ELSEWHERE but read nowhere: {', '.join(unread)}")
