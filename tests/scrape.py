@@ -37,7 +37,9 @@ def parse(text: str) -> Samples:
 
 
 async def scrape(server: MetricsServer) -> Samples:
-    async with httpx.AsyncClient() as client:
+    # What the page says, however long a loaded machine takes to render it (httpx's default
+    # of 5 s is a timing check, and late in a full run the process serves many series).
+    async with httpx.AsyncClient(timeout=60) as client:
         response = await client.get(f"http://127.0.0.1:{server.port}/metrics")
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/plain")
