@@ -172,8 +172,9 @@ async def _at_least(count: Callable[[], Awaitable[int]], wanted: int) -> bool:
 
 
 async def _metering_ticks(metrics_port: int) -> float:
-    """Ticks of the worker process's metering loop, from its metrics endpoint."""
-    async with httpx.AsyncClient() as client:
+    """Ticks of the worker process's metering loop, from its metrics endpoint (read without
+    a time limit of httpx's own: the page's content is what counts)."""
+    async with httpx.AsyncClient(timeout=60) as client:
         response = await client.get(f"http://127.0.0.1:{metrics_port}/metrics")
     response.raise_for_status()
     return value(parse(response.text), "gshare_worker_loop_runs_total", loop="metering")
