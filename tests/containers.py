@@ -46,11 +46,16 @@ def image(name: str) -> str:
     return f"{PREFIX}/{name}:{TAG}"
 
 
-def build_images() -> None:
-    """Every image, as `make images` builds it, or a failure naming why:
-    the tests that need containers never skip in CI."""
+def need_root(what: str) -> None:
+    """Root is what `what` needs: outside CI a run without it skips, saying so; in CI, where
+    root is given, the test goes on and fails with the real reason rather than skip."""
     if os.geteuid() != 0 and not os.environ.get("CI"):
-        pytest.skip("the image tests build and run containers as root (podman, runc); not root")
+        pytest.skip(f"{what} needs root; this run is not root")
+
+
+def build_images() -> None:
+    """Every image, as `make images` builds it, or a failure naming why."""
+    need_root("building and running the images (podman, runc)")
     result = subprocess.run(
         ["bash", str(ROOT / "hack" / "images.sh")],
         env=engine_env(GSHARE_IMAGE_TAG=TAG),

@@ -78,12 +78,12 @@ async def test_an_api_started_before_its_migration_waits_for_it(
     env = clean_env(
         GSHARE_DATABASE_URL=url, GSHARE_PORT=str(port), GSHARE_DATABASE_WAIT_SECONDS="120"
     )
-    api = subprocess.Popen(
-        [*GSHARE, "api"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
+    log = tmp_path / "api.log"
+    with log.open("wb") as out:
+        api = subprocess.Popen([*GSHARE, "api"], env=env, cwd=tmp_path, stdout=out, stderr=out)
     try:
         eventually_sync(
-            lambda: api.poll() is None and _log_says(api, b"waiting for the database"),
+            lambda: api.poll() is None and b"waiting for the database" in log.read_bytes(),
             "the API to say it waits",
             timeout=60,
         )
@@ -97,17 +97,6 @@ async def test_an_api_started_before_its_migration_waits_for_it(
     finally:
         api.send_signal(signal.SIGINT)
         api.wait(30)
-
-
-_said: dict[int, bytes] = {}
-
-
-def _log_says(proc: subprocess.Popen[bytes], text: bytes) -> bool:
-    """Whether the process has printed `text` so far (reads what it printed without blocking)."""
-    assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    _said[proc.pid] = _said.get(proc.pid, b"") + (proc.stdout.read() or b"")
-    return text in _said[proc.pid]
 
 
 def _ready(base: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -11,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from gshare.devcluster import ROOT
+from tests.containers import need_root
 
 SCRIPTS = ["images.sh", "compose.sh"]
 
 
 def _as_nobody(script: str, path: str) -> subprocess.CompletedProcess[str]:
-    if os.geteuid() != 0:
-        pytest.skip("becoming another user needs root; this run is not root")
+    need_root("becoming another user")
     return subprocess.run(
         [
             shutil.which("runuser") or "/usr/sbin/runuser",
