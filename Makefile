@@ -56,15 +56,17 @@ console: $(CONSOLE)
 up: install console
 	$(BIN)/gshare up
 
-# What `make up` runs, plus a simulated GPU cluster and its operator, registered (needs Go),
-# and nginx serving each session's page from a real program on this host.
+# What `make up` runs, plus a GPU cluster and its operator, registered (needs Go), and nginx
+# serving each session's page: a real pod on a real node where this machine can run one (root,
+# hack/node.sh, `make images`), else a program on this host beside simulated nodes.
 demo: install console demo-deps
 	$(BIN)/python -m gshare.demo
 
-# Debian's nginx (installed when missing, like Chromium) and the session programs' own
-# virtual environment.
+# Debian's nginx (installed when missing, like Chromium), the session programs' own virtual
+# environment, and what a real node needs from Debian (hack/node.sh; as root only).
 demo-deps: $(DEMO_STAMP)
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null)
+	@bash hack/node.sh
 
 $(DEMO_STAMP): hack/demo-sessions.txt
 	test -x $(DEMO_VENV)/bin/python || $(PYTHON) -m venv $(DEMO_VENV)

@@ -31,6 +31,8 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
         # the one the demo seeds into its organization.
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": "harbor-quilt-saffron-64",
         "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
+        # The run's one real node belongs to tests/node; this demo runs its simulated nodes.
+        "GSHARE_DEMO_NODE": "simulated",
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "gshare.demo"],

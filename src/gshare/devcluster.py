@@ -240,6 +240,12 @@ class Cluster:
                 "https://kubernetes.default.svc",
                 "--service-cluster-ip-range",
                 "10.96.0.0/16",
+                # A real node's kubelet (gshare.devnode) lets in holders of this CA's
+                # certificates: logs and exec go through the API server as on a cluster.
+                "--kubelet-client-certificate",
+                str(pki / "admin.crt"),
+                "--kubelet-client-key",
+                str(pki / "admin.key"),
                 "--authorization-mode",
                 "Node,RBAC",
                 "--enable-admission-plugins",

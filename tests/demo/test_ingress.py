@@ -118,7 +118,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Nginx, Rec
     layout = layout_for(tmp_path_factory.mktemp("ingress"), free_port())
     served, refused = ingress.routes(
         [operator_ingress(f"http://127.0.0.1:{check.port}/internal/v1/session-access")],
-        {manifests.resource_name(SESSION): program.port},
+        {manifests.resource_name(SESSION): f"127.0.0.1:{program.port}"},
     )
     assert refused == []
     server = Nginx(layout)
@@ -226,8 +226,8 @@ def test_a_reload_serves_new_routes_and_a_session_without_a_listening_program_an
     served, _ = ingress.routes(
         [operator_ingress(auth), operator_ingress(auth, without), operator_ingress(auth, starting)],
         {
-            manifests.resource_name(SESSION): program.port,
-            manifests.resource_name(starting): free_port(),  # nothing listens there
+            manifests.resource_name(SESSION): f"127.0.0.1:{program.port}",
+            manifests.resource_name(starting): f"127.0.0.1:{free_port()}",  # nothing listens there
         },
     )
     assert nginx.apply(ingress.config(nginx.layout, served)) is True
@@ -298,3 +298,24 @@ def test_the_configuration_keeps_to_loopback(tmp_path: Path) -> None:
     ]
     assert listens
     assert all(line.startswith("listen 127.0.0.1:8123") for line in listens)
+
+
+@pytest.mark.parametrize(
+    ("address", "port", "wanted"),
+    [
+        ("10.250.0.7", 8080, "10.250.0.7:8080"),
+        ("127.0.0.1", 1, "127.0.0.1:1"),
+        ("10.250.0.7; deny all", 8080, None),
+        ("10.250.0.7:1", 8080, None),
+        ("256.0.0.1", 8080, None),
+        ("fd00::1", 8080, None),
+        ("", 8080, None),
+        ("10.250.0.7", 0, None),
+        ("10.250.0.7", 65536, None),
+    ],
+)
+def test_only_an_address_and_a_port_reach_proxy_pass(
+    address: str, port: int, wanted: str | None
+) -> None:
+    """A pod's address is read from the cluster: anything but IPv4 and a port is not served."""
+    assert ingress.upstream(address, port) == wanted

@@ -104,6 +104,8 @@ def running_demo(
         "GSHARE_CONSOLE_DIR": str(CONSOLE),
         "GSHARE_BOOTSTRAP_ADMIN_EMAIL": email,
         "GSHARE_BOOTSTRAP_ADMIN_PASSWORD": password,
+        # The run's one real node belongs to tests/node: these demos run simulated nodes.
+        "GSHARE_DEMO_NODE": "simulated",
         **env,
     }
     log_path = folder / "demo.log"

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -370,13 +370,13 @@ async def _reporting(
     tmp_path: Path,
     *,
     worker: bool = False,
-    operator_env: dict[str, str] | None = None,
+    operator_env: dict[str, str] | Callable[[str], dict[str, str]] | None = None,
     worker_env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[uuid.UUID, str]]:
     """A registered cluster, a real API process and an operator that reports to it with a
     token of the API's own key set; with `worker`, a worker process too, which applies
     sessions to the cluster with its stored kubeconfig. Yields the cluster's id and the API's
-    URL."""
+    URL. `operator_env` may be a function of the API's URL."""
     from gshare.clusters.keystore import FileKeyStore, load_or_create
     from gshare.clusters.kubeconfigs import FileKubeconfigStore
 
@@ -407,7 +407,7 @@ async def _reporting(
         "GSHARE_OPERATOR_API_URL": base,
         "GSHARE_OPERATOR_CLUSTER_ID": str(cluster.id),
         "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
-        **(operator_env or {}),
+        **((operator_env(base) if callable(operator_env) else operator_env) or {}),
     }
     log = (tmp_path / "operator.log").open("wb")
     operator = subprocess.Popen(

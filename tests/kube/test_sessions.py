@@ -42,12 +42,13 @@ class Member:
     tiers: dict[str, uuid.UUID]
 
 
-async def _member(sessions) -> Member:
-    """A member of a group with 100 credits, and the A100 model priced with tiers."""
+async def _member(sessions, *, price: bool = True) -> Member:
+    """A member of a group with 100 credits, and (with `price`) the A100 model priced with
+    tiers."""
     now = datetime.now(UTC)
     wallets = await funded_wallets(sessions, now, users=1)
     async with sessions() as db, db.begin():
-        _, tiers = await priced_model(db, now)
+        tiers = (await priced_model(db, now))[1] if price else {}
 
         user_wallet = await credits.wallet(db, wallets.users[0])
         group_wallet = await credits.wallet(db, wallets.group)

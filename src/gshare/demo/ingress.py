@@ -43,6 +43,9 @@ _URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%\-]*
 _HEADER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
 _PARAM = re.compile(r"^[A-Za-z0-9_]{1,32}$")
 _SIZE = re.compile(r"^[0-9]{1,6}[kKmMgG]?$")
+# Where a program listens: an IPv4 address and a port (a pod's address, or loopback).
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])"
+_UPSTREAM = re.compile(rf"^{_OCTET}(\.{_OCTET}){{3}}:[0-9]{{1,5}}$")
 DEFAULT_BODY_SIZE = "1m"
 DEFAULT_READ_TIMEOUT = 60
 
@@ -55,8 +58,9 @@ class Refused(ValueError):
 
 @dataclass(frozen=True)
 class Route:
-    """One session host: where its access check is, and where its program listens (None while
-    its pod has no program, which nginx answers with 503 after the access check)."""
+    """One session host: where its access check is, and the address its program listens on,
+    `host:port` (None while its pod has no program, which nginx answers with 503 after the
+    access check)."""
 
     host: str
     auth_url: str
@@ -68,7 +72,7 @@ class Route:
     signin_url: str | None = None  # a 401 is answered as it is when None
     signin_param: str = "rd"
     service: str = ""
-    upstream: int | None = None
+    upstream: str | None = None
 
 
 def route_of(ingress: Json) -> Route:
@@ -132,9 +136,18 @@ def _port_ok(url: str) -> bool:
     return port is None or 1 <= port <= 65535
 
 
-def routes(ingresses: Iterable[Json], ports: Mapping[str, int]) -> tuple[list[Route], list[str]]:
-    """Every servable route, sorted by host, with the loopback port of the program behind its
-    service (from `ports`, service name to port); and a line for each Ingress refused."""
+def upstream(address: str, port: int) -> str | None:
+    """`address:port` when it is an IPv4 address and a port nginx can be given, else None."""
+    found = f"{address}:{port}"
+    return found if _UPSTREAM.match(found) and 1 <= port <= 65535 else None
+
+
+def routes(
+    ingresses: Iterable[Json], upstreams: Mapping[str, str]
+) -> tuple[list[Route], list[str]]:
+    """Every servable route, sorted by host, with the address of the program behind its
+    service (from `upstreams`, service name to `host:port`, each made by `upstream`); and a
+    line for each Ingress refused."""
     found: dict[str, Route] = {}
     refused: list[str] = []
     for ingress in ingresses:
@@ -147,8 +160,7 @@ def routes(ingresses: Iterable[Json], ports: Mapping[str, int]) -> tuple[list[Ro
         if route.host in found:
             refused.append(f"{name}: the host {route.host} is served by another Ingress")
             continue
-        upstream = ports.get(route.service)
-        found[route.host] = Route(**{**route.__dict__, "upstream": upstream})
+        found[route.host] = Route(**{**route.__dict__, "upstream": upstreams.get(route.service)})
     return [found[h] for h in sorted(found)], refused
 
 
@@ -234,7 +246,7 @@ def _server(route: Route, port: int) -> str:
         for i, h in enumerate(route.response_headers)
     )
     if route.upstream is not None:
-        target = f"proxy_pass http://127.0.0.1:{route.upstream};"
+        target = f"proxy_pass http://{route.upstream};"
     else:
         # No program yet: 503 after the access check, like ingress-nginx's answer for a service
         # without ready endpoints. (`return` would answer before the check runs; try_files over

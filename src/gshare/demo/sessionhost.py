@@ -3,6 +3,10 @@ simulated cluster's session claims, pods, Services and Ingress objects, makes a 
 each claim that waits for one, runs a real program on the host for each pod the simulated nodes
 report Running, and keeps nginx's configuration in step.
 
+Pods on a real node (`gshare.devnode`) run for real: their page is served from the pod's own
+address once the kubelet reports it ready, and their claims are left to the node's
+provisioner.
+
 A session's home folder is a directory under the demo's data dir named after the home volume's
 claim, so it is kept across pause and resume (and across sessions that reuse the volume), like
 the volume it stands in for. Pausing, stopping or deleting a session removes its pod, and the
@@ -92,6 +96,15 @@ def home_claim(pod: Json) -> str | None:
     return None
 
 
+def ready(pod: Json) -> bool:
+    """Whether the kubelet reports a pod Ready (its readiness probe passes) and it is not
+    being deleted."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return not (pod.get("metadata") or {}).get("deletionTimestamp") and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+    )
+
+
 def session_type(pod: Json) -> str:
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     return TYPE_OF_COMMAND.get(tuple(containers[0].get("command") or ()), "unknown")
@@ -105,9 +118,16 @@ def runs(pod: Json) -> bool:
 
 class SessionHost:
     def __init__(
-        self, cluster: Cluster, namespace: str, folder: Path, volumes: Path, nginx: Nginx
+        self,
+        cluster: Cluster,
+        namespace: str,
+        folder: Path,
+        volumes: Path,
+        nginx: Nginx,
+        real_nodes: frozenset[str] = frozenset(),
     ) -> None:
         self.cluster = cluster
+        self.real_nodes = real_nodes  # nodes whose kubelet runs the pods itself
         self.namespace = namespace
         self.folder = folder  # programs' logs
         self.volumes = volumes  # the home folders
@@ -153,14 +173,16 @@ class SessionHost:
         """One pass: a volume for each claim that waits for one, programs for the pods that
         run, none for the others, nginx in step."""
         ns = self.namespace
-        if made := self.cluster.provision_claims(client, ns):
+        if not self.real_nodes and (made := self.cluster.provision_claims(client, ns)):
             log.info("made %d volumes for new claims", made)
         pods = self._list(
             client, f"/api/v1/namespaces/{ns}/pods?labelSelector={manifests.SESSION_LABEL}"
         )
         services = self._list(client, f"/api/v1/namespaces/{ns}/services")
         ingresses = self._list(client, f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses")
-        wanted = {p["metadata"]["uid"]: p for p in pods if runs(p)}
+        real = [p for p in pods if (p.get("spec") or {}).get("nodeName") in self.real_nodes]
+        simulated = [p for p in pods if p not in real]
+        wanted = {p["metadata"]["uid"]: p for p in simulated if runs(p)}
         for uid in [u for u in self.running if u not in wanted]:
             gone = self.running.pop(uid)
             log.info("session %s: its pod is gone; ending its program", gone.session_id)
@@ -175,24 +197,43 @@ class SessionHost:
                 known.stop()
             self.running[uid] = self._start(pod)
             self.running[uid].check_ready()
-        served, refused = ingress.routes(ingresses, self._ports(services))
+        served, refused = ingress.routes(ingresses, self._upstreams(services, real))
         for line in set(refused) - self._refused:
             log.warning("not serving Ingress %s", line)
         self._refused = set(refused)
         self.nginx.apply(ingress.config(self.nginx.layout, served))
 
-    def _ports(self, services: list[Json]) -> dict[str, int]:
-        """Each Service's name to the port of the program behind it (its selector's pod)."""
-        ports: dict[str, int] = {}
+    def _upstreams(self, services: list[Json], real: list[Json]) -> dict[str, str]:
+        """Each Service's name to the address of the program behind it (its selector's pod):
+        a ready real pod's address and the Service's target port, or the loopback port of a
+        simulated pod's program."""
+        found: dict[str, str] = {}
         for service in services:
-            selector = (service.get("spec") or {}).get("selector") or {}
+            spec = service.get("spec") or {}
+            selector = spec.get("selector") or {}
             if not selector:
                 continue
-            for running in self.running.values():
-                if running.ready and all(running.labels.get(k) == v for k, v in selector.items()):
-                    ports[service["metadata"]["name"]] = running.port
+            name = service["metadata"]["name"]
+            for pod in real:
+                labels = (pod.get("metadata") or {}).get("labels") or {}
+                address = (pod.get("status") or {}).get("podIP")
+                ports = spec.get("ports") or [{}]
+                target = ports[0].get("targetPort")
+                if (
+                    ready(pod)
+                    and address
+                    and isinstance(target, int)
+                    and all(labels.get(k) == v for k, v in selector.items())
+                    and (found_at := ingress.upstream(str(address), target))
+                ):
+                    found[name] = found_at
                     break
-        return ports
+            for running in self.running.values():
+                if name in found:
+                    break
+                if running.ready and all(running.labels.get(k) == v for k, v in selector.items()):
+                    found[name] = f"127.0.0.1:{running.port}"
+        return found
 
     def _start(self, pod: Json) -> Running:
         meta = pod["metadata"]

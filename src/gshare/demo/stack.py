@@ -3,7 +3,13 @@ of 4 A100-80GB cards) and its operator, registered automatically, and an nginx o
 serves each session's page (a real program on this host) behind the platform's access check.
 
     python -m gshare.demo        (GSHARE_DEMO_NODES, GSHARE_DEMO_CARDS change the cluster;
-                                  GSHARE_DEMO_SESSIONS_PORT is nginx's port, the API's plus one)
+                                  GSHARE_DEMO_SESSIONS_PORT is nginx's port, the API's plus one;
+                                  GSHARE_DEMO_NODE: auto, real or simulated)
+
+Where this machine can run a real node (root, Debian's containerd, runc, CNI plugins, iptables
+and ipset, and the session images from `make images`), the cluster is one real node with the
+first node's cards and sessions run as pods from the session images (gshare.devnode); elsewhere
+it is kwok's simulated nodes and each session's program runs on this host. The demo says which.
 """
 
 from __future__ import annotations
@@ -330,6 +336,41 @@ def _keep_token_fresh(
             return
 
 
+IMAGE_PREFIX, IMAGE_TAG = "localhost/gshare", "dev"  # as `make images` names them
+
+
+def local_image(name: str) -> str:
+    prefix = os.environ.get("GSHARE_IMAGE_PREFIX") or IMAGE_PREFIX
+    return f"{prefix}/{name}:{os.environ.get('GSHARE_IMAGE_TAG') or IMAGE_TAG}"
+
+
+def podman_env() -> dict[str, str]:
+    from gshare.devcluster import ROOT
+
+    return {**os.environ, "CONTAINERS_CONF": str(ROOT / "hack" / "containers.conf")}
+
+
+def real_node_refused() -> str | None:
+    """Why the demo's sessions cannot run as real pods here (one line), or None when they can:
+    a real node runs on this machine and `make images` has built the session images."""
+    from gshare.devnode import unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        return reason
+    for kind in ("jupyterlab", "terminal", "vscode"):
+        name = local_image(f"session-{kind}")
+        found = subprocess.run(  # noqa: S603 - Debian's podman
+            ["podman", "image", "exists", name],  # noqa: S607
+            env=podman_env(),
+            capture_output=True,
+            check=False,
+        )
+        if found.returncode != 0:
+            return f"the image {name} is not built (`make images` builds it)"
+    return None
+
+
 def main() -> None:
     settings = get_settings()
     _configure_logging(settings)
@@ -344,6 +385,7 @@ def main() -> None:
     from gshare.demo.nginx import Nginx, binary, layout_for
     from gshare.demo.sessionhost import SessionHost
     from gshare.devcluster import Cluster, a100_nodes, testenv_bin
+    from gshare.devnode import RealNode, session_images
 
     if binary() is None:
         print(
@@ -363,12 +405,31 @@ def main() -> None:
     operator: subprocess.Popen[bytes] | None = None
     sessions_port = int(os.environ.get("GSHARE_DEMO_SESSIONS_PORT") or settings.port + 1)
     host: SessionHost | None = None
+    real: RealNode | None = None
     try:
         cluster_nodes = a100_nodes(
             int(os.environ.get("GSHARE_DEMO_NODES", "2")),
             int(os.environ.get("GSHARE_DEMO_CARDS", "4")),
         )
-        cluster.add_gpu_nodes(cluster_nodes)
+        wanted = os.environ.get("GSHARE_DEMO_NODE") or "auto"
+        why_simulated = "GSHARE_DEMO_NODE is simulated" if wanted == "simulated" else None
+        why_simulated = why_simulated or real_node_refused()
+        if wanted == "real" and why_simulated is not None:
+            raise SystemExit(f"gshare demo: GSHARE_DEMO_NODE is real, but {why_simulated}")
+        if why_simulated is None:
+            # One real node with the first node's cards; the pods run from the session images.
+            cluster_nodes = cluster_nodes[:1]
+            print("  starting a real node (kubelet, containerd, runc) for the sessions...")
+            real = RealNode(cluster, cluster_nodes[0].name, cluster_nodes[0].cards).start()
+            real.load_images(session_images(local_image), podman_env())
+            real.start_provisioner(local_image("session-terminal"))
+            mode = (
+                f"sessions run as real pods on node {real.name} (kubelet, containerd and runc "
+                "on this host; no GPU: a device plugin stand-in counts the card shares)"
+            )
+        else:
+            cluster.add_gpu_nodes(cluster_nodes)
+            mode = f"sessions run as programs on this host, not as pods: {why_simulated}"
         nodes = [n.name for n in cluster_nodes]
         if len(nodes) > 1:
             cluster.add_runtime_class(SANDBOX_CLASS, "runsc", {SANDBOX_LABEL: SANDBOX_CLASS})
@@ -426,10 +487,12 @@ def main() -> None:
                 folder / "sessions",
                 settings.data_dir.resolve() / "demo-volumes",
                 Nginx(layout_for(folder / "ingress", sessions_port)),
+                real_nodes=frozenset({real.name}) if real is not None else frozenset(),
             )
             host.start()
             print(
-                f"  simulated cluster '{DEMO_NAME}' is up at {cluster.server} (logs in {folder})\n"
+                f"  cluster '{DEMO_NAME}' is up at {cluster.server} (logs in {folder})\n"
+                f"  {mode}\n"
                 f"  session pages: http://<session>.{SESSIONS_DOMAIN}:{sessions_port}/ "
                 "through nginx and the access check\n"
                 f"  sign in as {admin_email(settings)} with the "
@@ -437,9 +500,14 @@ def main() -> None:
                 "session under Sessions and click Open\n"
                 f"  a card raises XID {DEFAULT_XID} (and drains itself) when you write its UUID "
                 f"to {folder / XID_FILE}, e.g. `echo GPU-gpu0-00-a100 > {folder / XID_FILE}`\n"
-                f"  isolation: node {nodes[-1]} runs the sandboxed RuntimeClass "
-                f"'{SANDBOX_CLASS}' and user namespaces; a node dedicated under Admin > "
-                "Isolation is labelled and tainted for its tenant here",
+                + (
+                    f"  isolation: node {nodes[-1]} runs the sandboxed RuntimeClass "
+                    f"'{SANDBOX_CLASS}' and user namespaces; "
+                    if len(nodes) > 1
+                    else "  "
+                )
+                + "a node dedicated under Admin > Isolation is labelled and tainted for its "
+                "tenant here",
                 flush=True,
             )
             serve(settings, url, run_worker=True)
@@ -453,4 +521,6 @@ def main() -> None:
                 operator.wait(15)
             except subprocess.TimeoutExpired:
                 operator.kill()
+        if real is not None:
+            real.stop()
         cluster.stop()

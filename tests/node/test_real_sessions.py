@@ -1,0 +1,392 @@
+"""Sessions as real pods: the API, a worker and the operator as processes, a real node's kubelet
+running the session images (gshare.devnode), and the demo's nginx in front, configured from the
+operator's Ingress. What the simulated nodes cannot show is checked here: the page a user opens
+is the program in the pod, only its owner gets in, and the home volume outlives a pause."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select, update
+
+from gshare.capacity.models import GpuCard
+from gshare.clusters.models import Cluster as ClusterRow
+from gshare.demo.nginx import Nginx, layout_for
+from gshare.demo.sessionhost import SessionHost
+from gshare.devcluster import free_port
+from gshare.devnode import RealNode
+from gshare.sessions.access import ACCESS_COOKIE
+from tests.builders import PASSWORD
+from tests.capacity.builders import set_policy
+from tests.eventually import eventually, eventually_sync
+from tests.kube.test_operator import NAMESPACE, _reporting
+from tests.kube.test_sessions import Member, _member, kube_get
+
+IMAGES = {
+    "jupyterlab": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001",
+    "vscode": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0002",
+    "terminal": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0003",
+}
+PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+DOMAIN = "sessions.localhost"
+
+
+@dataclass
+class Platform:
+    """The control plane and the session pages' nginx, for one test."""
+
+    api: str
+    pages_port: int
+    node: RealNode
+
+    async def signed_in(self, member: Member) -> httpx.AsyncClient:
+        client = httpx.AsyncClient(base_url=self.api, timeout=30)
+        login = await client.post(
+            "/api/v1/auth/login", json={"email": member.email, "password": PASSWORD}
+        )
+        assert login.status_code == 200, login.text
+        client.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+        return client
+
+    def page(self, session_id: str) -> httpx.AsyncClient:
+        """A browser's view of a session's host, through nginx on loopback."""
+        return httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{self.pages_port}",
+            headers={"Host": f"{session_id}.{DOMAIN}:{self.pages_port}"},
+            timeout=30,
+        )
+
+
+@asynccontextmanager
+async def platform(
+    node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> AsyncIterator[Platform]:
+    kube = node.cluster
+    kube.install_crd()
+    kube.create_namespace(NAMESPACE)
+    pages_port = free_port()
+    host = SessionHost(
+        kube,
+        NAMESPACE,
+        tmp_path / "programs",
+        tmp_path / "volumes",
+        Nginx(layout_for(tmp_path / "ingress", pages_port)),
+        real_nodes=frozenset({node.name}),
+    )
+    host.start()
+
+    def operator_env(api: str) -> dict[str, str]:
+        return {
+            "GSHARE_SESSIONS_DOMAIN": DOMAIN,
+            "GSHARE_SESSION_AUTH_URL": f"{api}/internal/v1/session-access",
+            "GSHARE_SESSION_SIGNIN_URL": f"{api}/api/v1/session-entry",
+        }
+
+    try:
+        async with _reporting(
+            kube, database_url, sessions, tmp_path, worker=True, operator_env=operator_env
+        ) as (cluster_id, api):
+            async with sessions() as db, db.begin():
+                await db.execute(
+                    update(ClusterRow)
+                    .where(ClusterRow.id == cluster_id)
+                    .values(sessions_domain=f"{DOMAIN}:{pages_port}")
+                )
+
+            async def reported() -> bool:
+                async with sessions() as db:
+                    return bool(await db.scalar(select(func.count()).select_from(GpuCard)))
+
+            await eventually(reported, "the node's card in the inventory", timeout=60)
+            yield Platform(api, pages_port, node)
+    finally:
+        host.stop()
+
+
+async def start(
+    console: httpx.AsyncClient, member: Member, kind: str, name: str
+) -> Callable[[], Awaitable[dict[str, Any]]]:
+    created = await console.post(
+        "/api/v1/sessions",
+        json={
+            "name": name,
+            "session_type": kind,
+            "image_id": IMAGES[kind],
+            "group_id": str(member.group_id),
+            "tier_id": str(member.tiers["1/4"]),
+            "home_size_gib": 1,
+            # The node has this machine's two cores: a quarter each lets several run at once.
+            "cpu_millicores": 250,
+            "memory_mib": 1024,
+        },
+    )
+    assert created.status_code == 201, created.text
+    sid = created.json()["id"]
+
+    async def read() -> dict[str, Any]:
+        found = await console.get(f"/api/v1/sessions/{sid}")
+        assert found.status_code == 200, found.text
+        return dict(found.json())
+
+    return read
+
+
+async def in_state(read: Callable[[], Awaitable[dict[str, Any]]], state: str) -> dict[str, Any]:
+    seen: list[dict[str, Any]] = []
+
+    async def check() -> dict[str, Any] | None:
+        found = await read()
+        seen[:] = [found]
+        assert found["state"] not in ("failed", "stopped") or state == found["state"], found
+        return found if found["state"] == state else None
+
+    try:
+        return await eventually(check, f"the session to be {state}", timeout=240, interval=0.5)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the session: {seen}") from None
+
+
+async def enter(platform: Platform, console: httpx.AsyncClient, session_id: str) -> str:
+    """The owner's way in, as a browser takes it: the console's entry link (a ticket), which the
+    access check answers with the session's cookie and a trip to the API and back. Returns the
+    cookie."""
+    entry = await console.post(f"/api/v1/sessions/{session_id}/entry")
+    assert entry.status_code == 200, entry.text
+    link = httpx.URL(entry.json()["url"])
+    assert link.host == f"{session_id}.{DOMAIN}"
+    async with platform.page(session_id) as page:
+        first = await page.get(f"/?{link.query.decode()}")
+    assert first.status_code == 302, first.text
+    assert first.headers["location"].startswith(f"{platform.api}/api/v1/session-entry?rd=")
+    cookie = first.cookies.get(ACCESS_COOKIE)
+    assert cookie
+    return cookie
+
+
+def cookies(access: str, **more: str) -> dict[str, str]:
+    """The Cookie header a browser sends the session's host."""
+    jar = {ACCESS_COOKIE: access, **more}
+    return {"Cookie": "; ".join(f"{k}={v}" for k, v in jar.items())}
+
+
+async def answers(page: httpx.AsyncClient, path: str, cookie: str) -> httpx.Response | None:
+    """The program's answer at `path` once the pod is ready behind nginx (503 until then)."""
+    found = await page.get(path, headers=cookies(cookie))
+    return None if found.status_code in (502, 503) else found
+
+
+async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_a_pause(
+    real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> None:
+    owner = await _member(sessions)
+    stranger = await _member(sessions, price=False)
+    async with platform(real_node, database_url, sessions, tmp_path) as stack:
+        console = await stack.signed_in(owner)
+        read = await start(console, owner, "jupyterlab", "notebook")
+        running = await in_state(read, "running")
+        sid = running["id"]
+        pod = kube_get(real_node.cluster, f"{PODS}/session-{sid}")
+        assert pod is not None
+        assert pod["spec"]["nodeName"] == real_node.name
+        assert pod["status"]["podIP"].startswith("10.250.")
+        env = {e["name"] for e in pod["spec"]["containers"][0].get("env") or []}
+        assert "HOME" in env
+
+        cookie = await enter(stack, console, sid)
+        async with stack.page(sid) as page:
+            lab = await eventually(
+                lambda: answers(page, "/api/status", cookie), "JupyterLab to answer", timeout=120
+            )
+            assert lab.status_code == 200, lab.text
+            assert "started" in lab.json()
+            # Written through JupyterLab's own contents API, into the home volume.
+            xsrf = (await page.get("/lab", headers=cookies(cookie))).cookies.get("_xsrf")
+            assert xsrf
+            written = await page.put(
+                "/api/contents/kept.txt",
+                headers={"X-XSRFToken": xsrf, **cookies(cookie, _xsrf=xsrf)},
+                content=json.dumps({"type": "file", "format": "text", "content": "still here"}),
+            )
+            assert written.status_code in (200, 201), written.text
+
+            # Nobody else gets in: not anonymously, not with a link of their own.
+            anonymous = await page.get("/api/status")
+            assert anonymous.status_code == 302
+            assert "session-entry" in anonymous.headers["location"]
+            other = await stack.signed_in(stranger)
+            refused = await other.post(f"/api/v1/sessions/{sid}/entry")
+            assert refused.status_code in (403, 404), refused.text
+            forged = await page.get("/api/status", headers=cookies("x" * 40))
+            assert forged.status_code in (302, 401, 403)
+            await other.aclose()
+
+        paused = await console.post(f"/api/v1/sessions/{sid}/pause")
+        assert paused.status_code == 200, paused.text
+        await in_state(read, "paused")
+        await eventually(
+            lambda: kube_get(real_node.cluster, f"{PODS}/session-{sid}") is None,
+            "the pod to be gone",
+            timeout=60,
+        )
+        resumed = await console.post(f"/api/v1/sessions/{sid}/resume")
+        assert resumed.status_code == 200, resumed.text
+        await in_state(read, "running")
+        cookie = await enter(stack, console, sid)
+        async with stack.page(sid) as page:
+            kept = await eventually(
+                lambda: answers(page, "/api/contents/kept.txt?content=1", cookie),
+                "the resumed JupyterLab to answer",
+                timeout=120,
+            )
+            assert kept.status_code == 200, kept.text
+            assert kept.json()["content"] == "still here"
+
+        stopped = await console.post(f"/api/v1/sessions/{sid}/stop")
+        assert stopped.status_code == 200, stopped.text
+        await in_state(read, "stopped")
+        await console.aclose()
+
+
+async def test_terminal_and_vscode_pods_serve_their_pages(
+    real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> None:
+    owner = await _member(sessions)
+    async with platform(real_node, database_url, sessions, tmp_path) as stack:
+        console = await stack.signed_in(owner)
+        reads = {
+            kind: await start(console, owner, kind, f"{kind}-{uuid.uuid4().hex[:4]}")
+            for kind in ("terminal", "vscode")
+        }
+        for kind, read in reads.items():
+            sid = (await in_state(read, "running"))["id"]
+            cookie = await enter(stack, console, sid)
+            async with stack.page(sid) as page:
+                found = await eventually(
+                    lambda page=page, cookie=cookie: answers(page, "/", cookie),
+                    f"the {kind} page",
+                    timeout=180,
+                )
+            assert found.status_code == 200, (kind, found.status_code, found.text[:300])
+            marker = "ttyd" if kind == "terminal" else "code-server"
+            assert marker in found.text.lower(), (kind, found.text[:300])
+            stopped = await console.post(f"/api/v1/sessions/{sid}/stop")
+            assert stopped.status_code == 200, stopped.text
+        await console.aclose()
+
+
+@contextmanager
+def outside_host() -> Iterator[str]:
+    """An address outside the cluster with a TCP server on it: a network namespace of its own
+    (held by a process, so nothing is mounted) behind a veth pair that this host routes, as a
+    host on the internet would be. Yields `address:port`."""
+    near = f"gso{uuid.uuid4().hex[:8]}"
+    holder = subprocess.Popen(["unshare", "--net", "sleep", "infinity"])
+    inside = ["nsenter", f"--net=/proc/{holder.pid}/ns/net"]
+    server = None
+    try:
+        eventually_sync(
+            lambda: os.readlink(f"/proc/{holder.pid}/ns/net") != os.readlink("/proc/self/ns/net"),
+            "the namespace",
+            timeout=10,
+        )
+        for command in (
+            ["ip", "link", "add", near, "type", "veth", "peer", "name", f"{near}p"],
+            ["ip", "link", "set", f"{near}p", "netns", str(holder.pid)],
+            ["ip", "addr", "add", "198.51.100.1/30", "dev", near],
+            ["ip", "link", "set", near, "up"],
+            [*inside, "ip", "addr", "add", "198.51.100.2/30", "dev", f"{near}p"],
+            [*inside, "ip", "link", "set", f"{near}p", "up"],
+            [*inside, "ip", "route", "add", "default", "via", "198.51.100.1"],
+        ):
+            subprocess.run(command, check=True, capture_output=True)
+        server = subprocess.Popen(
+            [*inside, sys.executable, "-m", "http.server", "--bind", "198.51.100.2", "8000"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        eventually_sync(
+            lambda: _listens("198.51.100.2", 8000), "the outside server to listen", timeout=30
+        )
+        yield "198.51.100.2:8000"
+    finally:
+        for proc in (server, holder):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+        subprocess.run(["ip", "link", "delete", near], check=False, capture_output=True)
+
+
+def _listens(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), 1).close()
+    except OSError:
+        return False
+    return True
+
+
+def connects(node: RealNode, pod: dict[str, Any], address: str) -> bool:
+    """Whether the pod's session container opens a TCP connection to `address` (host:port)
+    within three seconds, tried from inside it through the node's containerd."""
+    container = pod["status"]["containerStatuses"][0]["containerID"].removeprefix("containerd://")
+    host, port = address.rsplit(":", 1)
+    try:
+        node.ctr(
+            "tasks",
+            "exec",
+            "--exec-id",
+            f"probe-{uuid.uuid4().hex[:8]}",
+            container,
+            "timeout",
+            "3",
+            "bash",
+            "-c",
+            f"exec 3<>/dev/tcp/{host}/{port}",
+            timeout=30,
+        )
+    except RuntimeError:
+        return False
+    return True
+
+
+async def test_sessions_cannot_reach_each_other_and_no_egress_means_none(
+    real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> None:
+    owner = await _member(sessions)
+    closed = await _member(sessions, price=False)
+    await set_policy(sessions, datetime.now(UTC), "group", closed.group_id, {"egress": "none"})
+    closed = Member(closed.email, closed.group_id, owner.tiers)
+    async with platform(real_node, database_url, sessions, tmp_path) as stack:
+        pods = []
+        for member in (owner, owner, closed):
+            console = await stack.signed_in(member)
+            read = await start(console, member, "terminal", f"t-{uuid.uuid4().hex[:4]}")
+            sid = (await in_state(read, "running"))["id"]
+
+            def ready(sid: str = sid) -> dict[str, Any] | None:
+                pod = kube_get(real_node.cluster, f"{PODS}/session-{sid}")
+                statuses = ((pod or {}).get("status") or {}).get("containerStatuses") or []
+                return pod if statuses and statuses[0].get("ready") else None
+
+            pods.append(await eventually(ready, "the pod to be ready", timeout=120))
+            await console.aclose()
+        first, second, shut = pods
+        second_page = f"{second['status']['podIP']}:8080"
+        with outside_host() as outside:
+            assert connects(real_node, first, outside), "open egress reaches outside"
+            # No session reaches another's port, of the same owner or not.
+            assert not connects(real_node, first, second_page)
+            assert not connects(real_node, shut, second_page)
+            # `egress: none` reaches nothing, where `open` reached the same host.
+            assert not connects(real_node, shut, outside)
