@@ -8,6 +8,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -372,11 +373,14 @@ async def _reporting(
     worker: bool = False,
     operator_env: dict[str, str] | Callable[[str], dict[str, str]] | None = None,
     worker_env: dict[str, str] | None = None,
+    operator: OperatorProcess | None = None,
 ) -> AsyncIterator[tuple[uuid.UUID, str]]:
     """A registered cluster, a real API process and an operator that reports to it with a
     token of the API's own key set; with `worker`, a worker process too, which applies
     sessions to the cluster with its stored kubeconfig. Yields the cluster's id and the API's
-    URL. `operator_env` may be a function of the API's URL."""
+    URL. `operator_env` may be a function of the API's URL. With `operator`, a test can kill
+    the operator process and start another with the same settings; the last one is stopped
+    at the end."""
     from gshare.clusters.keystore import FileKeyStore, load_or_create
     from gshare.clusters.kubeconfigs import FileKubeconfigStore
 
@@ -409,18 +413,37 @@ async def _reporting(
         "GSHARE_OPERATOR_TOKEN_FILE": str(token_file),
         **((operator_env(base) if callable(operator_env) else operator_env) or {}),
     }
-    log = (tmp_path / "operator.log").open("wb")
-    operator = subprocess.Popen(
-        [sys.executable, "-m", "gshare", "operator"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=tmp_path,
-    )
+    log = (tmp_path / "operator.log").open("ab")
+
+    def start_operator() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gshare", "operator"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
+
+    running = operator if operator is not None else OperatorProcess()
+    running.start = start_operator
+    running.restart()
     try:
         yield cluster.id, base
     finally:
-        stop(operator, *procs)
+        assert running.process is not None
+        stop(running.process, *procs)
+
+
+@dataclass
+class OperatorProcess:
+    """The operator process `_reporting` runs, which a test may kill and start again."""
+
+    start: Callable[[], subprocess.Popen[bytes]] | None = None
+    process: subprocess.Popen[bytes] | None = None
+
+    def restart(self) -> None:
+        assert self.start is not None
+        self.process = self.start()
 
 
 async def test_the_operator_reports_hamis_inventory_to_the_api(

@@ -27,11 +27,13 @@ from gshare.demo.nginx import Nginx, layout_for
 from gshare.demo.sessionhost import SessionHost
 from gshare.devcluster import free_port
 from gshare.devnode import RealNode
+from gshare.operator.manifests import SESSION_LABEL
 from gshare.sessions.access import ACCESS_COOKIE
 from tests.builders import PASSWORD
 from tests.capacity.builders import set_policy
+from tests.credits.builders import assert_ledger_clean
 from tests.eventually import eventually, eventually_sync
-from tests.kube.test_operator import NAMESPACE, _reporting
+from tests.kube.test_operator import NAMESPACE, OperatorProcess, _reporting
 from tests.kube.test_sessions import Member, _member, kube_get
 
 IMAGES = {
@@ -40,6 +42,7 @@ IMAGES = {
     "terminal": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0003",
 }
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
 DOMAIN = "sessions.localhost"
 
 
@@ -71,7 +74,11 @@ class Platform:
 
 @asynccontextmanager
 async def platform(
-    node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+    node: RealNode,
+    database_url: str,
+    sessions: Any,
+    tmp_path: Path,
+    operator: OperatorProcess | None = None,
 ) -> AsyncIterator[Platform]:
     kube = node.cluster
     kube.install_crd()
@@ -96,7 +103,13 @@ async def platform(
 
     try:
         async with _reporting(
-            kube, database_url, sessions, tmp_path, worker=True, operator_env=operator_env
+            kube,
+            database_url,
+            sessions,
+            tmp_path,
+            worker=True,
+            operator_env=operator_env,
+            operator=operator,
         ) as (cluster_id, api):
             async with sessions() as db, db.begin():
                 await db.execute(
@@ -113,6 +126,20 @@ async def platform(
             yield Platform(api, pages_port, node)
     finally:
         host.stop()
+        _clear(node)
+
+
+def _clear(node: RealNode) -> None:
+    """Delete every session resource a test left and wait for their pods to go: the next test
+    starts on an empty node with a control plane of its own."""
+    with node.cluster.client() as client:
+        client.delete(SESSIONS)
+
+        def gone() -> bool:
+            listed = client.get(PODS, params={"labelSelector": SESSION_LABEL}).json()
+            return not listed.get("items")
+
+        eventually_sync(gone, "the test's session pods to go", timeout=120, interval=0.5)
 
 
 async def start(
@@ -390,3 +417,52 @@ async def test_sessions_cannot_reach_each_other_and_no_egress_means_none(
             assert not connects(real_node, shut, second_page)
             # `egress: none` reaches nothing, where `open` reached the same host.
             assert not connects(real_node, shut, outside)
+
+
+async def test_an_operator_killed_while_real_pods_run_loses_and_duplicates_nothing(
+    real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> None:
+    owner = await _member(sessions)
+    operator = OperatorProcess()
+    async with platform(real_node, database_url, sessions, tmp_path, operator) as stack:
+        console = await stack.signed_in(owner)
+        reads = [
+            await start(console, owner, "terminal", f"kept-{n}-{uuid.uuid4().hex[:4]}")
+            for n in range(2)
+        ]
+        first, second = [(await in_state(read, "running"))["id"] for read in reads]
+        uids = {
+            sid: kube_get(real_node.cluster, f"{PODS}/session-{sid}")["metadata"]["uid"]  # type: ignore[index]
+            for sid in (first, second)
+        }
+        assert operator.process is not None
+        operator.process.kill()
+        operator.process.wait()
+        # While no operator runs, one session is paused; the other is left alone.
+        paused = await console.post(f"/api/v1/sessions/{first}/pause")
+        assert paused.status_code == 200, paused.text
+        operator.restart()
+        await in_state(reads[0], "paused")
+        await eventually(
+            lambda: kube_get(real_node.cluster, f"{PODS}/session-{first}") is None,
+            "the paused session's pod to go",
+            timeout=60,
+        )
+        kept = kube_get(real_node.cluster, f"{PODS}/session-{second}")
+        assert kept is not None
+        assert kept["metadata"]["uid"] == uids[second], "the running pod was made anew"
+        assert (await reads[1]())["state"] == "running"
+        with real_node.cluster.client() as client:
+            listed = client.get(PODS, params={"labelSelector": SESSION_LABEL}).json()
+        names = [p["metadata"]["name"] for p in listed["items"]]
+        assert names == [f"session-{second}"], names
+        cookie = await enter(stack, console, second)
+        async with stack.page(second) as page:
+            found = await eventually(lambda: answers(page, "/", cookie), "the page", timeout=60)
+        assert found.status_code == 200
+        for sid, read in zip((first, second), reads, strict=True):
+            stopped = await console.post(f"/api/v1/sessions/{sid}/stop")
+            assert stopped.status_code == 200, stopped.text
+            await in_state(read, "stopped")
+        await console.aclose()
+    await assert_ledger_clean(sessions)
