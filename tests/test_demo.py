@@ -77,7 +77,11 @@ def test_the_demo_shows_a_registered_cluster_with_its_cards(tmp_path: Path) -> N
         # Shown with a failure: what the demo's control plane, worker and operator logged.
         print(output[-20000:])
     assert proc.returncode == 0, output[-3000:]
-    assert "simulated cluster 'demo' is up" in output
+    assert "cluster 'demo' is up" in output
+    # It says which mode it runs in, and why.
+    assert "sessions run as programs on this host, not as pods: GSHARE_DEMO_NODE is simulated" in (
+        output
+    )
     leftovers = subprocess.run(
         ["pgrep", "-f", str(data / "demo-cluster")], capture_output=True, text=True
     )
