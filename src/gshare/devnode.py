@@ -54,7 +54,6 @@ BRIDGE = "gshare0"
 POD_CIDR = "10.250.0.0/24"
 STORAGE_CLASS = "local-path"
 PROVISIONER_NAMESPACE = "local-path-storage"
-PACKAGES = ("containerd", "runc", "containernetworking-plugins", "iptables", "ipset")
 CNI_BIN = Path("/usr/lib/cni")
 PAUSE = "localhost/gshare/pause"
 GPU, GPU_MEMORY, GPU_CORES = "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores"
