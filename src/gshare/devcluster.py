@@ -246,6 +246,9 @@ class Cluster:
                 str(pki / "admin.crt"),
                 "--kubelet-client-key",
                 str(pki / "admin.key"),
+                # By its address: the node's name is no host name here.
+                "--kubelet-preferred-address-types",
+                "InternalIP,ExternalIP,Hostname",
                 "--authorization-mode",
                 "Node,RBAC",
                 "--enable-admission-plugins",

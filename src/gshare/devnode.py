@@ -124,18 +124,27 @@ def _tar_add(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) ->
 
 
 def pause_archive(program: Path, reference: str) -> bytes:
-    """An OCI image archive holding `program` as /pause, named `reference` for containerd: the
-    pod sandbox's image, made here since nothing can be pulled."""
+    """The pod sandbox's image, made here since nothing can be pulled: `program` as /pause."""
+    return program_archive(program, reference, "/pause", "65535:65535")
+
+
+def program_archive(program: Path, reference: str, path: str, user: str) -> bytes:
+    """An OCI image archive named `reference` for containerd, holding one static `program` at
+    `path` (its entrypoint), run as `user`."""
     layer_buffer = io.BytesIO()
     with tarfile.open(fileobj=layer_buffer, mode="w", format=tarfile.PAX_FORMAT) as layer:
-        _tar_add(layer, "pause", program.read_bytes(), 0o755)
+        _tar_add(layer, path.lstrip("/"), program.read_bytes(), 0o755)
     layer_bytes = layer_buffer.getvalue()
     layer_digest = "sha256:" + hashlib.sha256(layer_bytes).hexdigest()
     config = json.dumps(
         {
             "architecture": "amd64",
             "os": "linux",
-            "config": {"Entrypoint": ["/pause"], "User": "65535:65535"},
+            "config": {
+                "Entrypoint": [path],
+                "User": user,
+                "Env": [f"PATH={path.rsplit('/', 1)[0] or '/'}"],
+            },
             "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
         }
     ).encode()
@@ -488,8 +497,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     def _register(self) -> None:
         """Wait for the kubelet to register the node Ready with the plugin's shares; then add
         what HAMi's device plugin adds (its registration annotation, the card memory and cores
-        as extended resources, which the kubelet keeps) and lift the start-up taint that no
-        node lifecycle controller lifts here."""
+        as extended resources, which the kubelet keeps), lift the start-up taint that no
+        node lifecycle controller lifts here, and give the node its pod range, as a node IPAM
+        controller would (the bridge's gateway, the range's first address, is the node's)."""
         shares = sum(c.split_count for c in self.cards)
         with self.cluster.client() as client:
 
@@ -517,7 +527,10 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
             annotations = {REGISTER_ANNOTATION: format_register(self.cards)} if self.cards else {}
             client.patch(
                 f"/api/v1/nodes/{self.name}",
-                json={"metadata": {"annotations": annotations}, "spec": {"taints": None}},
+                json={
+                    "metadata": {"annotations": annotations},
+                    "spec": {"taints": None, "podCIDR": POD_CIDR, "podCIDRs": [POD_CIDR]},
+                },
                 headers=merge,
             ).raise_for_status()
 
@@ -534,7 +547,8 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 
     def start_provisioner(self, helper_image: str) -> None:
         """rancher's local-path-provisioner, out of the cluster with the admin's kubeconfig,
-        making each claim of the `local-path` class a folder under LIB/volumes on this node
+        making each claim of the `local-path` class (of any access mode) a folder under
+        LIB/volumes on this node
         (with a helper pod of `helper_image`, which must have sh and mkdir); the class is
         the cluster's default."""
         volumes = LIB / "volumes"
@@ -557,13 +571,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
             },
         }
         config = {
-            "config.json": json.dumps(
-                {
-                    "nodePathMap": [
-                        {"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": [str(volumes)]}
-                    ]
-                }
-            ),
+            # A filesystem every node sees (there is one node), which is what lets the
+            # provisioner make the group volumes' ReadWriteMany and ReadOnlyMany claims too.
+            "config.json": json.dumps({"sharedFileSystemPath": str(volumes)}),
             "setup": '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n',
             "teardown": '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n',
             "helperPod.yaml": json.dumps(helper),

@@ -244,6 +244,10 @@ async def test_resources_without_a_session_are_listed_for_the_admins(
             client.delete(f"{SESSIONS}/session-{stray}")
 
 
+# The worker's settings to pause an idle session as soon as its timeout passes, unwarned.
+IDLE_CHECKS = {"GSHARE_IDLE_WARNING_MINUTES": "0", "GSHARE_IDLE_CHECK_INTERVAL_SECONDS": "1"}
+
+
 class _Exporter:
     """A local HTTP endpoint serving DCGM exporter text, as the exporter prints it with its
     Kubernetes pod mapping; `text` is what it serves now."""
@@ -252,6 +256,19 @@ class _Exporter:
         self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
         self.server = loopback.serve(lambda: (200, self.text.encode()), "text/plain; version=0.0.4")
         self.url = loopback.url_of(self.server, "/metrics")
+
+    @property
+    def operator_env(self) -> dict[str, str]:
+        """The operator's settings to read it every five seconds."""
+        return {
+            "GSHARE_OPERATOR_METRICS_URL": self.url,
+            "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
+            "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
+        }
+
+    def busy(self) -> None:
+        """No sample for any session: nobody is idle."""
+        self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
 
     def idle(self, session_id: str, card: str) -> None:
         labels = f'gpu="0",UUID="{card}",pod="session-{session_id}",namespace="{NAMESPACE}"'
@@ -288,15 +305,8 @@ async def test_an_idle_session_is_paused_from_its_clusters_metrics(
                 sessions,
                 tmp_path,
                 worker=True,
-                operator_env={
-                    "GSHARE_OPERATOR_METRICS_URL": exporter.url,
-                    "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
-                    "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
-                },
-                worker_env={
-                    "GSHARE_IDLE_WARNING_MINUTES": "0",
-                    "GSHARE_IDLE_CHECK_INTERVAL_SECONDS": "1",
-                },
+                operator_env=exporter.operator_env,
+                worker_env=IDLE_CHECKS,
             ) as (_, base),
             httpx.AsyncClient(base_url=base, timeout=10) as api,
         ):

@@ -5,6 +5,7 @@ is the program in the pod, only its owner gets in, and the home volume outlives 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select, update
 
 from gshare.capacity.models import GpuCard
@@ -26,15 +28,16 @@ from gshare.clusters.models import Cluster as ClusterRow
 from gshare.demo.nginx import Nginx, layout_for
 from gshare.demo.sessionhost import SessionHost
 from gshare.devcluster import free_port
-from gshare.devnode import RealNode
+from gshare.devnode import POD_CIDR, RealNode, host_address, program_archive
 from gshare.operator.manifests import SESSION_LABEL
 from gshare.sessions.access import ACCESS_COOKIE
+from gshare.sessions.models import CatalogImage, Volume
 from tests.builders import PASSWORD
 from tests.capacity.builders import set_policy
 from tests.credits.builders import assert_ledger_clean
 from tests.eventually import eventually, eventually_sync
 from tests.kube.test_operator import NAMESPACE, OperatorProcess, _reporting
-from tests.kube.test_sessions import Member, _member, kube_get
+from tests.kube.test_sessions import IDLE_CHECKS, Member, _Exporter, _member, kube_get
 
 IMAGES = {
     "jupyterlab": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001",
@@ -42,6 +45,7 @@ IMAGES = {
     "terminal": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0003",
 }
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+POLICIES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/networkpolicies"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
 DOMAIN = "sessions.localhost"
 
@@ -79,6 +83,9 @@ async def platform(
     sessions: Any,
     tmp_path: Path,
     operator: OperatorProcess | None = None,
+    *,
+    operator_env: dict[str, str] | None = None,
+    worker_env: dict[str, str] | None = None,
 ) -> AsyncIterator[Platform]:
     kube = node.cluster
     kube.install_crd()
@@ -94,11 +101,12 @@ async def platform(
     )
     host.start()
 
-    def operator_env(api: str) -> dict[str, str]:
+    def operator_settings(api: str) -> dict[str, str]:
         return {
             "GSHARE_SESSIONS_DOMAIN": DOMAIN,
             "GSHARE_SESSION_AUTH_URL": f"{api}/internal/v1/session-access",
             "GSHARE_SESSION_SIGNIN_URL": f"{api}/api/v1/session-entry",
+            **(operator_env or {}),
         }
 
     try:
@@ -108,7 +116,8 @@ async def platform(
             sessions,
             tmp_path,
             worker=True,
-            operator_env=operator_env,
+            operator_env=operator_settings,
+            worker_env=worker_env,
             operator=operator,
         ) as (cluster_id, api):
             async with sessions() as db, db.begin():
@@ -143,14 +152,21 @@ def _clear(node: RealNode) -> None:
 
 
 async def start(
-    console: httpx.AsyncClient, member: Member, kind: str, name: str
+    console: httpx.AsyncClient,
+    member: Member,
+    kind: str,
+    name: str,
+    *,
+    image_id: str | None = None,
+    **more: Any,
 ) -> Callable[[], Awaitable[dict[str, Any]]]:
     created = await console.post(
         "/api/v1/sessions",
         json={
+            **more,
             "name": name,
             "session_type": kind,
-            "image_id": IMAGES[kind],
+            "image_id": image_id or IMAGES[kind],
             "group_id": str(member.group_id),
             "tier_id": str(member.tiers["1/4"]),
             "home_size_gib": 1,
@@ -170,17 +186,19 @@ async def start(
     return read
 
 
-async def in_state(read: Callable[[], Awaitable[dict[str, Any]]], state: str) -> dict[str, Any]:
+async def in_state(read: Callable[[], Awaitable[dict[str, Any]]], *states: str) -> dict[str, Any]:
+    """The session once it is in one of `states`; failing at once where it ended otherwise."""
     seen: list[dict[str, Any]] = []
 
     async def check() -> dict[str, Any] | None:
         found = await read()
         seen[:] = [found]
-        assert found["state"] not in ("failed", "stopped") or state == found["state"], found
-        return found if found["state"] == state else None
+        assert found["state"] not in ("failed", "stopped") or found["state"] in states, found
+        return found if found["state"] in states else None
 
     try:
-        return await eventually(check, f"the session to be {state}", timeout=240, interval=0.5)
+        what = f"the session to be {' or '.join(states)}"
+        return await eventually(check, what, timeout=240, interval=0.5)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; the session: {seen}") from None
 
@@ -214,12 +232,23 @@ async def answers(page: httpx.AsyncClient, path: str, cookie: str) -> httpx.Resp
     return None if found.status_code in (502, 503) else found
 
 
-async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_a_pause(
+async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_an_idle_pause(
     real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
 ) -> None:
     owner = await _member(sessions)
     stranger = await _member(sessions, price=False)
-    async with platform(real_node, database_url, sessions, tmp_path) as stack:
+    await set_policy(
+        sessions, datetime.now(UTC), "group", owner.group_id, {"idle_timeout_minutes": 1}
+    )
+    exporter = _Exporter()
+    async with platform(
+        real_node,
+        database_url,
+        sessions,
+        tmp_path,
+        operator_env=exporter.operator_env,
+        worker_env=IDLE_CHECKS,
+    ) as stack:
         console = await stack.signed_in(owner)
         read = await start(console, owner, "jupyterlab", "notebook")
         running = await in_state(read, "running")
@@ -259,9 +288,14 @@ async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_
             assert forged.status_code in (302, 401, 403)
             await other.aclose()
 
-        paused = await console.post(f"/api/v1/sessions/{sid}/pause")
-        assert paused.status_code == 200, paused.text
-        await in_state(read, "paused")
+        # Its card idle, as the DCGM exporter (a stand-in speaking its text) says: the worker
+        # pauses it once the group's idle timeout, a minute, has passed.
+        exporter.idle(sid, pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"])
+        pausing = await in_state(read, "pausing", "paused")
+        assert "idle" in pausing["state_reason"], pausing
+        exporter.busy()
+        paused = await in_state(read, "paused")
+        assert paused["billing"] is False
         await eventually(
             lambda: kube_get(real_node.cluster, f"{PODS}/session-{sid}") is None,
             "the pod to be gone",
@@ -284,6 +318,7 @@ async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_
         assert stopped.status_code == 200, stopped.text
         await in_state(read, "stopped")
         await console.aclose()
+    exporter.server.shutdown()
 
 
 async def test_terminal_and_vscode_pods_serve_their_pages(
@@ -311,6 +346,63 @@ async def test_terminal_and_vscode_pods_serve_their_pages(
             stopped = await console.post(f"/api/v1/sessions/{sid}/stop")
             assert stopped.status_code == 200, stopped.text
         await console.aclose()
+
+
+async def test_a_session_whose_image_needs_root_fails_with_the_reason_its_owner_sees(
+    real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
+) -> None:
+    """An image made to run as root with a writable root filesystem (a small program in an
+    image of its own, built here): the kubelet runs it as the restricted level says, as user
+    1000 on a read-only root, so it exits; the session fails within its start timeout with
+    the cluster's words, and nothing is left held or billed."""
+    reference = f"localhost/gshare/needs-root:{uuid.uuid4().hex[:8]}"
+    real_node.ctr(
+        "images",
+        "import",
+        "-",
+        stdin=program_archive(real_node.cluster.bin / "needs-root", reference, "/ttyd", "0:0"),
+    )
+    image_id = uuid.uuid4()
+    await stored(
+        sessions,
+        CatalogImage(
+            id=image_id,
+            session_type="terminal",
+            name=f"root-{image_id.hex[:6]}",
+            reference=reference,
+            created_at=datetime.now(UTC),
+        ),
+    )
+    owner = await _member(sessions)
+    worker_env = {"GSHARE_SESSION_START_TIMEOUT_MINUTES": "0.5"}
+    async with platform(
+        real_node, database_url, sessions, tmp_path, worker_env=worker_env
+    ) as stack:
+        console = await stack.signed_in(owner)
+        read = await start(console, owner, "terminal", "rooted", image_id=str(image_id))
+        sid = (await read())["id"]
+
+        def exited() -> dict[str, Any] | None:
+            pod = kube_get(real_node.cluster, f"{PODS}/session-{sid}") or {}
+            statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+            return (statuses[0].get("lastState") or {}).get("terminated")
+
+        ended = await eventually(exited, "the program to exit", timeout=120)
+        assert ended["exitCode"] == 1, ended
+        # What the program said, through the API server from the kubelet: the level held.
+        with real_node.cluster.client() as client:
+            said = client.get(f"{PODS}/session-{sid}/log", params={"previous": "true"})
+        assert said.status_code == 200, said.text
+        assert "runs as user 1000, not root" in said.text, said.text
+        assert "read-only file system" in said.text, said.text
+        failed = await in_state(read, "failed")
+        assert "did not start within 0.5 minutes" in failed["state_reason"], failed
+        assert "CrashLoopBackOff" in failed["state_reason"] or "Error" in failed["state_reason"]
+        warnings = [s for s in failed["startup_steps"] if s["step"] == "warning"]
+        assert any("exit code 1" in w["message"] for w in warnings), failed["startup_steps"]
+        assert failed["billing"] is False
+        await console.aclose()
+    await assert_ledger_clean(sessions)
 
 
 @contextmanager
@@ -363,42 +455,83 @@ def _listens(host: str, port: int) -> bool:
     return True
 
 
+def run_in(node: RealNode, pod: dict[str, Any], *argv: str) -> str:
+    """What `argv` prints, run in the pod's session container (as the container runs: its
+    user, its root filesystem, its seccomp profile) through the node's containerd; a failure
+    raises RuntimeError."""
+    container = pod["status"]["containerStatuses"][0]["containerID"].removeprefix("containerd://")
+    return node.ctr(
+        "tasks", "exec", "--exec-id", f"probe-{uuid.uuid4().hex[:8]}", container, *argv, timeout=30
+    ).strip()
+
+
 def connects(node: RealNode, pod: dict[str, Any], address: str) -> bool:
     """Whether the pod's session container opens a TCP connection to `address` (host:port)
-    within three seconds, tried from inside it through the node's containerd."""
-    container = pod["status"]["containerStatuses"][0]["containerID"].removeprefix("containerd://")
+    within three seconds."""
     host, port = address.rsplit(":", 1)
     try:
-        node.ctr(
-            "tasks",
-            "exec",
-            "--exec-id",
-            f"probe-{uuid.uuid4().hex[:8]}",
-            container,
-            "timeout",
-            "3",
-            "bash",
-            "-c",
-            f"exec 3<>/dev/tcp/{host}/{port}",
-            timeout=30,
-        )
+        run_in(node, pod, "timeout", "3", "bash", "-c", f"exec 3<>/dev/tcp/{host}/{port}")
     except RuntimeError:
         return False
     return True
 
 
-async def test_sessions_cannot_reach_each_other_and_no_egress_means_none(
+@contextmanager
+def node_listener() -> Iterator[int]:
+    """A TCP server on every address of this host (the node), as a node's exporter or its
+    kubelet would listen. Yields its port."""
+    server = socket.create_server(("0.0.0.0", 0))
+    server.listen(16)
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+async def shared_volume(sessions: Any, group_id: uuid.UUID, name: str, mode: str) -> str:
+    """A shared volume of the group, as its admin makes one (see the catalog's tests)."""
+    volume_id = uuid.uuid4()
+    await stored(
+        sessions,
+        Volume(
+            id=volume_id,
+            kind="shared",
+            group_id=group_id,
+            name=name,
+            size_gib=1,
+            access_mode=mode,
+            created_at=datetime.now(UTC),
+        ),
+    )
+    return str(volume_id)
+
+
+async def stored(sessions: Any, row: Any) -> None:
+    """`row` written in a transaction of its own."""
+    async with sessions() as db, db.begin():
+        db.add(row)
+
+
+async def test_sessions_keep_their_level_share_group_volumes_and_reach_no_other_pod_nor_node(
     real_node: RealNode, database_url: str, sessions: Any, tmp_path: Path
 ) -> None:
     owner = await _member(sessions)
+    team = await shared_volume(sessions, owner.group_id, "team", "ReadWriteMany")
+    datasets = await shared_volume(sessions, owner.group_id, "datasets", "ReadOnlyMany")
     closed = await _member(sessions, price=False)
     await set_policy(sessions, datetime.now(UTC), "group", closed.group_id, {"egress": "none"})
     closed = Member(closed.email, closed.group_id, owner.tiers)
     async with platform(real_node, database_url, sessions, tmp_path) as stack:
         pods = []
-        for member in (owner, owner, closed):
+        for member, volumes in ((owner, [team, datasets]), (owner, [team]), (closed, [])):
             console = await stack.signed_in(member)
-            read = await start(console, member, "terminal", f"t-{uuid.uuid4().hex[:4]}")
+            read = await start(
+                console,
+                member,
+                "terminal",
+                f"t-{uuid.uuid4().hex[:4]}",
+                shared_volume_ids=volumes,
+            )
             sid = (await in_state(read, "running"))["id"]
 
             def ready(sid: str = sid) -> dict[str, Any] | None:
@@ -409,14 +542,53 @@ async def test_sessions_cannot_reach_each_other_and_no_egress_means_none(
             pods.append(await eventually(ready, "the pod to be ready", timeout=120))
             await console.aclose()
         first, second, shut = pods
+
+        # The restricted level, as the real kubelet and runc made the container.
+        assert run_in(real_node, first, "id", "-u") == "1000"
+        status = dict(
+            line.split(":\t", 1)
+            for line in run_in(real_node, first, "cat", "/proc/self/status").splitlines()
+            if ":\t" in line
+        )
+        assert status["NoNewPrivs"].strip() == "1"
+        assert status["Seccomp"].strip() == "2"  # a filter: RuntimeDefault
+        assert int(status["CapEff"], 16) == 0
+        with pytest.raises(RuntimeError, match="Read-only file system"):
+            run_in(real_node, first, "touch", "/root-probe")
+
+        # The group's volumes: one to share, written by one session and read by the other;
+        # one mounted read-only.
+        run_in(real_node, first, "bash", "-c", "echo from-first > /shared/team/note")
+        assert run_in(real_node, second, "cat", "/shared/team/note") == "from-first"
+        with pytest.raises(RuntimeError, match="Read-only file system"):
+            run_in(real_node, first, "touch", "/shared/datasets/probe")
+        assert "datasets" not in run_in(real_node, second, "ls", "/shared")
+
         second_page = f"{second['status']['podIP']}:8080"
-        with outside_host() as outside:
+        gateway = str(ipaddress.ip_network(POD_CIDR).network_address + 1)
+        with outside_host() as outside, node_listener() as port:
             assert connects(real_node, first, outside), "open egress reaches outside"
             # No session reaches another's port, of the same owner or not.
             assert not connects(real_node, first, second_page)
             assert not connects(real_node, shut, second_page)
             # `egress: none` reaches nothing, where `open` reached the same host.
             assert not connects(real_node, shut, outside)
+            # Nor the node itself, at its address or as the pods' gateway, under `open`.
+            node_addresses = (f"{host_address()}:{port}", f"{gateway}:{port}")
+            for address in node_addresses:
+                assert not connects(real_node, first, address), address
+            # Which is the policy's doing: without it, the same pod reaches the node.
+            with real_node.cluster.client() as client:
+                gone = client.delete(
+                    f"{POLICIES}/session-{first['metadata']['labels'][SESSION_LABEL]}"
+                )
+                assert gone.status_code == 200, gone.text
+            for address in node_addresses:
+                eventually_sync(
+                    lambda address=address: connects(real_node, first, address),
+                    f"the node at {address} without the policy",
+                    timeout=60,
+                )
 
 
 async def test_an_operator_killed_while_real_pods_run_loses_and_duplicates_nothing(

@@ -263,6 +263,28 @@ def test_listed_egress_is_dns_and_the_cidrs_less_the_metadata_addresses() -> Non
             assert ipaddress.ip_network(cut) != cidr
 
 
+def test_no_egress_reaches_the_nodes_own_addresses() -> None:
+    """The nodes' addresses are cut out of every rule as the metadata addresses are: out of
+    `open`'s anywhere, out of a listed range that holds them, and a listed range wholly inside
+    them is left out."""
+    config = replace(CONFIG, node_cidrs=("10.0.0.0/16", "192.0.2.2/32", "fd00::/64"))
+    spec = replace(make_spec(), network=NetworkSpec("open"))
+    policy = network_policy(spec, config, OWNER)["spec"]
+    anywhere = policy["egress"][0]["to"][1]["ipBlock"]
+    assert anywhere == {
+        "cidr": "0.0.0.0/0",
+        "except": [*METADATA_ADDRESSES, "10.0.0.0/16", "192.0.2.2/32"],
+    }
+    listed = replace(
+        spec, network=NetworkSpec("listed", ("10.0.0.0/8", "10.0.4.0/24", "fd00::/48"))
+    )
+    blocks = network_policy(listed, config, OWNER)["spec"]["egress"][1]["to"]
+    assert blocks == [
+        {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.0.0.0/16"]}},
+        {"ipBlock": {"cidr": "fd00::/48", "except": ["fd00::/64"]}},
+    ]
+
+
 def test_listed_egress_without_cidrs_is_dns_alone() -> None:
     assert len(_policy(NetworkSpec("listed"))["egress"]) == 1
 

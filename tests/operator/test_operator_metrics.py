@@ -15,6 +15,7 @@ from kubernetes_asyncio import client
 
 from gshare.devcluster import free_port
 from gshare.operator import main
+from gshare.operator.manifests import OperatorConfig
 from gshare.operator.report import ReportTarget, send_inventory, send_status
 from gshare.operator.spec import SpecError
 from tests.scrape import metrics_endpoint, scrape, value
@@ -88,7 +89,7 @@ async def _reconcile_failing_with(exc: Exception, monkeypatch: pytest.MonkeyPatc
         raise exc
 
     monkeypatch.setattr(main, "reconcile", failing)
-    memo = kopf.Memo(api=None, config=None, refresher=_Refresher())
+    memo = kopf.Memo(api=None, config=OperatorConfig(), refresher=_Refresher(), node_addresses={})
     with pytest.raises((kopf.PermanentError, kopf.TemporaryError)):
         await main.reconcile_session(name="session-x", uid="u", meta={}, spec={}, memo=memo)
 

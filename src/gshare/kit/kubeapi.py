@@ -121,6 +121,11 @@ async def listed(
     )
 
 
+async def nodes(api: client.ApiClient) -> list[dict[str, Any]]:
+    """Every Node of the cluster."""
+    return await _items(api, "/api/v1/nodes", [])
+
+
 async def events_about(
     api: client.ApiClient, namespace: str, uid: str, *, limit: int = 200
 ) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import re
@@ -17,7 +18,7 @@ from typing import Any
 import kopf
 from kubernetes_asyncio import client, config
 
-from gshare.kit import metrics
+from gshare.kit import kubeapi, metrics
 from gshare.operator.inventory import REGISTER_ANNOTATION, NodeInventory, parse_register
 from gshare.operator.isolation import node_traits
 from gshare.operator.manifests import (
@@ -50,6 +51,58 @@ def _name(variable: str, default: str) -> str:
     return value
 
 
+MAX_NODE_CIDRS = 256
+
+
+def _node_cidrs(variable: str) -> tuple[str, ...]:
+    """Comma-separated CIDRs (or single addresses) that hold the nodes' own addresses."""
+    listed = [item.strip() for item in os.environ.get(variable, "").split(",") if item.strip()]
+    if len(listed) > MAX_NODE_CIDRS:
+        raise ValueError(f"{variable}: at most {MAX_NODE_CIDRS} ranges, got {len(listed)}")
+    cidrs = []
+    for item in listed:
+        try:
+            network = ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"{variable}: {item[:80]!r} is not an address range") from None
+        if network.prefixlen == 0:
+            raise ValueError(f"{variable}: {item!r} is every address, not the nodes' range")
+        cidrs.append(str(network))
+    return tuple(dict.fromkeys(cidrs))
+
+
+def node_addresses(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """A Node's own addresses, each as a one-address CIDR: its InternalIP and ExternalIP, and
+    the first address of each of its pod ranges, which bridge-type network plugins give the
+    node itself (the pods' gateway)."""
+    found = []
+    for entry in (body.get("status") or {}).get("addresses") or []:
+        if isinstance(entry, Mapping) and entry.get("type") in ("InternalIP", "ExternalIP"):
+            found.append(str(entry.get("address")))
+    spec = body.get("spec") or {}
+    for pod_range in spec.get("podCIDRs") or [spec.get("podCIDR")]:
+        try:
+            found.append(str(ipaddress.ip_network(str(pod_range)).network_address + 1))
+        except ValueError:
+            continue
+    cidrs = []
+    for address in found:
+        try:
+            cidrs.append(str(ipaddress.ip_network(address)))
+        except ValueError:
+            continue
+    return tuple(dict.fromkeys(cidrs))
+
+
+def with_nodes(
+    configured: OperatorConfig, learned: Mapping[str, tuple[str, ...]]
+) -> OperatorConfig:
+    """The configuration with the addresses of the nodes seen so far added to its node CIDRs
+    (sorted, so that a session's network policy does not change with the order nodes came)."""
+    seen = sorted({cidr for addresses in learned.values() for cidr in addresses})
+    return replace(configured, node_cidrs=tuple(dict.fromkeys((*configured.node_cidrs, *seen))))
+
+
 def operator_config() -> OperatorConfig:
     """The operator's settings from its environment; ValueError names a malformed one."""
     defaults = OperatorConfig()
@@ -64,6 +117,7 @@ def operator_config() -> OperatorConfig:
         ingress_namespace=_name("GSHARE_OPERATOR_INGRESS_NAMESPACE", defaults.ingress_namespace),
         # Empty: the cluster's default StorageClass.
         storage_class=_name("GSHARE_OPERATOR_STORAGE_CLASS", storage) if storage else None,
+        node_cidrs=_node_cidrs("GSHARE_OPERATOR_NODE_CIDRS"),
     )
 
 
@@ -92,6 +146,12 @@ async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) ->
     memo.node_shapes = {}  # node name -> what its traits are computed from
     memo.runtime_classes = {}  # RuntimeClass name -> its object (name and scheduling)
     memo.gpu_sessions = GpuSessions()
+    # Every node's own addresses, before any session is reconciled: its egress never reaches
+    # them. Kept current by `node_changed`.
+    memo.node_addresses = {
+        str((node.get("metadata") or {}).get("name")): node_addresses(node)
+        for node in await kubeapi.nodes(memo.api)
+    }
     try:
         metrics = configured(os.environ)
     except ValueError as exc:
@@ -149,7 +209,9 @@ async def node_changed(
     if type == "DELETED":
         memo.nodes.pop(name, None)
         memo.node_shapes.pop(name, None)
+        memo.node_addresses.pop(name, None)
     else:
+        memo.node_addresses[name] = node_addresses(body)
         inventory = parse_register(name, meta.get("annotations", {}).get(REGISTER_ANNOTATION))
         if inventory.problems:
             log.warning("node %s: %s", name, "; ".join(inventory.problems))
@@ -231,7 +293,8 @@ async def reconcile_session(
     started, outcome = time.perf_counter(), "error"
     drift = None
     try:
-        drift = await reconcile(memo.api, name=name, uid=uid, spec=spec, config=memo.config)
+        config = with_nodes(memo.config, memo.node_addresses)
+        drift = await reconcile(memo.api, name=name, uid=uid, spec=spec, config=config)
         outcome = "ok"
     except SpecError as exc:
         outcome = "permanent_error"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -129,11 +129,15 @@ class OperatorConfig:
     ingress_class: str = "nginx"
     ingress_namespace: str = "ingress-nginx"
     storage_class: str | None = None
+    # The nodes' own addresses (CIDRs): no session's egress reaches them, whatever its mode.
+    # The configured ranges and the addresses of the nodes the operator sees, together.
+    node_cidrs: tuple[str, ...] = ()
 
 
 # Cloud instance metadata services: the link-local one most clouds use, and Alibaba Cloud's.
 # Node credentials live there on most clouds: no session's egress rule reaches them.
 METADATA_ADDRESSES = ("169.254.169.254/32", "100.100.100.200/32")
+ANYWHERE = "0.0.0.0/0"
 
 
 def resource_name(session_id: str) -> str:
@@ -416,10 +420,10 @@ def network_policy(spec: SessionSpec, config: OperatorConfig, owner: Json) -> Js
     and in particular no session of another organization (or of the same one), ever reaches a
     session's pod directly; keep it so.
 
-    Out, by the spec's egress mode: `open`, anywhere but other session pods and the instance
-    metadata addresses (the API's own policy keeps session pods out of the system namespace);
-    `listed`, the cluster's DNS and the listed CIDRs, less the metadata addresses; `none`,
-    nowhere (Egress stays in policyTypes with no rule, which denies all)."""
+    Out, by the spec's egress mode: `open`, anywhere but other session pods, the instance
+    metadata addresses and the nodes' own (the API's own policy keeps session pods out of the
+    system namespace); `listed`, the cluster's DNS and the listed CIDRs, less the same
+    addresses; `none`, nowhere (Egress stays in policyTypes with no rule, which denies all)."""
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -451,29 +455,26 @@ def egress_rules(network: NetworkSpec, config: OperatorConfig) -> list[Json]:
         return []
     if network.egress == "listed":
         rules: list[Json] = [DNS_RULE]
-        blocks = [b for b in (_ip_block(c) for c in network.cidrs) if b is not None]
+        blocks = [
+            b for b in (_ip_block(c, config.node_cidrs) for c in network.cidrs) if b is not None
+        ]
         if blocks:
             rules.append({"to": blocks})
         return rules
-    return [
-        {
-            "to": [
+    other_namespaces: Json = {
+        "namespaceSelector": {
+            "matchExpressions": [
                 {
-                    "namespaceSelector": {
-                        "matchExpressions": [
-                            {
-                                "key": "kubernetes.io/metadata.name",
-                                "operator": "NotIn",
-                                "values": [config.namespace],
-                            }
-                        ]
-                    }
-                },
-                # Not the cloud's instance metadata service.
-                {"ipBlock": {"cidr": "0.0.0.0/0", "except": list(METADATA_ADDRESSES)}},
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": [config.namespace],
+                }
             ]
         }
-    ]
+    }
+    # Anywhere but the cloud's instance metadata service and the nodes themselves.
+    anywhere = _ip_block(ANYWHERE, config.node_cidrs)
+    return [{"to": [other_namespaces, *([anywhere] if anywhere else [])]}]
 
 
 # The cluster's DNS (CoreDNS or kube-dns, both labelled so), which `listed` sessions still need.
@@ -488,16 +489,16 @@ DNS_RULE: Json = {
 }
 
 
-def _ip_block(cidr: str) -> Json | None:
-    """An ipBlock for a listed CIDR with the metadata addresses it holds cut out (the API takes
-    an `except` only strictly inside the CIDR), or None when the CIDR lies within a metadata
-    address: that one is never reached."""
+def _ip_block(cidr: str, node_cidrs: Iterable[str] = ()) -> Json | None:
+    """An ipBlock for `cidr` with the addresses no session reaches cut out of it (the metadata
+    addresses and `node_cidrs`, those the API takes: of its family and strictly inside it), or
+    None when the CIDR lies wholly within one of them: that one is never reached."""
     network = ipaddress.ip_network(cidr, strict=False)
-    metadata = [ipaddress.ip_network(m) for m in METADATA_ADDRESSES]
-    same_family = [m for m in metadata if m.version == network.version]
+    never = [ipaddress.ip_network(m, strict=False) for m in (*METADATA_ADDRESSES, *node_cidrs)]
+    same_family = [m for m in never if m.version == network.version]
     if any(network.subnet_of(m) for m in same_family):  # type: ignore[arg-type]
         return None
-    cut = [str(m) for m in same_family if m.subnet_of(network)]  # type: ignore[arg-type]
+    cut = list(dict.fromkeys(str(m) for m in same_family if m.subnet_of(network)))  # type: ignore[arg-type]
     block: Json = {"cidr": str(network)}
     if cut:
         block["except"] = cut
