@@ -100,8 +100,50 @@ def test_the_cookie_follows_where_tls_ends_when_https_is_left_empty() -> None:
     assert cookie_secure("--set", "console.https=false,console.tlsTerminatedInFront=true") == "auto"
 
 
+# An added cluster's values, as docs/how-to/connect-a-cluster.md writes them.
+ADDED_CLUSTER = (
+    "controlPlane.enabled=false,sessions.domain=sessions.gpu-b.example.org,"
+    "operatorConfig.apiUrl=https://gshare.example.org,"
+    "operatorConfig.signinUrl=https://gshare.example.org/api/v1/session-entry"
+)
+
+
 def test_an_operator_only_release_ignores_the_consoles_https() -> None:
-    assert render("--set", "controlPlane.enabled=false,console.https=true").returncode == 0
+    done = render("--set", f"{ADDED_CLUSTER},console.https=true")
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_added_cluster_sends_browsers_to_the_control_planes_console() -> None:
+    done = render("--set", ADDED_CLUSTER)
+    assert done.returncode == 0, done.stderr
+    operator = next(
+        d
+        for d in yaml.safe_load_all(done.stdout)
+        if d and d["kind"] == "Deployment" and d["metadata"]["name"] == "gshare-operator"
+    )
+    env = {
+        e["name"]: e.get("value")
+        for e in operator["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["GSHARE_SESSION_SIGNIN_URL"] == "https://gshare.example.org/api/v1/session-entry"
+    assert env["GSHARE_SESSIONS_DOMAIN"] == "sessions.gpu-b.example.org"
+    assert env["GSHARE_OPERATOR_API_URL"] == "https://gshare.example.org"
+
+
+@pytest.mark.parametrize(
+    ("left", "named"),
+    [
+        ("operatorConfig.signinUrl=", "operatorConfig.signinUrl"),
+        ("sessions.domain=sessions.gshare.example.org", "sessions.domain"),
+        ("operatorConfig.apiUrl=http://gshare-api.gshare-system.svc", "operatorConfig.apiUrl"),
+    ],
+)
+def test_an_added_cluster_left_at_the_all_in_ones_defaults_is_refused_saying_what_to_set(
+    left: str, named: str
+) -> None:
+    stderr = refusal("--set", f"{ADDED_CLUSTER},{left}")
+    assert f"Set {named}" in stderr or "Set it to" in stderr, stderr
+    assert named in stderr
 
 
 @pytest.mark.parametrize("overlay", [None, *OVERLAYS], ids=lambda o: o.name if o else "defaults")

@@ -406,10 +406,10 @@ async def test_a_session_whose_image_needs_root_fails_with_the_reason_its_owner_
 
 
 @contextmanager
-def outside_host() -> Iterator[str]:
-    """An address outside the cluster with a TCP server on it: a network namespace of its own
-    (held by a process, so nothing is mounted) behind a veth pair that this host routes, as a
-    host on the internet would be. Yields `address:port`."""
+def outside_hosts() -> Iterator[tuple[str, str]]:
+    """Two addresses outside the cluster with a TCP server on them: a network namespace of its
+    own (held by a process, so nothing is mounted) behind a veth pair that this host routes, as
+    hosts on the internet would be. Yields both as `address:port`."""
     near = f"gso{uuid.uuid4().hex[:8]}"
     holder = subprocess.Popen(["unshare", "--net", "sleep", "infinity"])
     inside = ["nsenter", f"--net=/proc/{holder.pid}/ns/net"]
@@ -423,22 +423,25 @@ def outside_host() -> Iterator[str]:
         for command in (
             ["ip", "link", "add", near, "type", "veth", "peer", "name", f"{near}p"],
             ["ip", "link", "set", f"{near}p", "netns", str(holder.pid)],
-            ["ip", "addr", "add", "198.51.100.1/30", "dev", near],
+            ["ip", "addr", "add", "198.51.100.1/29", "dev", near],
             ["ip", "link", "set", near, "up"],
-            [*inside, "ip", "addr", "add", "198.51.100.2/30", "dev", f"{near}p"],
+            [*inside, "ip", "addr", "add", "198.51.100.2/29", "dev", f"{near}p"],
+            [*inside, "ip", "addr", "add", "198.51.100.3/29", "dev", f"{near}p"],
             [*inside, "ip", "link", "set", f"{near}p", "up"],
             [*inside, "ip", "route", "add", "default", "via", "198.51.100.1"],
         ):
             subprocess.run(command, check=True, capture_output=True)
         server = subprocess.Popen(
-            [*inside, sys.executable, "-m", "http.server", "--bind", "198.51.100.2", "8000"],
+            [*inside, sys.executable, "-m", "http.server", "--bind", "0.0.0.0", "8000"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        eventually_sync(
-            lambda: _listens("198.51.100.2", 8000), "the outside server to listen", timeout=30
-        )
-        yield "198.51.100.2:8000"
+        hosts = ("198.51.100.2", "198.51.100.3")
+        for host in hosts:
+            eventually_sync(
+                lambda host=host: _listens(host, 8000), "the outside server to listen", timeout=30
+            )
+        yield (f"{hosts[0]}:8000", f"{hosts[1]}:8000")
     finally:
         for proc in (server, holder):
             if proc is not None:
@@ -521,9 +524,24 @@ async def test_sessions_keep_their_level_share_group_volumes_and_reach_no_other_
     closed = await _member(sessions, price=False)
     await set_policy(sessions, datetime.now(UTC), "group", closed.group_id, {"egress": "none"})
     closed = Member(closed.email, closed.group_id, owner.tiers)
+    # `listed`: one of the two outside hosts, and the node's address (which stays cut out).
+    fenced = await _member(sessions, price=False)
+    await set_policy(
+        sessions,
+        datetime.now(UTC),
+        "group",
+        fenced.group_id,
+        {"egress": "listed", "egress_cidrs": ["198.51.100.2/32", f"{host_address()}/32"]},
+    )
+    fenced = Member(fenced.email, fenced.group_id, owner.tiers)
     async with platform(real_node, database_url, sessions, tmp_path) as stack:
         pods = []
-        for member, volumes in ((owner, [team, datasets]), (owner, [team]), (closed, [])):
+        for member, volumes in (
+            (owner, [team, datasets]),
+            (owner, [team]),
+            (closed, []),
+            (fenced, []),
+        ):
             console = await stack.signed_in(member)
             read = await start(
                 console,
@@ -541,7 +559,7 @@ async def test_sessions_keep_their_level_share_group_volumes_and_reach_no_other_
 
             pods.append(await eventually(ready, "the pod to be ready", timeout=120))
             await console.aclose()
-        first, second, shut = pods
+        first, second, shut, listed = pods
 
         # The restricted level, as the real kubelet and runc made the container.
         assert run_in(real_node, first, "id", "-u") == "1000"
@@ -566,17 +584,24 @@ async def test_sessions_keep_their_level_share_group_volumes_and_reach_no_other_
 
         second_page = f"{second['status']['podIP']}:8080"
         gateway = str(ipaddress.ip_network(POD_CIDR).network_address + 1)
-        with outside_host() as outside, node_listener() as port:
+        with outside_hosts() as (outside, elsewhere), node_listener() as port:
             assert connects(real_node, first, outside), "open egress reaches outside"
+            assert connects(real_node, first, elsewhere), "open egress reaches outside"
             # No session reaches another's port, of the same owner or not.
             assert not connects(real_node, first, second_page)
             assert not connects(real_node, shut, second_page)
-            # `egress: none` reaches nothing, where `open` reached the same host.
+            assert not connects(real_node, listed, second_page)
+            # `egress: none` reaches nothing, where `open` reached the same hosts.
             assert not connects(real_node, shut, outside)
-            # Nor the node itself, at its address or as the pods' gateway, under `open`.
+            # `listed` reaches what it lists, and nothing else outside.
+            assert connects(real_node, listed, outside)
+            assert not connects(real_node, listed, elsewhere)
+            # Nor the node itself, at its address or as the pods' gateway, under `open` or
+            # where a list names it.
             node_addresses = (f"{host_address()}:{port}", f"{gateway}:{port}")
             for address in node_addresses:
                 assert not connects(real_node, first, address), address
+                assert not connects(real_node, listed, address), address
             # Which is the policy's doing: without it, the same pod reaches the node.
             with real_node.cluster.client() as client:
                 gone = client.delete(
