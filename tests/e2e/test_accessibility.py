@@ -134,10 +134,13 @@ async def _used_gpus(
 
 
 async def _settled(page: Page, base: str, path: str) -> None:
-    """The screen at `path` with its heading drawn and nothing left loading."""
+    """The screen at `path` with its heading drawn, nothing left loading, and every chart
+    drawn (a chart measures its box before it draws: checked before, it would be left out)."""
     await page.goto(f"{base}{path}")
     await expect(page.get_by_role("heading", level=2).first).to_be_visible()
     await expect(page.locator(".mantine-Loader-root")).to_have_count(0)
+    charts = page.locator(".recharts-responsive-container")
+    await expect(charts.locator("svg.recharts-surface")).to_have_count(await charts.count())
 
 
 async def test_every_screen_has_no_serious_accessibility_violation(

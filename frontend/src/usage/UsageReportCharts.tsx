@@ -25,6 +25,8 @@ export function GpuHoursChart({ report, keyName }: { report: UsageReportOut; key
         valueFormatter={(value) => hours.format(value)}
         withLegend
         legendProps={{ verticalAlign: 'bottom' }}
+        // One labelled image, with the table as its words: nothing in it takes the focus.
+        barChartProps={{ accessibilityLayer: false }}
       />
     </Box>
   );
@@ -50,6 +52,7 @@ export function IdleShareChart({ report }: { report: UsageReportOut }) {
         valueFormatter={(value) => percent.format(value)}
         curveType="linear"
         withDots={data.length <= 31}
+        lineChartProps={{ accessibilityLayer: false }}
         referenceLines={
           overall === null ? [] : [{ y: overall, label: `Whole period ${percent.format(overall)}`, color: 'gray.6' }]
         }

@@ -44,6 +44,8 @@ export function ConsumptionChart({ days }: { days: ConsumptionDayOut[] }) {
               gridAxis="none"
               withYAxis={false}
               tickLine="none"
+              // A picture of the table below: nothing in it takes the keyboard's focus.
+              barChartProps={{ accessibilityLayer: false }}
               aria-hidden
             />
           </Box>
