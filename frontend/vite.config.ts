@@ -38,5 +38,8 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     testTimeout: 30_000,
+    // One worker per core (Vitest leaves one core idle by default: on a 2-core CI machine,
+    // half the machine).
+    maxWorkers: '100%',
   },
 });

@@ -25,10 +25,12 @@ from sqlalchemy import func, select, update
 
 from gshare.capacity.models import GpuCard
 from gshare.clusters.models import Cluster as ClusterRow
+from gshare.demo import loopback
 from gshare.demo.nginx import Nginx, layout_for
 from gshare.demo.sessionhost import SessionHost
 from gshare.devcluster import free_port
 from gshare.devnode import POD_CIDR, RealNode, host_address, program_archive
+from gshare.events.models import Notification
 from gshare.operator.manifests import SESSION_LABEL
 from gshare.sessions.access import ACCESS_COOKIE
 from gshare.sessions.models import CatalogImage, Volume
@@ -37,7 +39,7 @@ from tests.capacity.builders import set_policy
 from tests.credits.builders import assert_ledger_clean
 from tests.eventually import eventually, eventually_sync
 from tests.kube.test_operator import NAMESPACE, OperatorProcess, _reporting
-from tests.kube.test_sessions import IDLE_CHECKS, Member, _Exporter, _member, kube_get
+from tests.kube.test_sessions import Member, _member, kube_get
 
 IMAGES = {
     "jupyterlab": "6f0c1e0a-5b1e-4c53-9b65-3f4a1d9e0001",
@@ -48,6 +50,44 @@ PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
 POLICIES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/networkpolicies"
 SESSIONS = f"/apis/gshare.io/v1alpha1/namespaces/{NAMESPACE}/gsharesessions"
 DOMAIN = "sessions.localhost"
+
+
+# The worker's settings to pause an idle session as soon as its timeout passes, unwarned.
+IDLE_CHECKS = {"GSHARE_IDLE_WARNING_MINUTES": "0", "GSHARE_IDLE_CHECK_INTERVAL_SECONDS": "1"}
+
+
+class Exporter:
+    """A local HTTP endpoint serving DCGM exporter text, as the exporter prints it with its
+    Kubernetes pod mapping; `text` is what it serves now."""
+
+    def __init__(self) -> None:
+        self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+        self.server = loopback.serve(lambda: (200, self.text.encode()), "text/plain; version=0.0.4")
+        self.url = loopback.url_of(self.server, "/metrics")
+
+    @property
+    def operator_env(self) -> dict[str, str]:
+        """The operator's settings to read it every five seconds."""
+        return {
+            "GSHARE_OPERATOR_METRICS_URL": self.url,
+            "GSHARE_OPERATOR_METRICS_SOURCE": "dcgm",
+            "GSHARE_OPERATOR_METRICS_INTERVAL": "5",
+        }
+
+    def busy(self) -> None:
+        """No sample for any session: nobody is idle."""
+        self.text = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+
+    def idle(self, session_id: str, card: str) -> None:
+        labels = f'gpu="0",UUID="{card}",pod="session-{session_id}",namespace="{NAMESPACE}"'
+        self.text = (
+            "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+            "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+            f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 0\n"
+            "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
+            "# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+            f"DCGM_FI_DEV_FB_USED{{{labels}}} 1536\n"
+        )
 
 
 @dataclass
@@ -240,7 +280,7 @@ async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_
     await set_policy(
         sessions, datetime.now(UTC), "group", owner.group_id, {"idle_timeout_minutes": 1}
     )
-    exporter = _Exporter()
+    exporter = Exporter()
     async with platform(
         real_node,
         database_url,
@@ -291,11 +331,19 @@ async def test_a_jupyterlab_pod_serves_its_owner_alone_and_keeps_its_files_over_
         # Its card idle, as the DCGM exporter (a stand-in speaking its text) says: the worker
         # pauses it once the group's idle timeout, a minute, has passed.
         exporter.idle(sid, pod["metadata"]["annotations"]["nvidia.com/use-gpuuuid"])
-        pausing = await in_state(read, "pausing", "paused")
-        assert "idle" in pausing["state_reason"], pausing
-        exporter.busy()
         paused = await in_state(read, "paused")
+        exporter.busy()
+        into_pause = [t for t in paused["transitions"] if t["to_state"] == "pausing"]
+        assert "idle" in into_pause[-1]["reason"], paused["transitions"]
         assert paused["billing"] is False
+        assert paused["peak_vram_mib"] == 1536  # as the exporter reported it
+        async with sessions() as db:
+            told = set(
+                await db.scalars(
+                    select(Notification.kind).where(Notification.user_id == running["owner_id"])
+                )
+            )
+        assert {"session.idle", "session.paused.idle"} <= told
         await eventually(
             lambda: kube_get(real_node.cluster, f"{PODS}/session-{sid}") is None,
             "the pod to be gone",
@@ -374,7 +422,10 @@ async def test_a_session_whose_image_needs_root_fails_with_the_reason_its_owner_
         ),
     )
     owner = await _member(sessions)
-    worker_env = {"GSHARE_SESSION_START_TIMEOUT_MINUTES": "0.5"}
+    worker_env = {
+        "GSHARE_SESSION_START_TIMEOUT_MINUTES": "0.5",
+        "GSHARE_SESSION_RECONCILE_INTERVAL_SECONDS": "1",
+    }
     async with platform(
         real_node, database_url, sessions, tmp_path, worker_env=worker_env
     ) as stack:

@@ -791,7 +791,7 @@ def test_random_interleavings_keep_the_lifecycle_exact(
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=IDS.getrandbits(128), version=4))
     # The same runs everywhere (derandomized, no example database). Making a run's world costs
     # about as much as 30 steps, so a few long runs.
-    Interleavings.TestCase.settings = _runs(24)
+    Interleavings.TestCase.settings = _runs(16)
     REACHED.clear()
     NOTICES.clear()
     FORECASTS.clear()

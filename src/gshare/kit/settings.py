@@ -207,6 +207,13 @@ class Settings(BaseSettings):
         description="Seconds between billings of running GPU sessions (each bills to the "
         "second, so this changes only how fresh balances are).",
     )
+    session_reconcile_interval_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=3600,
+        description="Seconds between the worker's checks for sessions that never started, went "
+        "silent or lost their card (each then fails or is lost, and is settled).",
+    )
     session_apply_interval_seconds: float = Field(
         default=5,
         gt=0,

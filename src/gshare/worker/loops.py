@@ -182,7 +182,7 @@ def worker_loops(
         ),
         Loop("metering", settings.metering_interval_seconds, metering),
         Loop("idle reaping", settings.idle_check_interval_seconds, reaping),
-        Loop("session reconcile", 60, reconcile),
+        Loop("session reconcile", settings.session_reconcile_interval_seconds, reconcile),
         Loop("usage rollup", settings.usage_rollup_interval_seconds, usage_rollup),
         Loop("weekly usage digests", 3600, usage_digests),
         Loop("orphan resources", 600, orphans),
