@@ -548,9 +548,8 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     def start_provisioner(self, helper_image: str) -> None:
         """rancher's local-path-provisioner, out of the cluster with the admin's kubeconfig,
         making each claim of the `local-path` class (of any access mode) a folder under
-        LIB/volumes on this node
-        (with a helper pod of `helper_image`, which must have sh and mkdir); the class is
-        the cluster's default."""
+        LIB/volumes on this node, with a helper pod of `helper_image` (which must have sh and
+        mkdir); the class is the cluster's default."""
         volumes = LIB / "volumes"
         volumes.mkdir(parents=True, exist_ok=True)
         self.cluster.create_namespace(PROVISIONER_NAMESPACE, enforce="privileged")

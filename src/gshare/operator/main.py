@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
@@ -74,24 +75,17 @@ def _node_cidrs(variable: str) -> tuple[str, ...]:
 def node_addresses(body: Mapping[str, Any]) -> tuple[str, ...]:
     """A Node's own addresses, each as a one-address CIDR: its InternalIP and ExternalIP, and
     the first address of each of its pod ranges, which bridge-type network plugins give the
-    node itself (the pods' gateway)."""
-    found = []
+    node itself (the pods' gateway). What does not parse is left out."""
+    found: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = []
     for entry in (body.get("status") or {}).get("addresses") or []:
         if isinstance(entry, Mapping) and entry.get("type") in ("InternalIP", "ExternalIP"):
-            found.append(str(entry.get("address")))
+            with contextlib.suppress(ValueError):
+                found.append(ipaddress.ip_address(str(entry.get("address"))))
     spec = body.get("spec") or {}
     for pod_range in spec.get("podCIDRs") or [spec.get("podCIDR")]:
-        try:
-            found.append(str(ipaddress.ip_network(str(pod_range)).network_address + 1))
-        except ValueError:
-            continue
-    cidrs = []
-    for address in found:
-        try:
-            cidrs.append(str(ipaddress.ip_network(address)))
-        except ValueError:
-            continue
-    return tuple(dict.fromkeys(cidrs))
+        with contextlib.suppress(ValueError):
+            found.append(ipaddress.ip_network(str(pod_range)).network_address + 1)
+    return tuple(dict.fromkeys(str(ipaddress.ip_network(address)) for address in found))
 
 
 def with_nodes(
